@@ -1,0 +1,105 @@
+"""The alpha-beta cost of a schedule and the lower bounds it is compared with.
+
+Direct-connect paper section 3.2 (digest section 2): a schedule of t_max comm steps has total-hop latency
+T_L = t_max * alpha and bandwidth runtime T_B = sum_t max_links (data on the link in step t) / (link bandwidth).
+T_B is reported as ``tb_factor`` = T_B / (M/B), where M is the full vector (N shards of M/N) and B the node
+bandwidth: the smallest total egress bandwidth of a compute node (d * b on a d-regular unit-link graph).
+
+Lower bounds (Theorem 4 and App. C.3): every node must receive (N-1)/N of the vector in an allgather and send it
+in a reduce-scatter, and send and receive 2(N-1)/N of it in an allreduce, so
+
+    tb >= (N-1)/N * B / B_in       (allgather;      B_in  = smallest ingress bandwidth of a compute node)
+    tb >= (N-1)/N * B / B_out      (reduce-scatter; B_out = smallest egress bandwidth of a compute node)
+    tb >= 2(N-1)/N * B / min(B_in, B_out)   (allreduce)
+
+which is T_B* = (N-1)/N * M/B on a regular graph. Steps are at least the diameter D(G) (Theorem 3), twice it for
+allreduce built as reduce-scatter + allgather.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from fractions import Fraction
+
+from topologies.model import Topology
+from topologies.properties import diameter
+
+from .schedule import Collective, Schedule
+
+
+def _bandwidth_sums(topo: Topology, links_of) -> list[Fraction]:
+    return [sum((topo.links[i].bandwidth for i in links_of[u]), Fraction(0)) for u in topo.compute_nodes]
+
+
+def node_bandwidth(topo: Topology) -> Fraction:
+    """B: the smallest total egress bandwidth of a compute node."""
+    return min(_bandwidth_sums(topo, topo.out_links))
+
+
+def link_loads(schedule: Schedule) -> dict[int, dict[int, Fraction]]:
+    """``loads[step][link]``: the data a link carries in a step, in shards (M/N)."""
+    loads: dict[int, dict[int, Fraction]] = defaultdict(lambda: defaultdict(Fraction))
+    for t in schedule.transfers:
+        loads[t.step][t.link] += t.hi - t.lo
+    return loads
+
+
+def step_factors(topo: Topology, schedule: Schedule) -> dict[int, Fraction]:
+    """T_B(A_t) / (M/B) for every step t: max over links of load / N * B / bandwidth."""
+    n, big_b = topo.n, node_bandwidth(topo)
+    return {step: max(load * big_b / (n * topo.links[l].bandwidth) for l, load in per_link.items())
+            for step, per_link in sorted(link_loads(schedule).items())}
+
+
+def tb_factor(topo: Topology, schedule: Schedule) -> Fraction:
+    """T_B / (M/B), exact."""
+    return sum(step_factors(topo, schedule).values(), Fraction(0))
+
+
+def tb_lower_bound(topo: Topology, collective: Collective) -> Fraction:
+    """The bandwidth lower bound of the module docstring, in units of M/B."""
+    n, big_b = topo.n, node_bandwidth(topo)
+    b_in, b_out = min(_bandwidth_sums(topo, topo.in_links)), min(_bandwidth_sums(topo, topo.out_links))
+    share = Fraction(n - 1, n)
+    if collective is Collective.ALLGATHER:
+        return share * big_b / b_in
+    if collective is Collective.REDUCE_SCATTER:
+        return share * big_b / b_out
+    return 2 * share * big_b / min(b_in, b_out)
+
+
+def steps_lower_bound(topo: Topology, collective: Collective) -> int:
+    """D(G) for allgather and reduce-scatter (Theorem 3); 2 D(G) for allreduce as RS + AG."""
+    d = diameter(topo) or 0
+    return 2 * d if collective is Collective.ALLREDUCE else d
+
+
+def time_us(topo: Topology, schedule: Schedule, total_bytes: float) -> float:
+    """Runtime in microseconds for a vector of ``total_bytes`` (the papers' M): each step lasts as long as its
+    slowest link, alpha_l + bytes_l / bandwidth_l, with bandwidth in GB/s (1e3 bytes per microsecond)."""
+    shard_bytes = total_bytes / topo.n
+    total = 0.0
+    for per_link in link_loads(schedule).values():
+        total += max(float(topo.links[l].alpha) + float(load) * shard_bytes / (float(topo.links[l].bandwidth) * 1e3)
+                     for l, load in per_link.items())
+    return total
+
+
+@dataclass(frozen=True)
+class Cost:
+    """The costs of one schedule beside its lower bounds."""
+
+    steps: int
+    tb_factor: Fraction
+    steps_lower_bound: int
+    tb_lower_bound: Fraction
+
+    def as_dict(self) -> dict:
+        return {"steps": self.steps, "tb_factor": float(self.tb_factor), "tb_factor_exact": str(self.tb_factor),
+                "steps_lower_bound": self.steps_lower_bound, "tb_lower_bound": float(self.tb_lower_bound),
+                "tb_lower_bound_exact": str(self.tb_lower_bound)}
+
+
+def cost(topo: Topology, schedule: Schedule) -> Cost:
+    return Cost(schedule.steps, tb_factor(topo, schedule), steps_lower_bound(topo, schedule.collective),
+                tb_lower_bound(topo, schedule.collective))

@@ -1,0 +1,70 @@
+"""One entry point for every schedule: build it with a named algorithm, verify it, cost it.
+
+Every schedule that leaves this module has passed the verifier (``solvers.verify``); a schedule that fails is a
+bug of its algorithm and raises ScheduleError instead of being shown, exported or counted.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from topologies.model import Topology
+
+from .cost import Cost, cost, time_us
+from .errors import NotApplicable
+from .ring import ring_allgather
+from .schedule import Collective, Schedule
+from .sptree import sptree_allgather
+from .transform import build_collective
+from .verify import Verification, verify
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    name: str
+    allgather: Callable[[Topology], Schedule]
+    summary: str
+
+
+ALGORITHMS: dict[str, Algorithm] = {a.name: a for a in [
+    Algorithm("ring", ring_allgather, "ring allgather on a directed Hamiltonian cycle (both ways where it can)"),
+    Algorithm("sptree", sptree_allgather, "one shortest-path broadcast tree per node, D(G) steps"),
+]}
+
+
+@dataclass
+class Result:
+    """A verified schedule with its costs."""
+
+    topology: Topology
+    schedule: Schedule
+    verification: Verification
+    cost: Cost
+
+    def as_dict(self, total_bytes: float | None = None) -> dict:
+        out = {"algo": self.schedule.algo, "collective": self.schedule.collective.value,
+               "topology": self.topology.expr, **self.cost.as_dict(), "verified": self.verification.ok,
+               "transfers": len(self.schedule.transfers)}
+        if total_bytes is not None:
+            out["bytes"] = total_bytes
+            out["time_us"] = time_us(self.topology, self.schedule, total_bytes)
+        return out
+
+
+def synthesize(topo: Topology, algo: str, collective: Collective | str) -> Result:
+    """Build ``collective`` on ``topo`` with algorithm ``algo``, verify it and cost it.
+
+    Raises NotApplicable (with the reason) when the algorithm does not fit the topology, and ScheduleError
+    when the produced schedule fails verification.
+    """
+    if isinstance(collective, str):
+        collective = Collective.parse(collective)
+    try:
+        algorithm = ALGORITHMS[algo]
+    except KeyError:
+        raise NotApplicable(f"unknown algorithm {algo!r} (choose from {', '.join(ALGORITHMS)})") from None
+    schedule = build_collective(topo, collective, algorithm.allgather)
+    schedule.algo = algorithm.name
+    verification = verify(topo, schedule)
+    verification.raise_if_failed()
+    return Result(topo, schedule, verification, cost(topo, schedule))

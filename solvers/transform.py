@@ -1,0 +1,49 @@
+"""Schedule transforms: reversal (allgather <-> reduce-scatter) and composition into allreduce.
+
+Direct-connect paper Def 5 and Theorem 1 (digest section 3): for a schedule A on G with t_max steps, the reverse
+A^T sends ((v,C),(w,u), t_max - t + 1) on the transpose G^T for every ((v,C),(u,w),t) in A; an allgather becomes a
+reduce-scatter and back, with the same T_L and T_B. ``Topology.transpose`` keeps link indices, so the reverse
+schedule names the same links. Cor. 1.1: the reduce-scatter on G is the reverse of an allgather on G^T.
+Allreduce is reduce-scatter followed by allgather (section 3.4).
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from topologies.model import Topology
+
+from .schedule import Collective, Schedule, Transfer
+
+_REVERSED = {Collective.ALLGATHER: Collective.REDUCE_SCATTER, Collective.REDUCE_SCATTER: Collective.ALLGATHER}
+
+
+def reverse(schedule: Schedule) -> Schedule:
+    """A^T: the reverse of an allgather or reduce-scatter, valid on the transposed topology."""
+    if schedule.collective not in _REVERSED:
+        raise ValueError(f"only allgather and reduce-scatter reverse, not {schedule.collective.value}")
+    last = schedule.steps
+    to_reduce = schedule.collective is Collective.ALLGATHER
+    transfers = [Transfer(t.shard, t.lo, t.hi, t.link, last - t.step + 1, to_reduce) for t in schedule.transfers]
+    return Schedule(_REVERSED[schedule.collective], transfers, schedule.algo, dict(schedule.notes))
+
+
+def compose_allreduce(rs: Schedule, ag: Schedule) -> Schedule:
+    """Allreduce = the reduce-scatter, then the allgather shifted to start after its last step."""
+    if rs.collective is not Collective.REDUCE_SCATTER or ag.collective is not Collective.ALLGATHER:
+        raise ValueError("compose_allreduce takes a reduce-scatter and an allgather")
+    shift = rs.steps
+    transfers = list(rs.transfers) + [t._replace(step=t.step + shift) for t in ag.transfers]
+    return Schedule(Collective.ALLREDUCE, transfers, ag.algo or rs.algo, {"rs_steps": shift})
+
+
+AllgatherBuilder = Callable[[Topology], Schedule]
+
+
+def build_collective(topo: Topology, collective: Collective, allgather: AllgatherBuilder) -> Schedule:
+    """Any of the three collectives on ``topo`` from an allgather builder (Cor. 1.1 for reduce-scatter)."""
+    if collective is Collective.ALLGATHER:
+        return allgather(topo)
+    rs = reverse(allgather(topo.transpose()))
+    if collective is Collective.REDUCE_SCATTER:
+        return rs
+    return compose_allreduce(rs, allgather(topo))

@@ -1,0 +1,268 @@
+"""The schedule verifier: simulate a schedule step by step and check it implements its collective.
+
+State. Every compute node keeps, for every shard and every point x of [0, 1), the set of ranks whose
+contribution its buffer holds at x (a bitmask; FULL means the fully reduced value). Initially:
+
+* allgather: node v holds its own shard v as FULL and nothing else (each shard is final data);
+* reduce-scatter and allreduce: node u holds its own contribution {u} for every shard.
+
+Rules checked, each failure reported with the step, the nodes, the shard and the interval:
+
+* causality: in step t a sender only sends what it holds at the end of step t-1; a copy sends fully reduced
+  data (FULL), a reduction sends a non-empty partial sum;
+* reductions never count a contribution twice (the receiver's set and the incoming set are disjoint);
+* a switch neither copies nor reduces: every piece it sends is a piece it received in an earlier step and has not
+  sent yet, sent once over one link (store and forward);
+* the link exists, the step is a positive integer, the interval lies in [0, 1);
+* postcondition: allgather leaves every node FULL on every shard, reduce-scatter leaves node v FULL on shard v,
+  allreduce leaves every node FULL on every shard.
+
+Definitions: direct-connect paper Def 4 (allgather, reduce-scatter as paths of chunks) with the stricter
+buffer semantics that a real runtime has (a reduce-scatter that adds a contribution twice is wrong).
+"""
+from __future__ import annotations
+
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from topologies.model import Topology
+
+from .errors import ScheduleError
+from .schedule import ONE, ZERO, Collective, Schedule, Transfer
+
+MAX_ERRORS = 10
+
+
+class Piecewise:
+    """A step function on [0, 1): ``vals[i]`` holds on ``[bounds[i], bounds[i+1])``."""
+
+    __slots__ = ("bounds", "vals")
+
+    def __init__(self, value: int):
+        self.bounds = [ZERO, ONE]
+        self.vals = [value]
+
+    def _cut(self, x: Fraction) -> int:
+        """Make ``x`` a breakpoint; return the index of the segment that starts at ``x``."""
+        i = bisect_right(self.bounds, x) - 1
+        if self.bounds[i] == x:
+            return i
+        self.bounds.insert(i + 1, x)
+        self.vals.insert(i + 1, self.vals[i])
+        return i + 1
+
+    def pieces(self, lo: Fraction, hi: Fraction) -> list[tuple[Fraction, Fraction, int]]:
+        """The segments of ``[lo, hi)`` as ``(a, b, value)`` without changing the breakpoints."""
+        out = []
+        i = bisect_right(self.bounds, lo) - 1
+        while i < len(self.vals) and self.bounds[i] < hi:
+            out.append((max(lo, self.bounds[i]), min(hi, self.bounds[i + 1]), self.vals[i]))
+            i += 1
+        return out
+
+    def assign(self, lo: Fraction, hi: Fraction, value: int) -> None:
+        i, j = self._cut(lo), self._cut(hi)
+        self.bounds[i + 1:j + 1] = [hi]
+        self.vals[i:j] = [value]
+
+    def merge(self, lo: Fraction, hi: Fraction, value: int) -> None:
+        """OR ``value`` into ``[lo, hi)``."""
+        i, j = self._cut(lo), self._cut(hi)
+        for k in range(i, j):
+            self.vals[k] |= value
+
+
+@dataclass
+class Verification:
+    """The outcome of ``verify``: ``ok`` and, when not, the faults found (the first ``MAX_ERRORS``)."""
+
+    ok: bool
+    errors: list[str] = field(default_factory=list)
+    redundant_receipts: int = 0
+
+    def raise_if_failed(self) -> None:
+        if not self.ok:
+            raise ScheduleError(self.errors[0])
+
+
+class _Simulator:
+    def __init__(self, topo: Topology, schedule: Schedule):
+        self.topo = topo
+        self.collective = schedule.collective
+        self.bit = {u: i for i, u in enumerate(topo.compute_nodes)}
+        self.full = (1 << topo.n) - 1
+        self.state: dict[tuple[int, int], Piecewise] = {}
+        self.buffers: dict[tuple[int, int], list[list]] = {}     # switch buffers: [lo, hi, mask] items
+        self.errors: list[str] = []
+        self.redundant = 0
+
+    # --- naming for messages
+    def nm(self, u: int) -> str:
+        return self.topo.names[u]
+
+    def piece(self, shard: int, lo: Fraction, hi: Fraction) -> str:
+        return f"shard {self.nm(shard)} [{lo}, {hi})"
+
+    def fail(self, msg: str) -> None:
+        self.errors.append(msg)
+
+    def members(self, mask: int) -> str:
+        comp = self.topo.compute_nodes
+        names = [self.nm(comp[i]) for i in range(self.topo.n) if mask >> i & 1]
+        return "{" + ", ".join(names[:8]) + (", ..." if len(names) > 8 else "") + "}"
+
+    # --- state
+    def initial(self, node: int, shard: int) -> int:
+        if self.collective is Collective.ALLGATHER:
+            return self.full if node == shard else 0
+        return 1 << self.bit[node]
+
+    def cell(self, node: int, shard: int) -> Piecewise:
+        key = (node, shard)
+        pw = self.state.get(key)
+        if pw is None:
+            pw = self.state[key] = Piecewise(self.initial(node, shard))
+        return pw
+
+    # --- checks of single transfers
+    def well_formed(self, t: Transfer) -> bool:
+        topo = self.topo
+        where = f"transfer {tuple(t)}"
+        if not isinstance(t.step, int) or t.step < 1:
+            self.fail(f"{where}: step must be a positive integer")
+        elif not (0 <= t.link < len(topo.links)):
+            self.fail(f"{where}: link {t.link} does not exist (the topology has {len(topo.links)} links)")
+        elif not (0 <= t.shard < topo.num_nodes) or not topo.is_compute(t.shard):
+            self.fail(f"{where}: shard {t.shard} is not a compute node")
+        elif not (ZERO <= t.lo < t.hi <= ONE):
+            self.fail(f"{where}: chunk [{t.lo}, {t.hi}) is not a non-empty part of [0, 1)")
+        elif self.collective is Collective.ALLGATHER and t.reduce:
+            self.fail(f"{where}: an allgather does not reduce")
+        else:
+            return True
+        return False
+
+    def read(self, t: Transfer):
+        """The payload a transfer carries, as [(a, b, mask)], or None after reporting why it cannot be sent."""
+        link = self.topo.links[t.link]
+        u = link.src
+        head = (f"step {t.step}: {self.nm(u)} -> {self.nm(link.dst)} (link {t.link}) sends "
+                f"{self.piece(t.shard, t.lo, t.hi)}")
+        if not self.topo.is_compute(u):
+            return self.take_from_switch(u, t, head)
+        pieces = self.cell(u, t.shard).pieces(t.lo, t.hi)
+        for a, b, mask in pieces:
+            if mask == 0:
+                self.fail(f"{head} but does not hold [{a}, {b}) yet (data not yet received)")
+                return None
+            if not t.reduce and mask != self.full:
+                self.fail(f"{head} as a copy, but its [{a}, {b}) is a partial sum of {self.members(mask)}, "
+                          f"not yet fully reduced")
+                return None
+        return pieces
+
+    def take_from_switch(self, sw: int, t: Transfer, head: str):
+        items = self.buffers.get((sw, t.shard), [])
+        need = [(t.lo, t.hi)]
+        payload = []
+        while need:
+            lo, hi = need.pop()
+            for item in items:
+                a, b, mask = item
+                if a <= lo < b:
+                    end = min(b, hi)
+                    payload.append((lo, end, mask))
+                    items.remove(item)
+                    if a < lo:
+                        items.append([a, lo, mask])
+                    if end < b:
+                        items.append([end, b, mask])
+                    if end < hi:
+                        need.append((end, hi))
+                    break
+            else:
+                self.fail(f"{head}, but switch {self.nm(sw)} holds no unsent copy of [{lo}, {hi}): "
+                          f"it was never received or was already forwarded (switches do not copy)")
+                return None
+        payload.sort()
+        return payload
+
+    def write(self, t: Transfer, payload) -> None:
+        link = self.topo.links[t.link]
+        w = link.dst
+        if not self.topo.is_compute(w):
+            self.buffers.setdefault((w, t.shard), []).extend([a, b, m] for a, b, m in payload)
+            return
+        cell = self.cell(w, t.shard)
+        for a, b, mask in payload:
+            if not t.reduce:
+                if mask != self.full:
+                    self.fail(f"step {t.step}: {self.nm(w)} receives a copy of {self.piece(t.shard, a, b)} "
+                              f"that is only a partial sum of {self.members(mask)}")
+                    return
+                if any(m == self.full for _, _, m in cell.pieces(a, b)):
+                    self.redundant += 1
+                cell.assign(a, b, self.full)
+                continue
+            for a2, b2, have in cell.pieces(a, b):
+                if have & mask:
+                    self.fail(f"step {t.step}: {self.nm(w)} reduces {self.piece(t.shard, a2, b2)} from "
+                              f"{self.nm(link.src)} twice: contributions {self.members(have & mask)} are "
+                              f"delivered twice into the reduction")
+                    return
+            cell.merge(a, b, mask)
+
+    # --- postcondition
+    def check_postcondition(self) -> None:
+        comp = self.topo.compute_nodes
+        if self.collective is Collective.REDUCE_SCATTER:
+            wanted = [(v, v) for v in comp]
+        else:
+            wanted = [(u, v) for u in comp for v in comp]
+        for u, v in wanted:
+            for a, b, mask in self.cell(u, v).pieces(ZERO, ONE):
+                if mask == self.full:
+                    continue
+                if self.collective is Collective.ALLGATHER:
+                    self.fail(f"chunk never delivered: {self.nm(u)} ends without {self.piece(v, a, b)}")
+                else:
+                    self.fail(f"{self.nm(u)} ends with {self.piece(v, a, b)} missing the contributions of "
+                              f"{self.members(self.full & ~mask)}")
+                if len(self.errors) >= MAX_ERRORS:
+                    return
+
+    def run(self, schedule: Schedule) -> Verification:
+        by_step: dict[int, list[Transfer]] = {}
+        for t in schedule.transfers:
+            if self.well_formed(t):
+                by_step.setdefault(t.step, []).append(t)
+            if len(self.errors) >= MAX_ERRORS:
+                break
+        if self.errors:
+            return Verification(False, self.errors[:MAX_ERRORS])
+        for step in sorted(by_step):
+            payloads = []
+            for t in by_step[step]:
+                payload = self.read(t)
+                if payload is not None:
+                    payloads.append((t, payload))
+                if len(self.errors) >= MAX_ERRORS:
+                    break
+            for t, payload in payloads:
+                self.write(t, payload)
+            if self.errors:
+                return Verification(False, self.errors[:MAX_ERRORS], self.redundant)
+        self.check_postcondition()
+        return Verification(not self.errors, self.errors[:MAX_ERRORS], self.redundant)
+
+
+def verify(topo: Topology, schedule: Schedule) -> Verification:
+    """Simulate ``schedule`` on ``topo`` and report whether it is a correct ``schedule.collective``."""
+    return _Simulator(topo, schedule).run(schedule)
+
+
+def check(topo: Topology, schedule: Schedule) -> Schedule:
+    """``schedule`` itself when it verifies; else ScheduleError with the first fault."""
+    verify(topo, schedule).raise_if_failed()
+    return schedule
