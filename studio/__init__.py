@@ -1,0 +1,1 @@
+"""The interfaces: the CLI (``python -m studio``), Streamlit pages and widgets, plotly figures."""

@@ -1,0 +1,6 @@
+"""``python -m studio``: the command-line interface (see studio/cli.py)."""
+import sys
+
+from studio.cli import main
+
+sys.exit(main())

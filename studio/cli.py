@@ -1,0 +1,94 @@
+"""The command-line interface of DESIGN.md's CLI contract.
+
+Every command takes an expression (``biring(8)``) or the path of a topology file (``.json``, ``.graphml``).
+Bad input ends with one line on stderr and exit code 2; nothing prints a traceback for it.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from fractions import Fraction
+
+from solvers import ALGORITHMS, Collective, NotApplicable, ScheduleError, synthesize
+from topologies import TopologyError, load, summarize
+
+EXIT_BAD_INPUT = 2
+
+
+class UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):            # one line instead of argparse's usage block
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="python -m studio", description="Topology Studio: topologies and collective schedules.")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    topo = sub.add_parser("topo", help="properties of a topology")
+    topo.add_argument("expr", help="an expression such as 'biring(8)', or a .json/.graphml file")
+    topo.add_argument("--json", action="store_true", help="print JSON")
+    topo.add_argument("--max-nodes", type=int, default=None, help="refuse larger topologies (default 4096)")
+
+    sched = sub.add_parser("schedule", help="synthesize, verify and cost a collective schedule")
+    sched.add_argument("expr", help="an expression or a topology file")
+    sched.add_argument("--algo", required=True, choices=sorted(ALGORITHMS), help="the synthesizer")
+    sched.add_argument("--collective", default="allgather",
+                       help="allgather | reduce_scatter | allreduce (default allgather)")
+    sched.add_argument("--bytes", type=float, default=None, dest="total_bytes",
+                       help="M, the full vector in bytes: adds time_us under the links' bandwidths and alphas")
+    sched.add_argument("--json", action="store_true", help="print JSON")
+    sched.add_argument("--max-nodes", type=int, default=None, help="refuse larger topologies (default 4096)")
+    return p
+
+
+def _print_table(rows: dict) -> None:
+    width = max(len(k) for k in rows)
+    for k, v in rows.items():
+        print(f"{k.ljust(width)}  {v}")
+
+
+def _cmd_topo(args) -> int:
+    summary = summarize(load(args.expr, max_nodes=args.max_nodes)).as_dict()
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        _print_table(summary)
+    return 0
+
+
+def _cmd_schedule(args) -> int:
+    collective = Collective.parse(args.collective)
+    if args.total_bytes is not None and not args.total_bytes > 0:
+        raise UsageError("--bytes must be positive")
+    topo = load(args.expr, max_nodes=args.max_nodes)
+    result = synthesize(topo, args.algo, collective)
+    out = result.as_dict(args.total_bytes)
+    if args.json:
+        print(json.dumps(out))
+    else:
+        ratio = result.cost.tb_factor / result.cost.tb_lower_bound
+        _print_table({**out, "tb_factor / bound": f"{float(ratio):.4f}",
+                      "tb_factor_exact": str(Fraction(out["tb_factor_exact"]))})
+    return 0
+
+
+COMMANDS = {"topo": _cmd_topo, "schedule": _cmd_schedule}
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = _parser().parse_args(argv)
+        return COMMANDS[args.command](args)
+    except (UsageError, TopologyError, NotApplicable, ValueError) as exc:
+        # ScheduleError is a ValueError too: a synthesizer produced a schedule that failed verification.
+        kind = "schedule failed verification" if isinstance(exc, ScheduleError) else "error"
+        print(f"{kind}: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

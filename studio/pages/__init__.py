@@ -1,0 +1,1 @@
+"""Streamlit pages; each module has a ``render()`` that app.py wires into the navigation."""
