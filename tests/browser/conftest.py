@@ -1,0 +1,78 @@
+"""Start the real app with ``streamlit run`` and drive it in Debian's Chromium through Playwright.
+
+Chromium comes from Debian's ``chromium`` package (``.ci/run`` installs it); Playwright never downloads a
+browser. Outside CI a missing Chromium skips these tests; under CI (CI=true) it is an error.
+Screenshots land in ``test-artifacts/`` at the repository root.
+"""
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def pytest_collection_modifyitems(config, items):
+    if Path(CHROMIUM).exists() or shutil.which(CHROMIUM):
+        return
+    if os.environ.get("CI"):
+        raise pytest.UsageError(f"browser tests need Chromium at {CHROMIUM} (apt-get install -y chromium)")
+    skip = pytest.mark.skip(reason=f"no Chromium at {CHROMIUM}; install Debian's chromium to run browser tests")
+    for item in items:
+        if "browser" in str(item.fspath):
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args):
+    return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": CHROMIUM_ARGS}
+
+
+@pytest.fixture(scope="session")
+def browser_context_args(browser_context_args):
+    return {**browser_context_args, "viewport": {"width": 1400, "height": 1100}, "accept_downloads": True}
+
+
+@pytest.fixture(scope="session")
+def app_url():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--browser.serverAddress", "localhost",
+         "--browser.gatherUsageStats", "false"],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://localhost:{port}"
+    deadline = time.time() + 60
+    while True:
+        try:
+            if urllib.request.urlopen(url + "/_stcore/health", timeout=1).read() == b"ok":
+                break
+        except OSError:
+            if time.time() > deadline or proc.poll() is not None:
+                proc.terminate()
+                raise RuntimeError("streamlit did not start")
+            time.sleep(0.2)
+    yield url
+    proc.terminate()
+    proc.wait(timeout=15)
+
+
+@pytest.fixture
+def shot():
+    ARTIFACTS.mkdir(exist_ok=True)
+
+    def take(page, name):
+        page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
+    return take

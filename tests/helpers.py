@@ -1,0 +1,38 @@
+"""Small topologies and strategies shared by the tests."""
+from fractions import Fraction
+
+from hypothesis import strategies as st
+
+from topologies.model import COMPUTE, SWITCH, Link, Topology
+
+
+def star(gpus: int, bandwidth=1) -> Topology:
+    """``gpus`` compute nodes around one switch, a link each way between each GPU and the switch."""
+    names = tuple(f"g{i}" for i in range(gpus)) + ("sw",)
+    kinds = (COMPUTE,) * gpus + (SWITCH,)
+    links = []
+    for i in range(gpus):
+        links += [Link(i, gpus, Fraction(bandwidth)), Link(gpus, i, Fraction(bandwidth))]
+    return Topology(names, kinds, tuple(links), name=f"star({gpus})")
+
+
+@st.composite
+def strongly_connected_topologies(draw, max_nodes=9, switches=True):
+    """A random strongly connected multigraph: a random Hamiltonian cycle plus random extra links, optionally
+    with switches spliced into some links."""
+    n = draw(st.integers(2, max_nodes))
+    order = draw(st.permutations(range(n)))
+    edges = [(order[i], order[(i + 1) % n]) for i in range(n)]
+    edges += draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=2 * n))
+    k = draw(st.integers(0, 2)) if switches else 0
+    names = [str(i) for i in range(n)] + [f"s{j}" for j in range(k)]
+    kinds = [COMPUTE] * n + [SWITCH] * k
+    bws = draw(st.lists(st.sampled_from([1, 2, 3]), min_size=len(edges), max_size=len(edges)))
+    links = []
+    for (s, d), bw in zip(edges, bws):
+        via = draw(st.integers(-1, k - 1)) if k else -1
+        if via >= 0 and s != d:
+            links += [Link(s, n + via, Fraction(bw)), Link(n + via, d, Fraction(bw))]
+        else:
+            links.append(Link(s, d, Fraction(bw)))
+    return Topology(tuple(names), tuple(kinds), tuple(links), name="random")

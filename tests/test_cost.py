@@ -1,0 +1,62 @@
+"""The alpha-beta costs: exact values on rings, the lower bounds hold on random topologies, time_us."""
+from fractions import Fraction
+
+import pytest
+from hypothesis import given, settings
+
+from solvers import Collective, synthesize
+from solvers.cost import cost, node_bandwidth, tb_lower_bound, time_us
+from solvers.sptree import sptree_allgather
+from solvers.transform import build_collective
+from topologies import load
+
+from .helpers import star, strongly_connected_topologies
+
+
+@pytest.mark.parametrize("expr", ["ring(8)", "biring(8)", "uniring(3,5)", "biring(4,7)"])
+def test_ring_is_bandwidth_optimal(expr):
+    topo = load(expr)
+    n = topo.n
+    for collective, factor in [("allgather", 1), ("reduce_scatter", 1), ("allreduce", 2)]:
+        r = synthesize(topo, "ring", collective)
+        assert r.verification.ok
+        assert r.cost.steps == factor * (n - 1)
+        assert r.cost.tb_factor == factor * Fraction(n - 1, n) == r.cost.tb_lower_bound
+
+
+def test_acceptance_ring_allreduce():
+    r = synthesize(load("ring(8)"), "ring", "allreduce")
+    assert (r.cost.steps, r.cost.tb_factor, r.verification.ok) == (14, Fraction(7, 4), True)
+
+
+def test_sptree_on_complete_graph_is_optimal():
+    r = synthesize(load("complete(6)"), "sptree", "allgather")
+    assert (r.cost.steps, r.cost.tb_factor) == (1, Fraction(5, 6))
+
+
+def test_star_bound_uses_the_gpu_bandwidth():
+    topo = star(4, bandwidth=25)
+    assert node_bandwidth(topo) == 25
+    assert tb_lower_bound(topo, Collective.ALLREDUCE) == Fraction(3, 2)
+    r = synthesize(topo, "sptree", "allgather")
+    assert r.cost.steps == 2 and r.cost.tb_factor >= r.cost.tb_lower_bound
+
+
+def test_time_us_follows_bandwidth_and_alpha():
+    # 4 GPUs on K_4 with 50 GB/s links and 2 us alpha: one step, each link carries one shard of M/4
+    topo = load("complete(4)")
+    topo = type(topo)(topo.names, topo.kinds, tuple(l.__class__(l.src, l.dst, Fraction(50), Fraction(2))
+                                                    for l in topo.links))
+    r = synthesize(topo, "sptree", "allgather")
+    m = 4e6
+    assert time_us(topo, r.schedule, m) == pytest.approx(2 + (m / 4) / 50e3)
+    assert r.as_dict(m)["time_us"] == pytest.approx(22.0)
+
+
+@settings(max_examples=50, deadline=None)
+@given(strongly_connected_topologies())
+def test_costs_never_beat_the_lower_bounds(topo):
+    for collective in Collective:
+        c = cost(topo, build_collective(topo, collective, sptree_allgather))
+        assert c.tb_factor >= c.tb_lower_bound
+        assert c.steps >= c.steps_lower_bound
