@@ -50,10 +50,10 @@ def compute_distances(topo: Topology) -> np.ndarray:
     """Hop distances between compute nodes, indexed by position in ``topo.compute_nodes``."""
     cached = topo._meta.get("compute_distances")
     if cached is None:
-        dist = distance_matrix(topo)
-        idx = np.asarray(topo.compute_nodes)
-        cached = dist[np.ix_(idx, idx)]
-        np.fill_diagonal(cached, 0)
+        cached = distance_matrix(topo)
+        if topo.switch_nodes:
+            idx = np.asarray(topo.compute_nodes)
+            cached = cached[np.ix_(idx, idx)]
         topo._meta["compute_distances"] = cached
     return cached
 
