@@ -5,14 +5,16 @@ T_L = t_max * alpha and bandwidth runtime T_B = sum_t max_links (data on the lin
 T_B is reported as ``tb_factor`` = T_B / (M/B), where M is the full vector (N shards of M/N) and B the node
 bandwidth: the smallest total egress bandwidth of a compute node (d * b on a d-regular unit-link graph).
 
-Lower bounds (Theorem 4 and App. C.3): every node must receive (N-1)/N of the vector in an allgather and send it
-in a reduce-scatter, and send and receive 2(N-1)/N of it in an allreduce, so
+Lower bounds (Theorem 4 and App. C.3): every node must receive (N-1)/N of the vector in an allgather and send
+(N-1)/N of it in a reduce-scatter, so
 
     tb >= (N-1)/N * B / B_in       (allgather;      B_in  = smallest ingress bandwidth of a compute node)
     tb >= (N-1)/N * B / B_out      (reduce-scatter; B_out = smallest egress bandwidth of a compute node)
-    tb >= 2(N-1)/N * B / min(B_in, B_out)   (allreduce)
+    tb >= (N-1)/N * (B / B_out + B / B_in)   (allreduce as a reduce-scatter phase followed by an allgather phase)
 
-which is T_B* = (N-1)/N * M/B on a regular graph. Steps are at least the diameter D(G) (Theorem 3), twice it for
+which is T_B* = (N-1)/N * M/B on a regular graph and 2(N-1)/N * M/B for its allreduce. The allreduce bound adds
+the two phase bounds because the phases occupy disjoint steps; on a graph whose slowest sender is not its
+slowest receiver it is *not* 2(N-1)/N * B / min(B_in, B_out). Steps are at least the diameter D(G) (Theorem 3), twice it for
 allreduce built as reduce-scatter + allgather.
 """
 from __future__ import annotations
@@ -65,7 +67,7 @@ def tb_lower_bound(topo: Topology, collective: Collective) -> Fraction:
         return share * big_b / b_in
     if collective is Collective.REDUCE_SCATTER:
         return share * big_b / b_out
-    return 2 * share * big_b / min(b_in, b_out)
+    return share * big_b / b_out + share * big_b / b_in
 
 
 def steps_lower_bound(topo: Topology, collective: Collective) -> int:

@@ -60,3 +60,15 @@ def test_costs_never_beat_the_lower_bounds(topo):
         c = cost(topo, build_collective(topo, collective, sptree_allgather))
         assert c.tb_factor >= c.tb_lower_bound
         assert c.steps >= c.steps_lower_bound
+
+
+def test_allreduce_bound_adds_the_phase_bounds_when_sender_and_receiver_bottlenecks_differ():
+    # node 2 sends at bandwidth 1 but receives at 2; node 1 receives at 2 but sends at 2: the RS + AG bound is
+    # 2/3 * (1/1 + 1/2) = 1, and the sptree allreduce reaches 7/6 (found by hypothesis: 2 * 2/3 / 1 was wrong)
+    from topologies.model import Link, Topology
+    links = (Link(2, 1, Fraction(1), Fraction(0)), Link(1, 0, Fraction(2), Fraction(0)),
+             Link(0, 2, Fraction(2), Fraction(0)), Link(0, 1, Fraction(1), Fraction(0)))
+    topo = Topology(("0", "1", "2"), ("compute",) * 3, links)
+    assert tb_lower_bound(topo, Collective.ALLREDUCE) == 1
+    c = cost(topo, build_collective(topo, Collective.ALLREDUCE, sptree_allgather))
+    assert c.tb_factor == Fraction(7, 6) >= c.tb_lower_bound
