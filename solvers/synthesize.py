@@ -11,7 +11,9 @@ from typing import Callable
 from topologies.model import Topology
 
 from .cost import Cost, cost, time_us
+from .bfb import bfb_allgather
 from .errors import NotApplicable
+from .expansion import expansion_allgather
 from .ring import ring_allgather
 from .schedule import Collective, Schedule
 from .sptree import sptree_allgather
@@ -29,6 +31,9 @@ class Algorithm:
 ALGORITHMS: dict[str, Algorithm] = {a.name: a for a in [
     Algorithm("ring", ring_allgather, "ring allgather on a directed Hamiltonian cycle (both ways where it can)"),
     Algorithm("sptree", sptree_allgather, "one shortest-path broadcast tree per node, D(G) steps"),
+    Algorithm("bfb", bfb_allgather, "optimal breadth-first-broadcast schedule (LP (1), solved exactly)"),
+    Algorithm("expansion", expansion_allgather,
+              "follow the expression: base schedules through line/degree/power/bidir expansions"),
 ]}
 
 
@@ -45,6 +50,12 @@ class Result:
         out = {"algo": self.schedule.algo, "collective": self.schedule.collective.value,
                "topology": self.topology.expr, **self.cost.as_dict(), "verified": self.verification.ok,
                "transfers": len(self.schedule.transfers)}
+        notes = self.schedule.notes
+        if "predicted_steps" in notes:
+            out["predicted_steps"] = notes["predicted_steps"]
+            out["predicted_tb_factor"] = float(notes["predicted_tb_factor"])
+            out["predicted_tb_factor_exact"] = str(notes["predicted_tb_factor"])
+            out["prediction_exact"] = notes["prediction_exact"]
         if total_bytes is not None:
             out["bytes"] = total_bytes
             out["time_us"] = time_us(self.topology, self.schedule, total_bytes)

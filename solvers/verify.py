@@ -25,6 +25,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from fractions import Fraction
+from math import lcm
 
 from topologies.model import Topology
 
@@ -35,12 +36,15 @@ MAX_ERRORS = 10
 
 
 class Piecewise:
-    """A step function on [0, 1): ``vals[i]`` holds on ``[bounds[i], bounds[i+1])``."""
+    """A step function on [0, one): ``vals[i]`` holds on ``[bounds[i], bounds[i+1])``.
+
+    The simulator runs on integers: every chunk bound is scaled by the common denominator of the schedule's
+    bounds (``one``), which keeps the arithmetic exact and is many times faster than comparing Fractions."""
 
     __slots__ = ("bounds", "vals")
 
-    def __init__(self, value: int):
-        self.bounds = [ZERO, ONE]
+    def __init__(self, value: int, one: int = 1):
+        self.bounds = [0, one]
         self.vals = [value]
 
     def _cut(self, x: Fraction) -> int:
@@ -89,6 +93,7 @@ class Verification:
 class _Simulator:
     def __init__(self, topo: Topology, schedule: Schedule):
         self.topo = topo
+        self.one = 1
         self.collective = schedule.collective
         self.bit = {u: i for i, u in enumerate(topo.compute_nodes)}
         self.full = (1 << topo.n) - 1
@@ -101,8 +106,11 @@ class _Simulator:
     def nm(self, u: int) -> str:
         return self.topo.names[u]
 
-    def piece(self, shard: int, lo: Fraction, hi: Fraction) -> str:
-        return f"shard {self.nm(shard)} [{lo}, {hi})"
+    def piece(self, shard: int, lo: int, hi: int) -> str:
+        return f"shard {self.nm(shard)} {self.span(lo, hi)}"
+
+    def span(self, lo: int, hi: int) -> str:
+        return f"[{Fraction(lo, self.one)}, {Fraction(hi, self.one)})"
 
     def fail(self, msg: str) -> None:
         self.errors.append(msg)
@@ -122,12 +130,16 @@ class _Simulator:
         key = (node, shard)
         pw = self.state.get(key)
         if pw is None:
-            pw = self.state[key] = Piecewise(self.initial(node, shard))
+            pw = self.state[key] = Piecewise(self.initial(node, shard), self.one)
         return pw
 
     # --- checks of single transfers
     def well_formed(self, t: Transfer) -> bool:
         topo = self.topo
+        if (type(t.step) is int and t.step >= 1 and 0 <= t.link < len(topo.links) and 0 <= t.shard < topo.num_nodes
+                and type(t.lo) is Fraction and type(t.hi) is Fraction and 0 <= t.lo < t.hi <= 1
+                and topo.is_compute(t.shard) and not (t.reduce and self.collective is Collective.ALLGATHER)):
+            return True  # the common case, decided without building a message
         where = f"transfer {tuple(t)}"
         if not isinstance(t.step, int) or t.step < 1:
             self.fail(f"{where}: step must be a positive integer")
@@ -135,6 +147,8 @@ class _Simulator:
             self.fail(f"{where}: link {t.link} does not exist (the topology has {len(topo.links)} links)")
         elif not (0 <= t.shard < topo.num_nodes) or not topo.is_compute(t.shard):
             self.fail(f"{where}: shard {t.shard} is not a compute node")
+        elif not all(isinstance(x, (int, Fraction)) and not isinstance(x, bool) for x in (t.lo, t.hi)):
+            self.fail(f"{where}: chunk bounds must be exact fractions, got {t.lo!r} and {t.hi!r}")
         elif not (ZERO <= t.lo < t.hi <= ONE):
             self.fail(f"{where}: chunk [{t.lo}, {t.hi}) is not a non-empty part of [0, 1)")
         elif self.collective is Collective.ALLGATHER and t.reduce:
@@ -147,22 +161,25 @@ class _Simulator:
         """The payload a transfer carries, as [(a, b, mask)], or None after reporting why it cannot be sent."""
         link = self.topo.links[t.link]
         u = link.src
-        head = (f"step {t.step}: {self.nm(u)} -> {self.nm(link.dst)} (link {t.link}) sends "
-                f"{self.piece(t.shard, t.lo, t.hi)}")
         if not self.topo.is_compute(u):
-            return self.take_from_switch(u, t, head)
+            return self.take_from_switch(u, t)
         pieces = self.cell(u, t.shard).pieces(t.lo, t.hi)
         for a, b, mask in pieces:
             if mask == 0:
-                self.fail(f"{head} but does not hold [{a}, {b}) yet (data not yet received)")
+                self.fail(f"{self.head(t)} but does not hold {self.span(a, b)} yet (data not yet received)")
                 return None
             if not t.reduce and mask != self.full:
-                self.fail(f"{head} as a copy, but its [{a}, {b}) is a partial sum of {self.members(mask)}, "
+                self.fail(f"{self.head(t)} as a copy, but its {self.span(a, b)} is a partial sum of {self.members(mask)}, "
                           f"not yet fully reduced")
                 return None
         return pieces
 
-    def take_from_switch(self, sw: int, t: Transfer, head: str):
+    def head(self, t: Transfer) -> str:
+        link = self.topo.links[t.link]
+        return (f"step {t.step}: {self.nm(link.src)} -> {self.nm(link.dst)} (link {t.link}) sends "
+                f"{self.piece(t.shard, t.lo, t.hi)}")
+
+    def take_from_switch(self, sw: int, t: Transfer):
         items = self.buffers.get((sw, t.shard), [])
         need = [(t.lo, t.hi)]
         payload = []
@@ -182,7 +199,7 @@ class _Simulator:
                         need.append((end, hi))
                     break
             else:
-                self.fail(f"{head}, but switch {self.nm(sw)} holds no unsent copy of [{lo}, {hi}): "
+                self.fail(f"{self.head(t)}, but switch {self.nm(sw)} holds no unsent copy of {self.span(lo, hi)}: "
                           f"it was never received or was already forwarded (switches do not copy)")
                 return None
         payload.sort()
@@ -221,7 +238,7 @@ class _Simulator:
         else:
             wanted = [(u, v) for u in comp for v in comp]
         for u, v in wanted:
-            for a, b, mask in self.cell(u, v).pieces(ZERO, ONE):
+            for a, b, mask in self.cell(u, v).pieces(0, self.one):
                 if mask == self.full:
                     continue
                 if self.collective is Collective.ALLGATHER:
@@ -241,6 +258,10 @@ class _Simulator:
                 break
         if self.errors:
             return Verification(False, self.errors[:MAX_ERRORS])
+        self.one = lcm(*{x.denominator for t in schedule.transfers for x in (t.lo, t.hi)})
+        for step, items in by_step.items():
+            items[:] = [t._replace(lo=t.lo.numerator * (self.one // t.lo.denominator),
+                                   hi=t.hi.numerator * (self.one // t.hi.denominator)) for t in items]
         for step in sorted(by_step):
             payloads = []
             for t in by_step[step]:

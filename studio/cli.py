@@ -92,3 +92,6 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except (RecursionError, MemoryError) as exc:
+        print(f"error: the request is too large to process ({type(exc).__name__})", file=sys.stderr)
+        return EXIT_BAD_INPUT

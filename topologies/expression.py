@@ -17,11 +17,14 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-from . import families
+from math import prod
+
+from . import distance_regular, expansions, families, reconstructed
 from .model import Topology, TopologyError
 
 DEFAULT_MAX_NODES = int(os.environ.get("STUDIO_MAX_NODES", "4096"))
 MAX_EXPRESSION_LENGTH = 2000
+MAX_ARGUMENT = 10 ** 6
 
 
 class ExpressionError(TopologyError):
@@ -143,21 +146,86 @@ def parse(text: str) -> Call:
 
 @dataclass(frozen=True)
 class Family:
-    """A named constructor of the expression language: ``build(*args)`` and a cheap ``size(*args)``."""
+    """A named constructor of the expression language: ``build(*args)`` and a cheap ``size(*args)`` giving
+    ``(nodes, links)``. Arguments that are topologies reach ``size`` already built (they are never larger
+    than the result), so only the outermost construction needs predicting."""
 
     build: Callable[..., Topology]
-    size: Callable[..., int]
+    size: Callable[..., tuple[int, int]]
     usage: str
 
 
+def _walks(topo: Topology, length: int) -> int:
+    """The number of walks with ``length`` links in G: the node count of L^length(G)."""
+    counts = [1] * topo.num_nodes
+    for _ in range(length):
+        nxt = [0] * topo.num_nodes
+        for l in topo.links:
+            nxt[l.src] += counts[l.dst]
+        counts = nxt
+    return sum(counts)
+
+
+def _product_size(*factors: Topology) -> tuple[int, int]:
+    nodes = prod(f.num_nodes for f in factors)
+    return nodes, sum(len(f.links) * (nodes // f.num_nodes) for f in factors)
+
+
+def _circulant_size(m, gens=None, d=4):
+    k = len(gens) if isinstance(gens, (tuple, list)) else (1 if gens is not None else d // 2)
+    return m, 2 * k * m
+
+
+def _dcirculant_size(m, offsets=None):
+    if offsets is None:
+        return m + 2, m * (m + 2)
+    return m, m * (len(offsets) if isinstance(offsets, (tuple, list)) else 1)
+
+
+def _dbjmod_size(d, n):
+    return d ** n, d ** (n + 1)
+
+
 FAMILIES: dict[str, Family] = {
-    "ring": Family(families.ring, lambda m: m, "ring(m): unidirectional ring"),
-    "uniring": Family(families.uniring, lambda d, m: m, "uniring(d,m): unidirectional ring, d parallel links"),
-    "biring": Family(families.biring, lambda d, m=None: d if m is None else m,
+    "ring": Family(families.ring, lambda m: (m, m), "ring(m): unidirectional ring"),
+    "uniring": Family(families.uniring, lambda d, m: (m, d * m),
+                      "uniring(d,m): unidirectional ring, d parallel links"),
+    "biring": Family(families.biring, lambda d, m=None: (d, 2 * d) if m is None else (m, d * m),
                      "biring(m) or biring(d,m): bidirectional ring"),
-    "complete": Family(families.complete, lambda m: m, "complete(m): complete digraph K_m"),
-    "bipartite": Family(families.bipartite, lambda d: 2 * d, "bipartite(d): complete bipartite K_{d,d}"),
+    "complete": Family(families.complete, lambda m: (m, m * (m - 1)), "complete(m): complete digraph K_m"),
+    "bipartite": Family(families.bipartite, lambda d: (2 * d, 2 * d * d),
+                        "bipartite(d): complete bipartite K_{d,d}"),
+    "hamming": Family(families.hamming, lambda n, q: (q ** n, q ** n * n * (q - 1)),
+                      "hamming(n,q): Hamming graph H(n,q) = K_q^{□n}"),
+    "hypercube": Family(families.hypercube, lambda n: (2 ** n, 2 ** n * n), "hypercube(n): Q_n = H(n,2)"),
+    "kautz": Family(families.kautz, lambda d, n: ((d + 1) * d ** n, (d + 1) * d ** (n + 1)),
+                    "kautz(d,n): Kautz graph K(d,n)"),
+    "gkautz": Family(families.gkautz, lambda d, m: (m, d * m), "gkautz(d,m): generalized Kautz Π_{d,m}"),
+    "debruijn": Family(families.debruijn, lambda d, n: (d ** n, d ** (n + 1)), "debruijn(d,n): de Bruijn DBJ(d,n)"),
+    "circulant": Family(families.circulant, _circulant_size,
+                        "circulant(m,[a1,a2,...]) or circulant(m,d=4): bidirectional circulant"),
+    "dcirculant": Family(families.dcirculant, _dcirculant_size,
+                         "dcirculant(d) or dcirculant(m,[a1,...]): directed circulant"),
+    "torus": Family(families.torus, lambda *dims: (prod(dims), 2 * len(dims) * prod(dims)),
+                    "torus(d1,d2,...): torus of bidirectional rings"),
+    "twisted_torus": Family(families.twisted_torus, lambda a, b, twist=None: (a * b, 4 * a * b),
+                            "twisted_torus(a,b[,twist]): 2D twisted torus"),
+    "diamond": Family(reconstructed.diamond, lambda: (8, 16), "diamond(): Diamond, N=8, d=2 (reconstruction)"),
+    "dbjmod": Family(reconstructed.dbjmod, _dbjmod_size,
+                     "dbjmod(d,n): modified de Bruijn, (2,3) (2,4) (3,2) (4,2) (reconstruction)"),
+    "line": Family(expansions.line_graph, lambda g, n=1: (_walks(g, n), _walks(g, n + 1)),
+                   "line(G[,n]): line graph L^n(G)"),
+    "degree": Family(expansions.degree_expansion, lambda g, n: (n * g.num_nodes, n * n * len(g.links)),
+                     "degree(G,n): degree expansion G∗n"),
+    "power": Family(expansions.cartesian_power, lambda g, n: _product_size(*([g] * n)),
+                    "power(G,n): Cartesian power G^{□n}"),
+    "product": Family(lambda *gs: expansions.cartesian_product(gs), _product_size,
+                      "product(G1,G2,...): Cartesian product G1□G2□..."),
+    "bidir": Family(expansions.bidirectional, lambda g: (g.num_nodes, 2 * len(g.links)),
+                    "bidir(G): G ∪ G^T, unidirectional to bidirectional (A.6)"),
 }
+for _name, (_build, _size, _usage) in distance_regular.EXPRESSIONS.items():
+    FAMILIES[_name] = Family(_build, _size, _usage)
 
 
 def _check_arity(call: Call, family: Family):
@@ -178,35 +246,68 @@ def _lookup(call: Call) -> Family:
     return family
 
 
-def predicted_size(call: Call) -> int:
-    """The number of nodes the expression would build, computed without building it."""
-    family = _lookup(call)
-    args = [predicted_size(a) if isinstance(a, Call) else a for a in call.args]
-    kwargs = {k: predicted_size(v) if isinstance(v, Call) else v for k, v in call.kwargs}
-    try:
-        return int(family.size(*args, **kwargs))
-    except (TypeError, ValueError):
-        raise ExpressionError(f"wrong arguments to {call.name}; usage: {family.usage}", call.column) from None
+class _Evaluator:
+    """Builds a Call tree bottom-up, predicting every construction's size before building it."""
+
+    def __init__(self, max_nodes: int, max_links: int, text: str):
+        self.max_nodes, self.max_links, self.text = max_nodes, max_links, text
+
+    def args(self, call: Call):
+        args = [self.build(a) if isinstance(a, Call) else a for a in call.args]
+        kwargs = {k: self.build(v) if isinstance(v, Call) else v for k, v in call.kwargs}
+        return args, kwargs
+
+    def size(self, call: Call, family: Family, args, kwargs) -> tuple[int, int]:
+        for a in (*args, *kwargs.values(), *(x for v in (*args, *kwargs.values()) if isinstance(v, tuple) for x in v)):
+            if isinstance(a, int) and abs(a) > MAX_ARGUMENT:
+                raise ExpressionError(f"{call.name}: argument {a} is too large", call.column)
+        try:
+            nodes, links = family.size(*args, **kwargs)
+            return int(nodes), int(links)
+        except (TypeError, ValueError, OverflowError):
+            raise ExpressionError(f"wrong arguments to {call.name}; usage: {family.usage}", call.column) from None
+
+    def build(self, call: Call) -> Topology:
+        family = _lookup(call)
+        args, kwargs = self.args(call)
+        nodes, links = self.size(call, family, args, kwargs)
+        if nodes > self.max_nodes or links > self.max_links:
+            what = self.text.strip() if call.column == 1 else f"{call.name}(...) at column {call.column}"
+            raise ExpressionError(f"{what} would have {_count(nodes)} nodes and {_count(links)} links, above the limit of "
+                                  f"{self.max_nodes} nodes / {self.max_links} links "
+                                  f"(raise it with --max-nodes or STUDIO_MAX_NODES)")
+        try:
+            return family.build(*args, **kwargs)
+        except ExpressionError:
+            raise
+        except TopologyError as exc:
+            raise ExpressionError(f"{call.name}: {exc}", call.column) from None
 
 
-def build(call: Call) -> Topology:
+def _count(x: int) -> str:
+    return str(x) if x < 10 ** 15 else "more than 10^15"
+
+
+def max_links_for(max_nodes: int) -> int:
+    """The link budget that goes with a node budget: 100 links per node on average."""
+    return 100 * max_nodes
+
+
+def predicted_size(call: Call, max_nodes: int | None = None) -> int:
+    """The number of nodes the expression would build (building only its sub-topologies)."""
+    limit = DEFAULT_MAX_NODES if max_nodes is None else max_nodes
+    ev = _Evaluator(limit, max_links_for(limit), "")
     family = _lookup(call)
-    args = [build(a) if isinstance(a, Call) else a for a in call.args]
-    kwargs = {k: build(v) if isinstance(v, Call) else v for k, v in call.kwargs}
-    try:
-        return family.build(*args, **kwargs)
-    except ExpressionError:
-        raise
-    except TopologyError as exc:
-        raise ExpressionError(f"{call.name}: {exc}", call.column) from None
+    args, kwargs = ev.args(call)
+    return ev.size(call, family, args, kwargs)[0]
+
+
+def build(call: Call, max_nodes: int | None = None, text: str = "") -> Topology:
+    """Build a parsed expression, refusing any construction above the size limit before it is built."""
+    limit = DEFAULT_MAX_NODES if max_nodes is None else max_nodes
+    return _Evaluator(limit, max_links_for(limit), text).build(call)
 
 
 def parse_topology(text: str, max_nodes: int | None = None) -> Topology:
     """Build the topology an expression names, refusing sizes above ``max_nodes`` before building."""
-    limit = DEFAULT_MAX_NODES if max_nodes is None else max_nodes
-    call = parse(text)
-    size = predicted_size(call)
-    if size > limit:
-        raise ExpressionError(f"{text.strip()} would have {size} nodes, above the limit of {limit} "
-                              f"(raise it with --max-nodes or STUDIO_MAX_NODES)")
-    return build(call)
+    return build(parse(text), max_nodes, text)

@@ -9,6 +9,7 @@ import streamlit as st
 
 from studio.figures import MAX_DRAWN_NODES, topology_figure
 from topologies import TopologyError, load, summarize
+from topologies.catalogue import BASES
 from topologies.expression import FAMILIES
 from topologies.files import MAX_FILE_BYTES, from_graphml, from_json
 
@@ -49,13 +50,24 @@ def _properties(summary) -> None:
     st.caption(" · ".join(flags))
 
 
+def _pick_from_catalogue() -> None:
+    choice = st.session_state.get("catalogue")
+    if choice in BASES:
+        st.session_state["expr"] = choice
+
+
 def render() -> None:
     st.title("Compose a topology")
     params_expr = st.query_params.get("expr", DEFAULT_EXPR)
     if "expr" not in st.session_state:
         st.session_state["expr"] = params_expr
     with st.sidebar:
-        st.text_input("Expression", key="expr", help="For example ring(8), biring(4,6), complete(5), bipartite(4)")
+        st.text_input("Expression", key="expr",
+                      help="For example biring(8), kautz(2,3), circulant(16,[3,4]), torus(4,4,8), "
+                           "line(circulant(16,[3,4]),3), power(diamond(),2), degree(complete(3),2), bidir(kautz(2,2))")
+        st.selectbox("…or a base from the catalogue", ["(choose)"] + list(BASES), key="catalogue",
+                     format_func=lambda e: e if e not in BASES else f"{e}: {BASES[e]}",
+                     on_change=_pick_from_catalogue)
         upload = st.file_uploader("…or a topology file", type=["json", "graphml"], key="upload")
         with st.expander("Families"):
             for fam in FAMILIES.values():

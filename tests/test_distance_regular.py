@@ -1,0 +1,102 @@
+"""Distance-regular graphs of Table 8 (direct-connect paper App. F.3): size, degree, diameter and the
+intersection numbers checked from the definition of distance-regularity."""
+import numpy as np
+import pytest
+
+from topologies import distance_regular as dr, parse_topology
+from topologies.model import TopologyError
+from topologies.properties import diameter, distance_matrix, in_degrees, out_degrees
+
+# builder, args, N, T_L (= diameter) from Table 8, and the intersection array {b_0..b_{D-1}; c_1..c_D}
+# (distanceregular.org) that the built graph must show.
+CASES = [
+    (dr.octahedron, (), 6, 2, ([4, 1], [1, 4])),
+    (dr.paley, (9,), 9, 2, ([4, 2], [1, 2])),
+    (dr.crown, (5,), 10, 3, ([4, 3, 1], [1, 3, 4])),
+    (dr.heawood_distance3, (), 14, 3, ([4, 3, 2], [1, 2, 4])),
+    (dr.petersen_line, (), 15, 3, ([4, 2, 1], [1, 1, 4])),
+    (dr.heawood_line, (), 21, 3, ([4, 2, 2], [1, 1, 2])),
+    (dr.pg23, (), 26, 3, ([4, 3, 3], [1, 1, 4])),
+    (dr.ag24, (), 32, 4, ([4, 3, 3, 1], [1, 1, 3, 4])),
+    (dr.odd_graph, (4,), 35, 3, ([4, 3, 3], [1, 1, 2])),
+    (dr.tutte8_line, (), 45, 4, ([4, 2, 2, 2], [1, 1, 1, 2])),
+    (dr.doubled_odd, (4,), 70, 7, ([4, 3, 3, 2, 2, 1, 1], [1, 1, 2, 2, 3, 3, 4])),
+    (dr.gq33, (), 80, 4, ([4, 3, 3, 3], [1, 1, 1, 4])),
+    (dr.tutte12_line, (), 189, 6, ([4, 2, 2, 2, 2, 2], [1, 1, 1, 1, 1, 2])),
+]
+IDS = [f"{c[0].__name__}{c[1]}" for c in CASES]
+
+
+def intersection_numbers(dist: np.ndarray):
+    """b_i and c_i, asserting that each is the same for every pair (x, y) at distance i (Def 17)."""
+    adj = (dist == 1).astype(np.int64)
+    diam = int(dist.max())
+    b, c = [], []
+    for i in range(diam + 1):
+        at_i = dist == i
+        # (adj @ [dist == j])[x, y] = number of neighbours z of x with d(z, y) = j
+        for j, out in ((i + 1, b), (i - 1, c), (i, None)):
+            counts = (adj @ (dist == j).astype(np.int64))[at_i]
+            assert counts.min() == counts.max(), f"pairs at distance {i} disagree on neighbours at distance {j}"
+            if out is not None:
+                out.append(int(counts[0]))
+    return b[:-1], c[1:]
+
+
+@pytest.mark.parametrize("build, args, n, t_l, array", CASES, ids=IDS)
+def test_table8_graph(build, args, n, t_l, array):
+    topo = build(*args)
+    assert topo.num_nodes == n == topo.n
+    assert out_degrees(topo) == [4] * n and in_degrees(topo) == [4] * n
+    assert all(link.src != link.dst for link in topo.links)
+    assert len(topo.simple_edges()) == len(topo.links)  # no parallel links
+    assert topo.is_bidirectional
+    assert diameter(topo) == t_l
+    assert intersection_numbers(distance_matrix(topo)) == array
+
+
+@pytest.mark.parametrize("build, args, n, t_l, array", CASES, ids=IDS)
+def test_expression_rebuilds_and_size_matches(build, args, n, t_l, array):
+    topo = build(*args)
+    builder, size, usage = dr.EXPRESSIONS[build.__name__]
+    assert builder is build and size(*args) == (n, len(topo.links)) and usage.startswith(build.__name__ + "(")
+    again = parse_topology(topo.expr)
+    assert again.links == topo.links and again.names == topo.names and again.name == topo.name
+    assert topo.name and len(set(topo.names)) == n
+
+
+def test_every_expression_is_tested():
+    assert set(dr.EXPRESSIONS) == {c[0].__name__ for c in CASES}
+
+
+@pytest.mark.parametrize("build, args, n, diam, degree", [
+    (dr.paley, (5,), 5, 2, 2),
+    (dr.paley, (13,), 13, 2, 6),
+    (dr.paley, (49,), 49, 2, 24),
+    (dr.crown, (3,), 6, 3, 2),
+    (dr.odd_graph, (2,), 3, 1, 2),
+    (dr.odd_graph, (3,), 10, 2, 3),  # Petersen
+    (dr.doubled_odd, (2,), 6, 3, 2),  # hexagon
+    (dr.doubled_odd, (3,), 20, 5, 3),  # desargues graph
+])
+def test_other_parameters(build, args, n, diam, degree):
+    topo = build(*args)
+    assert topo.num_nodes == n and out_degrees(topo) == [degree] * n and topo.is_bidirectional
+    assert diameter(topo) == diam
+    intersection_numbers(distance_matrix(topo))
+    assert dr.EXPRESSIONS[build.__name__][1](*args) == (n, len(topo.links))
+
+
+@pytest.mark.parametrize("build, arg", [
+    (dr.paley, 7), (dr.paley, 15), (dr.paley, 25), (dr.paley, 1), (dr.paley, 9.0), (dr.paley, True),
+    (dr.paley, "9"), (dr.crown, 2), (dr.crown, 5.5), (dr.odd_graph, 1), (dr.odd_graph, None),
+    (dr.doubled_odd, 0), (dr.doubled_odd, "4"),
+])
+def test_bad_arguments_raise(build, arg):
+    with pytest.raises(TopologyError) as info:
+        build(arg)
+    assert "\n" not in str(info.value)
+
+
+def test_paley_9_names_gf9_elements():
+    assert set(dr.paley(9).names) == {"0", "1", "2", "i", "1+i", "2+i", "2i", "1+2i", "2+2i"}
