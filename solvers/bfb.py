@@ -146,29 +146,34 @@ def bfb_allgather(topo: Topology) -> Schedule:
         caps = [sum((topo.links[i].bandwidth for i in links_from[w]), Fraction(0)) for w in nbrs]
         du = dist[:, u]
         ok = dist[:, nbrs] == (du - 1)[:, None]  # ok[v, j]: nbrs[j] is one hop nearer to v than u
-        groups: dict[tuple[int, tuple[int, ...]], list[int]] = defaultdict(list)
-        for v in np.flatnonzero(du > 0):
-            groups[int(du[v]), tuple(np.flatnonzero(ok[v]).tolist())].append(int(v))
+        if len(nbrs) < 63:  # the eligible set as a bitmask, else as a tuple of booleans
+            codes = (ok.astype(np.int64) << np.arange(len(nbrs), dtype=np.int64)).sum(axis=1).tolist()
+        else:
+            codes = [tuple(row) for row in ok.tolist()]
+        groups: dict[tuple[int, object], list[int]] = defaultdict(list)
+        for v, (t, code) in enumerate(zip(du.tolist(), codes)):
+            if t > 0:
+                groups[int(t), code].append(v)
         by_step: dict[int, list[tuple[tuple[int, ...], list[int]]]] = defaultdict(list)
-        for (t, elig), members in groups.items():
-            by_step[t].append((elig, members))
+        for (t, _), members in groups.items():
+            by_step[t].append((tuple(np.flatnonzero(ok[members[0]]).tolist()), members))
         for t, types in by_step.items():
             u_val, share = _assign([len(m) for _, m in types], [e for e, _ in types], caps)
             if t not in worst or u_val > worst[t][0]:
                 worst[t] = (u_val, u)
             for (elig, members), parts in zip(types, share):
-                for v in members:
-                    lo = Fraction(0)
-                    for j in elig:
-                        x = parts.get(j)
-                        if not x:
-                            continue
-                        links = links_from[nbrs[j]]
-                        width = x / caps[j]
-                        for li in links:
-                            hi = lo + width * topo.links[li].bandwidth
-                            transfers.append(Transfer(v, lo, hi, li, t))
-                            lo = hi
+                pieces = []  # the same intervals serve every source of the type
+                lo = Fraction(0)
+                for j in elig:
+                    x = parts.get(j)
+                    if not x:
+                        continue
+                    width = x / caps[j]
+                    for li in links_from[nbrs[j]]:
+                        hi = lo + width * topo.links[li].bandwidth
+                        pieces.append((lo, hi, li))
+                        lo = hi
+                transfers.extend(Transfer(v, a, b, li, t) for v in members for a, b, li in pieces)
     steps = sorted(worst)
     notes = {"U": {t: worst[t][0] for t in steps}, "bottleneck": {t: topo.names[worst[t][1]] for t in steps}}
     return Schedule(Collective.ALLGATHER, transfers, algo="bfb", notes=notes)

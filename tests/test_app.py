@@ -45,3 +45,20 @@ def test_url_expression_is_used():
     at.query_params["expr"] = "complete(5)"
     at.run()
     assert metrics(at)["Degree"] == "4" and metrics(at)["Diameter"] == "1"
+
+
+def test_catalogue_pick_fills_the_expression():
+    at = app().run()
+    at.selectbox(key="catalogue").set_value("circulant(16,[3,4])").run()
+    assert not at.exception
+    assert at.text_input(key="expr").value == "circulant(16,[3,4])"
+    m = metrics(at)
+    assert (m["Nodes"], m["Degree"], m["Diameter"]) == ("16", "4", "3")
+
+
+def test_nested_expansion_expression_on_the_page():
+    at = app().run()
+    at.text_input(key="expr").set_value("line(kautz(2,1),2)").run()
+    assert not at.exception
+    assert at.subheader[0].value == "L^2(K(2,1))"
+    assert metrics(at)["Nodes"] == "24"

@@ -63,3 +63,39 @@ def test_random_text_never_crashes_the_parser(text):
 def test_no_eval_of_python_code():
     with pytest.raises(ExpressionError):
         parse_topology("__import__('os').system('true')")
+
+
+def test_nested_expansions_parse_and_name_themselves():
+    topo = parse_topology("line(circulant(16,[3,4]),3)")
+    assert (topo.name, topo.n) == ("L^3(C(16,{3,4}))", 1024)
+    assert parse_topology("power(degree(complete(3),2),2)").name == "(K_3∗2)^{□2}"
+    assert parse_topology("bidir(uniring(1,5))").name == "UniRing(1,5)∪UniRing(1,5)^T"
+
+
+@pytest.mark.parametrize("text, column, words", [
+    ("line(circulant(16,[3,4]),)", 26, "expected a number"),
+    ("power(warp(3),2)", 7, "unknown topology 'warp'"),
+    ("product(ring(4), ring(1))", 18, "ring: m must be at least 2"),
+    ("degree(complete(3))", 1, "usage: degree(G,n)"),
+])
+def test_errors_inside_nested_expressions_point_at_the_inner_column(text, column, words):
+    with pytest.raises(ExpressionError) as e:
+        parse_topology(text)
+    assert e.value.column == column and words in str(e.value)
+
+
+def test_expansion_sizes_are_refused_before_the_expansion_is_built(monkeypatch):
+    import topologies.expansions as expansions
+    built = []
+    monkeypatch.setattr(expansions, "line_graph", lambda g, n=1: built.append(n))
+    with pytest.raises(ExpressionError, match="would have 16384 nodes"):
+        parse_topology("line(circulant(16,[3,4]),5)")
+    assert built == []
+    assert predicted_size(parse("line(circulant(16,[3,4]),5)"), 10 ** 6) == 16 * 4 ** 5
+    assert predicted_size(parse("power(kautz(2,2),2)")) == 144
+    assert predicted_size(parse("product(torus(3,3),complete(4))")) == 36
+
+
+def test_link_budget_refuses_dense_graphs():
+    with pytest.raises(ExpressionError, match="links, above the limit"):
+        parse_topology("complete(3000)")
