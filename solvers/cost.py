@@ -23,10 +23,12 @@ from collections import defaultdict
 from dataclasses import dataclass
 from fractions import Fraction
 
+import numpy as np
+
 from topologies.model import Topology
 from topologies.properties import diameter
 
-from .schedule import Collective, Schedule
+from .schedule import Collective, Schedule, columns
 
 
 def _bandwidth_sums(topo: Topology, links_of) -> list[Fraction]:
@@ -39,11 +41,24 @@ def node_bandwidth(topo: Topology) -> Fraction:
 
 
 def link_loads(schedule: Schedule) -> dict[int, dict[int, Fraction]]:
-    """``loads[step][link]``: the data a link carries in a step, in shards (M/N)."""
-    loads: dict[int, dict[int, Fraction]] = defaultdict(lambda: defaultdict(Fraction))
+    """``loads[step][link]``: the data a link carries in a step, in shards (M/N), exact.
+
+    Large schedules are summed on integers (bounds scaled by their common denominator, ``schedule.columns``)."""
+    cols = columns(schedule) if len(schedule.transfers) > 1000 else None
+    if cols is not None:
+        width = int(cols.link.max()) + 1
+        keys = cols.step * width + cols.link
+        used, inverse = np.unique(keys, return_inverse=True)
+        sums = np.zeros(len(used), dtype=np.int64)
+        np.add.at(sums, inverse, cols.hi - cols.lo)
+        loads: dict[int, dict[int, Fraction]] = defaultdict(dict)
+        for key, total in zip(used.tolist(), sums.tolist()):
+            loads[key // width][key % width] = Fraction(total, cols.one)
+        return loads
+    exact: dict[int, dict[int, Fraction]] = defaultdict(lambda: defaultdict(Fraction))
     for t in schedule.transfers:
-        loads[t.step][t.link] += t.hi - t.lo
-    return loads
+        exact[t.step][t.link] += t.hi - t.lo
+    return exact
 
 
 def step_factors(topo: Topology, schedule: Schedule) -> dict[int, Fraction]:

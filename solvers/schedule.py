@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 from fractions import Fraction
+from math import gcd
 from typing import NamedTuple
 
 ZERO, ONE = Fraction(0), Fraction(1)
@@ -73,3 +74,51 @@ def split_interval(lo: Fraction, hi: Fraction, parts: int) -> list[tuple[Fractio
     """``[lo, hi)`` cut into ``parts`` equal consecutive pieces."""
     width = (hi - lo) / parts
     return [(lo + i * width, lo + (i + 1) * width) for i in range(parts)]
+
+
+@dataclass
+class Columns:
+    """A schedule's transfers as numpy columns, chunk bounds scaled to integers by their common denominator
+    ``one`` (so [lo, hi) of the shard is [lo/one, hi/one)). Built for the vectorized verifier and cost paths."""
+
+    step: "np.ndarray"
+    link: "np.ndarray"
+    shard: "np.ndarray"
+    lo: "np.ndarray"
+    hi: "np.ndarray"
+    reduce: "np.ndarray"
+    one: int
+
+
+MAX_SCALED = 2 ** 40
+
+
+def columns(schedule: Schedule) -> Columns | None:
+    """The columns of ``schedule``, or None when a bound is not an exact Fraction or the numbers do not fit
+    64-bit arithmetic (callers then take their exact per-transfer path)."""
+    import numpy as np
+
+    transfers = schedule.transfers
+    count = len(transfers)
+    if not all(type(t.lo) is Fraction and type(t.hi) is Fraction for t in transfers):
+        return None
+
+    def column(values):
+        return np.fromiter(values, dtype=np.int64, count=count)
+
+    try:
+        lo_num, lo_den = column(t.lo.numerator for t in transfers), column(t.lo.denominator for t in transfers)
+        hi_num, hi_den = column(t.hi.numerator for t in transfers), column(t.hi.denominator for t in transfers)
+        step, link, shard = (column(t.step for t in transfers), column(t.link for t in transfers),
+                             column(t.shard for t in transfers))
+    except (OverflowError, TypeError, ValueError):
+        return None
+    one = 1
+    for d in np.unique(np.concatenate([lo_den, hi_den])).tolist():
+        one = one * d // gcd(one, d)
+        if one > MAX_SCALED:
+            return None
+    if count and max(np.abs(lo_num).max(), np.abs(hi_num).max()) > MAX_SCALED:
+        return None
+    return Columns(step, link, shard, lo_num * (one // lo_den), hi_num * (one // hi_den),
+                   np.fromiter((bool(t.reduce) for t in transfers), dtype=bool, count=count), one)

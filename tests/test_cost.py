@@ -72,3 +72,22 @@ def test_allreduce_bound_adds_the_phase_bounds_when_sender_and_receiver_bottlene
     assert tb_lower_bound(topo, Collective.ALLREDUCE) == 1
     c = cost(topo, build_collective(topo, Collective.ALLREDUCE, sptree_allgather))
     assert c.tb_factor == Fraction(7, 6) >= c.tb_lower_bound
+
+
+def test_vectorized_link_loads_equal_the_exact_sums():
+    from solvers.cost import link_loads
+    from solvers.expansion import expand
+    from solvers.schedule import Schedule
+
+    built = expand("power(circulant(7,[2,3]),2)")
+    schedule = built.schedule
+    assert len(schedule.transfers) > 1000
+    small = [Schedule(schedule.collective, schedule.transfers[i:i + 900]) for i in range(0, 2700, 900)]
+    merged = {}
+    for part in small:                      # each part takes the Fraction path
+        for step, per_link in link_loads(part).items():
+            for link, load in per_link.items():
+                merged.setdefault(step, {}).setdefault(link, Fraction(0))
+                merged[step][link] += load
+    whole = Schedule(schedule.collective, schedule.transfers[:2700])
+    assert {s: dict(d) for s, d in link_loads(whole).items()} == merged

@@ -1,8 +1,10 @@
 """The verifier: it accepts correct schedules and rejects each kind of fault with a message naming it."""
+import importlib
 from fractions import Fraction
 
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from solvers import Collective, Schedule, Transfer, verify
 from solvers.ring import ring_allgather
@@ -135,3 +137,68 @@ def test_reverse_of_reverse_is_the_original(topo):
     assert back.collective is Collective.ALLGATHER and sorted(back.transfers) == sorted(ag.transfers)
     rs = reverse(sptree_allgather(topo.transpose()))
     assert verify(topo, rs).ok
+
+
+# --- the vectorized path: it may only confirm what the simulator confirms, and must confirm correct schedules
+v = importlib.import_module("solvers.verify")   # the module (the package exports the function under its name)
+
+
+def _fast_and_slow(topo, schedule, monkeypatch):
+    monkeypatch.setattr(v, "FAST_MIN_TRANSFERS", 0)
+    fast = v._fast_verify(topo, schedule)
+    slow = v._Simulator(topo, schedule).run(schedule)
+    return fast, slow
+
+
+FAST_CASES = ["power(bipartite(2),2)", "line(kautz(2,1),2)", "degree(dcirculant(2),2)", "circulant(8,[2,3])",
+              "bidir(kautz(2,1))", "debruijn(2,3)"]
+
+
+@pytest.mark.parametrize("expr", FAST_CASES)
+@pytest.mark.parametrize("collective", list(Collective))
+def test_fast_path_confirms_correct_schedules(expr, collective, monkeypatch):
+    from solvers.bfb import bfb_allgather
+
+    topo = load(expr)
+    schedule = build_collective(topo, collective, bfb_allgather)
+    fast, slow = _fast_and_slow(topo, schedule, monkeypatch)
+    assert slow.ok and fast is not None and fast.ok
+    assert fast.redundant_receipts == slow.redundant_receipts
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.sampled_from(FAST_CASES), st.sampled_from(list(Collective)), st.integers(0, 10 ** 6),
+       st.sampled_from(["drop", "earlier", "later", "duplicate", "shrink", "reroute"]))
+def test_fast_path_never_confirms_a_broken_schedule(expr, collective, seed, mutation):
+    import random
+
+    from solvers.bfb import bfb_allgather
+
+    topo = load(expr)
+    schedule = build_collective(topo, collective, bfb_allgather)
+    rng = random.Random(seed)
+    ts = list(schedule.transfers)
+    i = rng.randrange(len(ts))
+    t = ts[i]
+    if mutation == "drop":
+        del ts[i]
+    elif mutation == "earlier":
+        ts[i] = t._replace(step=max(1, t.step - 1))
+    elif mutation == "later":
+        ts[i] = t._replace(step=t.step + 1)
+    elif mutation == "duplicate":
+        ts.append(t._replace(link=rng.randrange(len(topo.links))))
+    elif mutation == "shrink":
+        ts[i] = t._replace(hi=t.lo + (t.hi - t.lo) / 2)
+    else:
+        ts[i] = t._replace(link=rng.randrange(len(topo.links)))
+    broken = Schedule(collective, ts)
+    old = v.FAST_MIN_TRANSFERS
+    v.FAST_MIN_TRANSFERS = 0
+    try:
+        fast = v._fast_verify(topo, broken)
+    finally:
+        v.FAST_MIN_TRANSFERS = old
+    slow = v._Simulator(topo, broken).run(broken)
+    if fast is not None:
+        assert fast.ok and slow.ok   # the fast path only ever says "correct"
