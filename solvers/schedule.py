@@ -18,6 +18,8 @@ from fractions import Fraction
 from math import gcd
 from typing import NamedTuple
 
+import numpy as np
+
 ZERO, ONE = Fraction(0), Fraction(1)
 
 
@@ -81,12 +83,12 @@ class Columns:
     """A schedule's transfers as numpy columns, chunk bounds scaled to integers by their common denominator
     ``one`` (so [lo, hi) of the shard is [lo/one, hi/one)). Built for the vectorized verifier and cost paths."""
 
-    step: "np.ndarray"
-    link: "np.ndarray"
-    shard: "np.ndarray"
-    lo: "np.ndarray"
-    hi: "np.ndarray"
-    reduce: "np.ndarray"
+    step: np.ndarray
+    link: np.ndarray
+    shard: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    reduce: np.ndarray
     one: int
 
 
@@ -96,8 +98,6 @@ MAX_SCALED = 2 ** 40
 def columns(schedule: Schedule) -> Columns | None:
     """The columns of ``schedule``, or None when a bound is not an exact Fraction or the numbers do not fit
     64-bit arithmetic (callers then take their exact per-transfer path)."""
-    import numpy as np
-
     transfers = schedule.transfers
     count = len(transfers)
     if not all(type(t.lo) is Fraction and type(t.hi) is Fraction for t in transfers):

@@ -90,3 +90,16 @@ def test_human_output_has_the_ratio(capsys):
     assert main(["schedule", "biring(8)", "--algo", "sptree"]) == 0
     out = capsys.readouterr().out
     assert "tb_factor / bound" in out and "verified" in out
+
+
+@pytest.mark.parametrize("expr, wanted", [
+    ("kautz(2,3)", {"nodes": 24, "degree": 2, "diameter": 4}),
+    ("gkautz(4,1024)", {"nodes": 1024, "diameter": 5}),
+    ("circulant(16,[3,4])", {"degree": 4, "diameter": 3}),
+    ("line(circulant(16,[3,4]),3)", {"nodes": 1024, "diameter": 6}),
+    ("torus(3,4,5)", {"nodes": 60, "degree": 6, "diameter": 5}),
+])
+def test_issue3_topo_acceptance(expr, wanted, capsys):
+    assert main(["topo", expr, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert {k: out[k] for k in wanted} == wanted

@@ -86,8 +86,8 @@ def test_vectorized_link_loads_equal_the_exact_sums():
     merged = {}
     for part in small:                      # each part takes the Fraction path
         for step, per_link in link_loads(part).items():
-            for link, load in per_link.items():
+            for link, amount in per_link.items():
                 merged.setdefault(step, {}).setdefault(link, Fraction(0))
-                merged[step][link] += load
+                merged[step][link] += amount
     whole = Schedule(schedule.collective, schedule.transfers[:2700])
     assert {s: dict(d) for s, d in link_loads(whole).items()} == merged

@@ -6,7 +6,7 @@ import pytest
 
 from topologies import Topology, TopologyError
 from topologies.families import biring, uniring
-from topologies.files import from_graphml, from_json, load, read_topology, to_graphml, to_json, write_topology
+from topologies.files import from_graphml, from_json, load, read_topology, to_json, write_topology
 from topologies.model import COMPUTE, SWITCH, Link
 
 

@@ -15,17 +15,9 @@ from itertools import combinations, product
 from math import comb
 from typing import Iterable, Sequence
 
-from .model import Topology, TopologyError
+from .model import Topology, TopologyError, need_int as _need_int
 
 # --------------------------------------------------------------------------------------------------- helpers
-
-
-def _need_int(value, what: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TopologyError(f"{what} must be an integer, got {value!r}")
-    if value < minimum:
-        raise TopologyError(f"{what} must be at least {minimum}, got {value}")
-    return value
 
 
 def _is_prime(p: int) -> bool:

@@ -5,18 +5,10 @@ rebuilds it and whose ``name`` is the paper's notation.
 """
 from __future__ import annotations
 
-from math import gcd, isqrt
+from math import gcd
 
 from .expansions import cartesian_product
-from .model import Topology, TopologyError
-
-
-def _need_int(value, what: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TopologyError(f"{what} must be an integer, got {value!r}")
-    if value < minimum:
-        raise TopologyError(f"{what} must be at least {minimum}, got {value}")
-    return value
+from .model import Topology, TopologyError, need_int as _need_int
 
 
 def _with_iso(topo: Topology, iso) -> Topology:

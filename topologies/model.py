@@ -24,6 +24,15 @@ class TopologyError(ValueError):
     """A topology that cannot be built or read; the message names the problem in one line."""
 
 
+def need_int(value, what: str, minimum: int) -> int:
+    """``value`` when it is an integer (not a bool) of at least ``minimum``; else a one-line TopologyError."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TopologyError(f"{what} must be an integer, got {value!r}")
+    if value < minimum:
+        raise TopologyError(f"{what} must be at least {minimum}, got {value}")
+    return value
+
+
 def as_fraction(value, what: str) -> Fraction:
     """Read a number (int, float, Fraction or numeric string) exactly; reject bools, NaN and infinities."""
     if isinstance(value, bool):
