@@ -44,7 +44,7 @@ def link_loads(schedule: Schedule) -> dict[int, dict[int, Fraction]]:
     """``loads[step][link]``: the data a link carries in a step, in shards (M/N), exact.
 
     Large schedules are summed on integers (bounds scaled by their common denominator, ``schedule.columns``)."""
-    cols = columns(schedule) if len(schedule.transfers) > 1000 else None
+    cols = columns(schedule) if schedule.count > 1000 else None
     if cols is not None:
         width = int(cols.link.max()) + 1
         keys = cols.step * width + cols.link

@@ -12,7 +12,7 @@ forwards what it received (see ``solvers.verify``).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 from fractions import Fraction
 from math import gcd
@@ -51,25 +51,71 @@ class Transfer(NamedTuple):
     reduce: bool = False
 
 
-@dataclass
 class Schedule:
-    """The transfers of one collective on one topology, produced by algorithm ``algo``."""
+    """The transfers of one collective on one topology, produced by algorithm ``algo``.
 
-    collective: Collective
-    transfers: list[Transfer]
-    algo: str = ""
-    notes: dict = field(default_factory=dict)
+    A schedule holds its transfers either as a list of ``Transfer`` tuples or as numpy ``Columns`` (how BFB
+    returns the millions of transfers of a large topology); ``transfers`` builds the tuples from the columns on
+    first use (and then keeps only the list, which callers may edit), and ``columns()`` the columns from the
+    tuples.
+    """
+
+    def __init__(self, collective: Collective, transfers=None, algo: str = "", notes: dict | None = None, *,
+                 cols: "Columns | None" = None):
+        if (transfers is None) == (cols is None):
+            raise ValueError("a Schedule takes either transfers or columns")
+        self.collective = collective
+        self.algo = algo
+        self.notes = dict(notes or {})
+        self._transfers = list(transfers) if transfers is not None else None
+        self._cols = cols
+
+    @property
+    def transfers(self) -> list[Transfer]:
+        if self._transfers is None:
+            c = self._cols
+            one = c.one
+            cache: dict[int, Fraction] = {}
+
+            def frac(x: int) -> Fraction:
+                f = cache.get(x)
+                if f is None:
+                    f = cache[x] = Fraction(x, one)
+                return f
+
+            self._transfers = [Transfer(sh, frac(lo), frac(hi), li, st, bool(rd)) for sh, lo, hi, li, st, rd in
+                               zip(c.shard.tolist(), c.lo.tolist(), c.hi.tolist(), c.link.tolist(),
+                                   c.step.tolist(), c.reduce.tolist())]
+            self._cols = None   # the list may now be edited in place; the columns would go stale
+        return self._transfers
+
+    @transfers.setter
+    def transfers(self, value) -> None:
+        self._transfers, self._cols = list(value), None
+
+    @property
+    def count(self) -> int:
+        """The number of transfers, without building them."""
+        return len(self._cols.step) if self._transfers is None else len(self._transfers)
+
+    def stored_columns(self) -> "Columns | None":
+        return self._cols
 
     @property
     def steps(self) -> int:
         """The number of comm steps: T_L / alpha in the alpha-beta model."""
-        return max((t.step for t in self.transfers), default=0)
+        if self._transfers is None:
+            return int(self._cols.step.max()) if len(self._cols.step) else 0
+        return max((t.step for t in self._transfers), default=0)
 
     def by_step(self) -> dict[int, list[Transfer]]:
         out: dict[int, list[Transfer]] = {}
         for t in self.transfers:
             out.setdefault(t.step, []).append(t)
         return dict(sorted(out.items()))
+
+    def __repr__(self) -> str:
+        return f"Schedule({self.collective.value}, {self.count} transfers, {self.steps} steps, algo={self.algo!r})"
 
 
 def split_interval(lo: Fraction, hi: Fraction, parts: int) -> list[tuple[Fraction, Fraction]]:
@@ -98,6 +144,8 @@ MAX_SCALED = 2 ** 40
 def columns(schedule: Schedule) -> Columns | None:
     """The columns of ``schedule``, or None when a bound is not an exact Fraction or the numbers do not fit
     64-bit arithmetic (callers then take their exact per-transfer path)."""
+    if schedule.stored_columns() is not None:
+        return schedule.stored_columns()
     transfers = schedule.transfers
     count = len(transfers)
     if not all(type(t.lo) is Fraction and type(t.hi) is Fraction for t in transfers):
@@ -122,3 +170,19 @@ def columns(schedule: Schedule) -> Columns | None:
         return None
     return Columns(step, link, shard, lo_num * (one // lo_den), hi_num * (one // hi_den),
                    np.fromiter((bool(t.reduce) for t in transfers), dtype=bool, count=count), one)
+
+
+def rescale(cols: Columns, one: int) -> Columns:
+    """The same transfers with bounds over the common denominator ``one`` (a multiple of ``cols.one``)."""
+    k = one // cols.one
+    return Columns(cols.step, cols.link, cols.shard, cols.lo * k, cols.hi * k, cols.reduce, one)
+
+
+def concat(parts: list[Columns]) -> Columns:
+    """All transfers of ``parts`` in one set of columns."""
+    one = 1
+    for c in parts:
+        one = one * c.one // gcd(one, c.one)
+    parts = [rescale(c, one) for c in parts]
+    return Columns(*(np.concatenate([getattr(c, f) for c in parts])
+                     for f in ("step", "link", "shard", "lo", "hi", "reduce")), one)

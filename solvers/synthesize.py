@@ -49,7 +49,7 @@ class Result:
     def as_dict(self, total_bytes: float | None = None) -> dict:
         out = {"algo": self.schedule.algo, "collective": self.schedule.collective.value,
                "topology": self.topology.expr, **self.cost.as_dict(), "verified": self.verification.ok,
-               "transfers": len(self.schedule.transfers)}
+               "transfers": self.schedule.count}
         notes = self.schedule.notes
         if "predicted_steps" in notes:
             out["predicted_steps"] = notes["predicted_steps"]

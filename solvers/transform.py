@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from typing import Callable
 
+import numpy as np
+
 from topologies.model import Topology
 
-from .schedule import Collective, Schedule, Transfer
+from .schedule import Collective, Columns, Schedule, Transfer, columns, concat
 
 _REVERSED = {Collective.ALLGATHER: Collective.REDUCE_SCATTER, Collective.REDUCE_SCATTER: Collective.ALLGATHER}
 
@@ -23,6 +25,11 @@ def reverse(schedule: Schedule) -> Schedule:
         raise ValueError(f"only allgather and reduce-scatter reverse, not {schedule.collective.value}")
     last = schedule.steps
     to_reduce = schedule.collective is Collective.ALLGATHER
+    cols = schedule.stored_columns()
+    if cols is not None:
+        flipped = Columns(last + 1 - cols.step, cols.link, cols.shard, cols.lo, cols.hi,
+                          np.full(len(cols.step), to_reduce), cols.one)
+        return Schedule(_REVERSED[schedule.collective], algo=schedule.algo, notes=schedule.notes, cols=flipped)
     transfers = [Transfer(t.shard, t.lo, t.hi, t.link, last - t.step + 1, to_reduce) for t in schedule.transfers]
     return Schedule(_REVERSED[schedule.collective], transfers, schedule.algo, dict(schedule.notes))
 
@@ -32,6 +39,12 @@ def compose_allreduce(rs: Schedule, ag: Schedule) -> Schedule:
     if rs.collective is not Collective.REDUCE_SCATTER or ag.collective is not Collective.ALLGATHER:
         raise ValueError("compose_allreduce takes a reduce-scatter and an allgather")
     shift = rs.steps
+    if rs.stored_columns() is not None or ag.stored_columns() is not None:
+        a, b = columns(rs), columns(ag)
+        if a is not None and b is not None:
+            b = Columns(b.step + shift, b.link, b.shard, b.lo, b.hi, b.reduce, b.one)
+            return Schedule(Collective.ALLREDUCE, algo=ag.algo or rs.algo, notes={"rs_steps": shift},
+                            cols=concat([a, b]))
     transfers = list(rs.transfers) + [t._replace(step=t.step + shift) for t in ag.transfers]
     return Schedule(Collective.ALLREDUCE, transfers, ag.algo or rs.algo, {"rs_steps": shift})
 

@@ -334,7 +334,7 @@ def _fast_verify(topo: Topology, schedule: Schedule) -> Verification | None:
     that allgather is correct and never delivers a piece twice, every piece of shard v is summed over an
     in-tree whose branches carry disjoint, complete partial sums, so the reduce-scatter is correct. Allreduce:
     a reduce-scatter phase that ends before an allgather phase, each checked so."""
-    if topo.switch_nodes or len(schedule.transfers) < FAST_MIN_TRANSFERS:
+    if topo.switch_nodes or schedule.count < FAST_MIN_TRANSFERS:
         return None
     cols = columns(schedule)
     if cols is None:
