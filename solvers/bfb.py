@@ -17,9 +17,13 @@ minimum cut names a set J with |J| / c(N(J)) > U, the next trial. Every number i
 """
 from __future__ import annotations
 
+import multiprocessing
+import os
 from collections import defaultdict, deque
+from dataclasses import dataclass
 from fractions import Fraction
 from math import lcm
+from typing import Callable
 
 import numpy as np
 
@@ -27,7 +31,7 @@ from topologies.model import Topology
 from topologies.properties import compute_distances, is_strongly_connected
 
 from .errors import NotApplicable
-from .schedule import Collective, Schedule, Transfer
+from .schedule import MAX_SCALED, Collective, Columns, Schedule
 
 ONE = Fraction(1)
 
@@ -95,85 +99,309 @@ def _assign(counts: list[int], eligible: list[tuple[int, ...]], caps: list[Fract
     """Optimal fractional assignment of source types to in-neighbours.
 
     ``counts[k]`` sources of type k may use in-neighbours ``eligible[k]`` (indices into ``caps``). Returns
-    ``(U, share)`` with ``share[k][w]`` the fraction of *each* type-k source sent by w (summing to 1 over w).
+    ``(U, share, tight)``: ``share[k][w]`` is the fraction of *each* type-k source sent by w (summing to 1 over
+    w), and ``tight`` the types of a source set J attaining U = |J| / c(N(J)) (Theorem 19's Hall condition).
     """
+    if all(len(e) == 1 for e in eligible):          # nothing to balance: every source has one way in
+        load: dict[int, int] = defaultdict(int)
+        for c, (w,) in zip(counts, eligible):
+            load[w] += c
+        worst = max(load, key=lambda w: Fraction(load[w]) / caps[w])
+        return (Fraction(load[worst]) / caps[worst], [{e[0]: ONE} for e in eligible],
+                [i for i, e in enumerate(eligible) if e[0] == worst])
     scale = lcm(*(c.denominator for c in caps))
     big_c = [int(c * scale) for c in caps]
     used = sorted({w for e in eligible for w in e})
     u = Fraction(sum(counts), sum(caps[w] for w in used))
+    tight = list(range(len(counts)))
     k, m = len(counts), len(caps)
     while True:
         p, q = u.numerator, u.denominator
+        need = sum(counts) * q * scale
         flow = _MaxFlow(k + m + 2)
         src, sink = k + m, k + m + 1
         for i, c in enumerate(counts):
             flow.add(src, i, c * q * scale)
-        arcs = {(i, w): flow.add(i, k + w, 1 << 62) for i, e in enumerate(eligible) for w in e}
+        arcs = {(i, w): flow.add(i, k + w, need + 1) for i, e in enumerate(eligible) for w in e}
         for w in used:
             flow.add(k + w, sink, big_c[w] * p)
-        need = sum(counts) * q * scale
         if flow.run(src, sink) == need:
             share = [{w: Fraction(flow.cap[arcs[i, w] ^ 1], counts[i] * q * scale) for w in e
                       if flow.cap[arcs[i, w] ^ 1]} for i, e in enumerate(eligible)]
-            return u, share
+            return u, share, tight
         side = flow.reachable(src)
         tight = [i for i in range(k) if side[i]]
         nbrs = {w for i in tight for w in eligible[i]}
         u = Fraction(sum(counts[i] for i in tight)) / sum((caps[w] for w in nbrs), Fraction(0))
 
 
-def bfb_allgather(topo: Topology) -> Schedule:
-    """The optimal BFB allgather (Theorem 16): LP (1) solved exactly for every (u, t), read off into intervals.
+@dataclass(frozen=True)
+class StepReport:
+    """Why step t costs what it does: the receiver u with the largest U_{u,t}, its sources and in-links, and
+    the Hall set J of Theorem 19 (|J| sources that can only use |N(J)| in-links, U = |J| / c(N(J)))."""
 
-    For each (u, t, v) the chosen fractions are laid end to end over [0, 1) in in-neighbour order (every eligible
-    w holds all of v's shard after step t - 1), and a share on several parallel links w -> u is split in
-    proportion to their bandwidth. ``notes`` keeps ``U[t]`` (max_u U_{u,t}) and the bottleneck receiver per step.
-    """
-    if topo.switch_nodes:
-        raise NotApplicable("BFB is defined for direct-connect topologies; this one has switches")
-    if not is_strongly_connected(topo):
-        raise NotApplicable("BFB needs a strongly connected topology")
-    dist = compute_distances(topo)
-    n = topo.num_nodes
-    transfers: list[Transfer] = []
-    worst: dict[int, tuple[Fraction, int]] = {}
-    for u in range(n):
-        links_from: dict[int, list[int]] = defaultdict(list)
-        for i in topo.in_links[u]:
-            if topo.links[i].src != u:
-                links_from[topo.links[i].src].append(i)
-        nbrs = sorted(links_from)
-        caps = [sum((topo.links[i].bandwidth for i in links_from[w]), Fraction(0)) for w in nbrs]
-        du = dist[:, u]
-        ok = dist[:, nbrs] == (du - 1)[:, None]  # ok[v, j]: nbrs[j] is one hop nearer to v than u
-        if len(nbrs) < 63:  # the eligible set as a bitmask, else as a tuple of booleans
-            codes = (ok.astype(np.int64) << np.arange(len(nbrs), dtype=np.int64)).sum(axis=1).tolist()
-        else:
-            codes = [tuple(row) for row in ok.tolist()]
-        groups: dict[tuple[int, object], list[int]] = defaultdict(list)
-        for v, (t, code) in enumerate(zip(du.tolist(), codes)):
-            if t > 0:
-                groups[int(t), code].append(v)
-        by_step: dict[int, list[tuple[tuple[int, ...], list[int]]]] = defaultdict(list)
-        for (t, _), members in groups.items():
-            by_step[t].append((tuple(np.flatnonzero(ok[members[0]]).tolist()), members))
-        for t, types in by_step.items():
-            u_val, share = _assign([len(m) for _, m in types], [e for e, _ in types], caps)
-            if t not in worst or u_val > worst[t][0]:
-                worst[t] = (u_val, u)
-            for (elig, members), parts in zip(types, share):
-                pieces = []  # the same intervals serve every source of the type
-                lo = Fraction(0)
+    step: int
+    u: Fraction
+    receiver: str
+    sources: int
+    in_links: int
+    tight_sources: int
+    tight_links: int
+    balanced: bool      # U equals the receiver's volume bound |sources| / c(in-links): no Hall violation
+
+
+def _signature_order(caps_bw, types):
+    """Relabel in-neighbours by a signature of the problem (their link bandwidths, how many source types and
+    sources may use them), so that receivers with the same local structure share one cache entry."""
+    k = len(caps_bw)
+    n_types, n_sources = [0] * k, [0] * k
+    for mask, count in types:
+        j = 0
+        while mask:
+            if mask & 1:
+                n_types[j] += 1
+                n_sources[j] += count
+            mask >>= 1
+            j += 1
+    perm = sorted(range(k), key=lambda j: (caps_bw[j], n_types[j], n_sources[j], j))
+    pos = [0] * k
+    for p, j in enumerate(perm):
+        pos[j] = p
+    return perm, pos
+
+
+def _remap_all(masks: list[int], pos: list[int]) -> list[int]:
+    """Every mask with bit j moved to bit pos[j]."""
+    if pos == sorted(pos):
+        return list(masks)
+    if len(masks) > 32 and len(pos) < 62:
+        arr = np.asarray(masks, dtype=np.int64)
+        bits = (arr[:, None] >> np.arange(len(pos), dtype=np.int64)) & 1
+        return (bits << np.asarray(pos, dtype=np.int64)).sum(axis=1).tolist()
+    out = []
+    for mask in masks:
+        new, j = 0, 0
+        while mask:
+            if mask & 1:
+                new |= 1 << pos[j]
+            mask >>= 1
+            j += 1
+        out.append(new)
+    return out
+
+
+class _Solver:
+    """LP (1) for every (u, t) of a topology, with solutions shared between receivers whose problems match."""
+
+    def __init__(self, topo: Topology):
+        self.topo = topo
+        self.cache: dict = {}
+        self.bandwidths: dict[int, tuple[Fraction, ...]] = {}
+        self.intervals: dict[tuple[Fraction, Fraction], int] = {}
+
+    def interval(self, lo: Fraction, hi: Fraction) -> int:
+        key = (lo, hi)
+        iid = self.intervals.get(key)
+        if iid is None:
+            iid = self.intervals[key] = len(self.intervals)
+        return iid
+
+    def solve(self, caps_bw: list[int], types: list[tuple[int, int]]):
+        """(U, tight types, pieces per type) with pieces ``[(interval id, in-neighbour index, parallel link k)]``.
+
+        ``caps_bw[j]`` names (in ``self.bandwidths``) the tuple of bandwidths of the links from in-neighbour j."""
+        perm, pos = _signature_order(caps_bw, types)
+        canon = list(zip(_remap_all([m for m, _ in types], pos), [c for _, c in types]))
+        key = (tuple(caps_bw[j] for j in perm), tuple(sorted(canon)))
+        entry = self.cache.get(key)
+        if entry is None:
+            link_bws = [self.bandwidths[b] for b in key[0]]
+            caps = [sum(bws, Fraction(0)) for bws in link_bws]
+            kinds = list(key[1])
+            eligible = [tuple(j for j in range(len(caps)) if mask >> j & 1) for mask, _ in kinds]
+            u_val, share, tight = _assign([c for _, c in kinds], eligible, caps)
+            pieces = {}
+            for (mask, _), parts, elig in zip(kinds, share, eligible):
+                lo, out = Fraction(0), []
                 for j in elig:
                     x = parts.get(j)
                     if not x:
                         continue
                     width = x / caps[j]
-                    for li in links_from[nbrs[j]]:
-                        hi = lo + width * topo.links[li].bandwidth
-                        pieces.append((lo, hi, li))
+                    for k, bw in enumerate(link_bws[j]):
+                        hi = lo + width * bw
+                        out.append((self.interval(lo, hi), j, k))
                         lo = hi
-                transfers.extend(Transfer(v, a, b, li, t) for v in members for a, b, li in pieces)
-    steps = sorted(worst)
-    notes = {"U": {t: worst[t][0] for t in steps}, "bottleneck": {t: topo.names[worst[t][1]] for t in steps}}
-    return Schedule(Collective.ALLGATHER, transfers, algo="bfb", notes=notes)
+                pieces[mask] = out
+            tight_masks = {kinds[i][0] for i in tight}
+            entry = self.cache[key] = (u_val, tight_masks, pieces)
+        u_val, tight_masks, pieces = entry
+        per_type = [[(iid, perm[j], k) for iid, j, k in pieces[cm]] for cm, _ in canon]
+        tight = [i for i, (cm, _) in enumerate(canon) if cm in tight_masks]
+        return u_val, tight, per_type
+
+
+@dataclass
+class _Partial:
+    """What one worker found for a range of receivers: interval table, piece table (interval, link, step),
+    the transfers as (shard, piece) pairs, and per step the worst receiver's report fields."""
+
+    intervals: list
+    piece_iid: np.ndarray
+    piece_link: np.ndarray
+    piece_step: np.ndarray
+    shards: np.ndarray
+    pieces: np.ndarray
+    worst: dict
+
+
+def _solve_receivers(topo: Topology, dist: np.ndarray, receivers: range,
+                     progress: Callable[[float], None] | None = None) -> _Partial:
+    solver = _Solver(topo)
+    shard_parts, piece_parts = [], []
+    piece_iid: list[int] = []
+    piece_link: list[int] = []
+    piece_step: list[int] = []
+    worst: dict[int, tuple] = {}
+    bw_ids: dict[tuple, int] = {}
+    every = max(1, len(receivers) // 20)
+    for done, u in enumerate(receivers, 1):
+        links_from: dict[int, list[int]] = defaultdict(list)
+        for i in topo.in_links[u]:
+            if topo.links[i].src != u:
+                links_from[topo.links[i].src].append(i)
+        nbrs = sorted(links_from)
+        k = len(nbrs)
+        caps_bw = [bw_ids.setdefault(tuple(topo.links[i].bandwidth for i in links_from[w]), len(bw_ids))
+                   for w in nbrs]
+        solver.bandwidths = {v: b for b, v in bw_ids.items()}
+        du = dist[:, u]
+        ok = dist[:, nbrs] == (du - 1)[:, None]
+        others = np.flatnonzero(du > 0)
+        if k <= 40:
+            codes = (ok[others].astype(np.int64) << np.arange(k, dtype=np.int64)).sum(axis=1)
+            uniq, inverse = np.unique(du[others] << k | codes, return_inverse=True)
+            kinds = [(x >> k, x & ((1 << k) - 1)) for x in uniq.tolist()]
+        else:
+            uniq, inverse = np.unique(np.column_stack([du[others], ok[others]]), axis=0, return_inverse=True)
+            kinds = [(int(r[0]), sum(1 << j for j in np.flatnonzero(r[1:]).tolist())) for r in uniq]
+        inverse = inverse.ravel()
+        order = np.argsort(inverse, kind="stable")
+        members = others[order]
+        member_kind = inverse[order]
+        counts = np.bincount(inverse, minlength=len(kinds)).tolist()
+        by_step: dict[int, list[int]] = defaultdict(list)
+        for i, (t, _) in enumerate(kinds):
+            by_step[t].append(i)
+        kind_first = [0] * len(kinds)
+        kind_pieces = [0] * len(kinds)
+        for t, idx in by_step.items():
+            u_val, tight, per_type = solver.solve(caps_bw, [(kinds[i][1], counts[i]) for i in idx])
+            if t not in worst or u_val > worst[t][0]:
+                src = sum(counts[i] for i in idx)
+                tight_links = {j for pos in tight for j in range(k) if kinds[idx[pos]][1] >> j & 1}
+                total_cap = sum((topo.links[i].bandwidth for w in nbrs for i in links_from[w]), Fraction(0))
+                worst[t] = (u_val, u, src, sum(len(links_from[w]) for w in nbrs),
+                            sum(counts[idx[pos]] for pos in tight), sum(len(links_from[nbrs[j]]) for j in tight_links),
+                            u_val == Fraction(src) / total_cap)
+            for i, pieces in zip(idx, per_type):
+                kind_first[i] = len(piece_iid)
+                kind_pieces[i] = len(pieces)
+                for iid, j, kk in pieces:
+                    piece_iid.append(iid)
+                    piece_link.append(links_from[nbrs[j]][kk])
+                    piece_step.append(t)
+        per_member = np.asarray(kind_pieces, dtype=np.int64)[member_kind]
+        firsts = np.asarray(kind_first, dtype=np.int64)[member_kind]
+        starts = np.cumsum(per_member) - per_member
+        shard_parts.append(np.repeat(members, per_member))
+        piece_parts.append(np.repeat(firsts - starts, per_member) + np.arange(int(per_member.sum())))
+        if progress is not None and done % every == 0:
+            progress(done / len(receivers))
+    empty = np.zeros(0, dtype=np.int64)
+    return _Partial(list(solver.intervals), np.asarray(piece_iid, dtype=np.int64),
+                    np.asarray(piece_link, dtype=np.int64), np.asarray(piece_step, dtype=np.int64),
+                    np.concatenate(shard_parts) if shard_parts else empty,
+                    np.concatenate(piece_parts) if piece_parts else empty, worst)
+
+
+_FORKED: tuple | None = None   # (topology, distances) handed to forked workers without pickling
+PARALLEL_MIN_NODES = 512
+
+
+def _worker(receivers: range) -> _Partial:
+    topo, dist = _FORKED
+    return _solve_receivers(topo, dist, receivers)
+
+
+def _workers() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def _solve_all(topo: Topology, dist: np.ndarray, progress) -> list[_Partial]:
+    n = topo.num_nodes
+    jobs = min(_workers(), 4)
+    if n < PARALLEL_MIN_NODES or jobs < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        return [_solve_receivers(topo, dist, range(n), progress)]
+    global _FORKED
+    _FORKED = (topo, dist)
+    bounds = [n * i // jobs for i in range(jobs + 1)]
+    ctx = multiprocessing.get_context("fork")
+    try:
+        with ctx.Pool(jobs - 1) as pool:
+            pending = pool.map_async(_worker, [range(bounds[i], bounds[i + 1]) for i in range(1, jobs)])
+            first = _solve_receivers(topo, dist, range(bounds[0], bounds[1]),
+                                     None if progress is None else (lambda f: progress(f / jobs)))
+            rest = pending.get()
+    finally:
+        _FORKED = None
+    return [first] + rest
+
+
+def bfb_allgather(topo: Topology, progress: Callable[[float], None] | None = None) -> Schedule:
+    """The optimal BFB allgather (Theorem 16): LP (1) solved exactly for every (u, t), read off into intervals.
+
+    For each (u, t, v) the chosen fractions are laid end to end over [0, 1) in in-neighbour order (every eligible
+    w holds all of v's shard after step t - 1), and a share on several parallel links w -> u is split in
+    proportion to their bandwidth. Receivers are split between the machine's cores on large topologies. The
+    schedule comes back as numpy columns. ``notes["report"]`` explains every step's cost (``StepReport``);
+    ``progress(fraction)`` is called as receivers are done.
+    """
+    if topo.switch_nodes:
+        raise NotApplicable("BFB is defined for direct-connect topologies; this one has switches")
+    if not is_strongly_connected(topo):
+        raise NotApplicable("BFB needs a strongly connected topology")
+    dist = compute_distances(topo).astype(np.int64)
+    parts = _solve_all(topo, dist, progress)
+    intervals: dict[tuple[Fraction, Fraction], int] = {}
+    worst: dict[int, tuple] = {}
+    iids, links, steps, shards, pieces = [], [], [], [], []
+    offset = 0
+    for part in parts:
+        remap = np.array([intervals.setdefault(iv, len(intervals)) for iv in part.intervals] or [0], dtype=np.int64)
+        iids.append(remap[part.piece_iid] if len(part.piece_iid) else part.piece_iid)
+        links.append(part.piece_link)
+        steps.append(part.piece_step)
+        shards.append(part.shards)
+        pieces.append(part.pieces + offset)
+        offset += len(part.piece_iid)
+        for t, w in part.worst.items():
+            if t not in worst or w[0] > worst[t][0]:
+                worst[t] = w
+    one = lcm(*{x.denominator for pair in intervals for x in pair})
+    lo_tab = np.array([lo.numerator * (one // lo.denominator) for lo, _ in intervals], dtype=object)
+    hi_tab = np.array([hi.numerator * (one // hi.denominator) for _, hi in intervals], dtype=object)
+    if one <= MAX_SCALED:
+        lo_tab, hi_tab = lo_tab.astype(np.int64), hi_tab.astype(np.int64)
+    piece = np.concatenate(pieces)
+    iid = np.concatenate(iids)[piece]
+    cols = Columns(np.concatenate(steps)[piece], np.concatenate(links)[piece], np.concatenate(shards),
+                   lo_tab[iid], hi_tab[iid], np.zeros(len(piece), dtype=bool), one)
+    report = [StepReport(t, w[0], topo.names[w[1]], w[2], w[3], w[4], w[5], w[6]) for t, w in sorted(worst.items())]
+    if progress is not None:
+        progress(1.0)
+    return Schedule(Collective.ALLGATHER, algo="bfb", notes={"U": {r.step: r.u for r in report}, "report": report},
+                    cols=cols)

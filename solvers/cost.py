@@ -40,17 +40,31 @@ def node_bandwidth(topo: Topology) -> Fraction:
     return min(_bandwidth_sums(topo, topo.out_links))
 
 
+def _exact_bincount(keys: np.ndarray, weights: np.ndarray, size: int) -> np.ndarray:
+    """Integer sums of non-negative int64 ``weights`` per key, exact: numpy's bincount adds in float64, so the
+    weights are split into 26-bit halves whose sums stay below 2^53."""
+    low = weights & ((1 << 26) - 1)
+    high = weights >> 26
+    if int(high.max(initial=0)) * len(keys) >= 2 ** 53 or ((1 << 26) * len(keys)) >= 2 ** 53:
+        out = np.zeros(size, dtype=np.int64)
+        np.add.at(out, keys, weights)
+        return out
+    return (np.bincount(keys, weights=low, minlength=size).astype(np.int64)
+            + (np.bincount(keys, weights=high, minlength=size).astype(np.int64) << 26))
+
+
 def link_loads(schedule: Schedule) -> dict[int, dict[int, Fraction]]:
     """``loads[step][link]``: the data a link carries in a step, in shards (M/N), exact.
 
     Large schedules are summed on integers (bounds scaled by their common denominator, ``schedule.columns``)."""
     cols = columns(schedule) if schedule.count > 1000 else None
-    if cols is not None:
+    if cols is not None and cols.lo.dtype == np.int64:
         width = int(cols.link.max()) + 1
         keys = cols.step * width + cols.link
-        used, inverse = np.unique(keys, return_inverse=True)
-        sums = np.zeros(len(used), dtype=np.int64)
-        np.add.at(sums, inverse, cols.hi - cols.lo)
+        widths = cols.hi - cols.lo
+        sums = _exact_bincount(keys, widths, int(keys.max()) + 1)
+        used = np.flatnonzero(sums)
+        sums = sums[used]
         loads: dict[int, dict[int, Fraction]] = defaultdict(dict)
         for key, total in zip(used.tolist(), sums.tolist()):
             loads[key // width][key % width] = Fraction(total, cols.one)
@@ -64,6 +78,20 @@ def link_loads(schedule: Schedule) -> dict[int, dict[int, Fraction]]:
 def step_factors(topo: Topology, schedule: Schedule) -> dict[int, Fraction]:
     """T_B(A_t) / (M/B) for every step t: max over links of load / N * B / bandwidth."""
     n, big_b = topo.n, node_bandwidth(topo)
+    cols = columns(schedule) if schedule.count > 1000 else None
+    if cols is not None and cols.lo.dtype == np.int64:
+        n_links, last = len(topo.links), int(cols.step.max())
+        if (last + 1) * n_links <= 50_000_000:
+            sums = _exact_bincount(cols.step * n_links + cols.link, cols.hi - cols.lo,
+                                   (last + 1) * n_links).reshape(last + 1, n_links)
+            by_bandwidth: dict[Fraction, list[int]] = defaultdict(list)
+            for i, link in enumerate(topo.links):
+                by_bandwidth[link.bandwidth].append(i)
+            out = {}
+            for step in np.flatnonzero(sums.any(axis=1)).tolist():
+                out[step] = max(Fraction(int(sums[step, idx].max()), cols.one) * big_b / (n * bw)
+                                for bw, idx in by_bandwidth.items() if sums[step, idx].any())
+            return out
     return {step: max(load * big_b / (n * topo.links[l].bandwidth) for l, load in per_link.items())
             for step, per_link in sorted(link_loads(schedule).items())}
 
