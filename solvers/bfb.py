@@ -31,7 +31,7 @@ from topologies.model import Topology
 from topologies.properties import compute_distances, is_strongly_connected
 
 from .errors import NotApplicable
-from .schedule import MAX_SCALED, Collective, Columns, Schedule
+from .schedule import MAX_SCALED, Collective, Columns, Schedule, Transfer, columns
 
 ONE = Fraction(1)
 
@@ -405,3 +405,162 @@ def bfb_allgather(topo: Topology, progress: Callable[[float], None] | None = Non
         progress(1.0)
     return Schedule(Collective.ALLGATHER, algo="bfb", notes={"U": {r.step: r.u for r in report}, "report": report},
                     cols=cols)
+
+
+# ------------------------------------------------------------------------------ per-(u, t) problems, plainly
+@dataclass
+class Problem:
+    """LP (1) for receiver u at step t: ``sources[i]`` may be sent by the in-neighbours ``eligible[i]`` (indices
+    into ``nbrs``); ``links[j]`` are the links from ``nbrs[j]`` to u."""
+
+    u: int
+    t: int
+    nbrs: list[int]
+    links: list[list[int]]
+    sources: list[int]
+    eligible: list[tuple[int, ...]]
+
+
+def receiver_problems(topo: Topology) -> list[Problem]:
+    """Every (u, t) problem of LP (1), one source per row (the reference form, for small topologies)."""
+    if topo.switch_nodes or not is_strongly_connected(topo):
+        raise NotApplicable("BFB needs a strongly connected direct-connect topology")
+    dist = compute_distances(topo)
+    out = []
+    for u in range(topo.num_nodes):
+        links_from: dict[int, list[int]] = defaultdict(list)
+        for i in topo.in_links[u]:
+            if topo.links[i].src != u:
+                links_from[topo.links[i].src].append(i)
+        nbrs = sorted(links_from)
+        by_t: dict[int, list[int]] = defaultdict(list)
+        for v in range(topo.num_nodes):
+            if v != u:
+                by_t[int(dist[v, u])].append(v)
+        for t, sources in sorted(by_t.items()):
+            elig = [tuple(j for j, w in enumerate(nbrs) if dist[v, w] == t - 1) for v in sources]
+            out.append(Problem(u, t, nbrs, [links_from[w] for w in nbrs], sources, elig))
+    return out
+
+
+def solve_problem(topo: Topology, p: Problem):
+    """The exact optimum of one problem: (U, share[i][j]) per source i and in-neighbour index j."""
+    caps = [sum((topo.links[i].bandwidth for i in ls), Fraction(0)) for ls in p.links]
+    u_val, share, _ = _assign([1] * len(p.sources), p.eligible, caps)
+    return u_val, share
+
+
+def _read_off(topo: Topology, problems, shares, algo: str, notes: dict) -> Schedule:
+    """Transfers from per-source shares: pieces laid end to end over [0, 1), parallel links by bandwidth."""
+    transfers = []
+    for p, share in zip(problems, shares):
+        for v, parts in zip(p.sources, share):
+            lo = Fraction(0)
+            for j in sorted(parts):
+                x = parts[j]
+                if not x:
+                    continue
+                cap = sum((topo.links[i].bandwidth for i in p.links[j]), Fraction(0))
+                for li in p.links[j]:
+                    hi = lo + x * topo.links[li].bandwidth / cap
+                    transfers.append(Transfer(v, lo, hi, li, p.t))
+                    lo = hi
+    return Schedule(Collective.ALLGATHER, transfers, algo, notes)
+
+
+def bfb_chunked(topo: Topology, chunks: int) -> Schedule:
+    """BFB with every shard cut into ``chunks`` equal chunks (App. E.2, IP (13)).
+
+    Each source's LP (1) shares, scaled by P = ``chunks``, are rounded to integers summing to P: floors first,
+    then one more chunk to the largest remainders. Theorem 20 bounds the loss:
+    T_B <= T_B^LP + (M/B) d (d^D - 1) / ((d - 1) P N), because a link carries at most d^(t-1) sources at step t
+    and each gains less than one chunk."""
+    if isinstance(chunks, bool) or not isinstance(chunks, int) or chunks < 1:
+        raise ValueError(f"the number of chunks must be a positive integer, got {chunks!r}")
+    problems = receiver_problems(topo)
+    shares = []
+    for p in problems:
+        _, share = solve_problem(topo, p)
+        rounded = []
+        for parts in share:
+            scaled = {j: x * chunks for j, x in parts.items()}
+            base = {j: int(y) for j, y in scaled.items()}                  # floor (y >= 0)
+            spare = chunks - sum(base.values())
+            for j in sorted(scaled, key=lambda j: (-(scaled[j] - base[j]), j))[:spare]:
+                base[j] += 1
+            rounded.append({j: Fraction(c, chunks) for j, c in base.items() if c})
+        shares.append(rounded)
+    return _read_off(topo, problems, shares, "bfb", {"chunks": chunks})
+
+
+def chunk_counts(schedule: Schedule) -> tuple[int, list[tuple[int, int, int, int, int]]]:
+    """App. E.2, approach 1: L = the lcm of the chunk bounds' denominators, and every transfer as whole chunks
+    ``(shard, first chunk, number of chunks, link, step)`` of a shard cut into L equal chunks."""
+    cols = columns(schedule)
+    if cols is None:
+        one = lcm(*{x.denominator for t in schedule.transfers for x in (t.lo, t.hi)})
+        return one, [(t.shard, int(t.lo * one), int((t.hi - t.lo) * one), t.link, t.step) for t in schedule.transfers]
+    return cols.one, list(zip(cols.shard.tolist(), cols.lo.tolist(), (cols.hi - cols.lo).tolist(),
+                              cols.link.tolist(), cols.step.tolist()))
+
+
+# ------------------------------------------------------------------------ heterogeneous links: LP (14), exactly
+def _timed_bound(caps: list[Fraction], alphas: list[Fraction], js, count: int, shard_bytes: Fraction) -> Fraction:
+    """The least U with sum_{j in js} max(0, U - alpha_j) * cap_j / shard_bytes >= count."""
+    order = sorted(js, key=lambda j: alphas[j])
+    rate, offset = Fraction(0), Fraction(0)   # sum over active j of cap_j / s, and of alpha_j cap_j / s
+    for k, j in enumerate(order):
+        rate += caps[j] / shard_bytes
+        offset += alphas[j] * caps[j] / shard_bytes
+        u = (count + offset) / rate
+        if k + 1 == len(order) or u <= alphas[order[k + 1]]:
+            return u
+    raise AssertionError("unreachable")
+
+
+def _assign_timed(eligible, caps, alphas, shard_bytes):
+    """LP (14) for one (u, t) with the fix of App. E.3 built in: a link pays its alpha only when it carries data.
+    U is the least time such that the sources fit into capacities (U - alpha_j)^+ * cap_j / s (a max-flow, as in
+    ``_assign``; each infeasible trial names a source set J whose own bound is the next trial)."""
+    m = len(caps)
+    every = list(range(len(eligible)))
+    u = _timed_bound(caps, alphas, sorted({j for e in eligible for j in e}), len(eligible), shard_bytes)
+    while True:
+        room = [max(Fraction(0), (u - alphas[j]) * caps[j] / shard_bytes) for j in range(m)]
+        scale = lcm(*(r.denominator for r in room))
+        k = len(eligible)
+        flow = _MaxFlow(k + m + 2)
+        src, sink = k + m, k + m + 1
+        need = k * scale
+        for i in every:
+            flow.add(src, i, scale)
+        arcs = {(i, j): flow.add(i, k + j, need + 1) for i, e in enumerate(eligible) for j in e}
+        for j in range(m):
+            flow.add(k + j, sink, int(room[j] * scale))
+        if flow.run(src, sink) == need:
+            return u, [{j: Fraction(flow.cap[arcs[i, j] ^ 1], scale) for j in e if flow.cap[arcs[i, j] ^ 1]}
+                       for i, e in enumerate(eligible)]
+        side = flow.reachable(src)
+        tight = [i for i in every if side[i]]
+        u = _timed_bound(caps, alphas, sorted({j for i in tight for j in eligible[i]}), len(tight), shard_bytes)
+
+
+def bfb_timed(topo: Topology, total_bytes) -> Schedule:
+    """BFB on links of different bandwidth and alpha (App. E.3, LP (14)) for an M = ``total_bytes`` vector.
+
+    Per (u, t), U_{u,t} is a time in microseconds: every used link (w, u) must finish alpha_{w,u} +
+    (M/N) * load / bandwidth <= U (bandwidth in GB/s = 1e3 bytes/us). A link that would carry nothing never
+    sets U (App. E.3's re-solve without the unused link, done exactly). ``notes["U"][t]`` is max_u U_{u,t}
+    and their sum the schedule's time."""
+    shard_bytes = Fraction(str(total_bytes)) / topo.n / 1000    # bytes per shard over 1e3 bytes/us per GB/s
+    if shard_bytes <= 0:
+        raise ValueError("the vector size must be positive")
+    problems = receiver_problems(topo)
+    shares, worst = [], {}
+    for p in problems:
+        caps = [sum((topo.links[i].bandwidth for i in ls), Fraction(0)) for ls in p.links]
+        alphas = [max(topo.links[i].alpha for i in ls) for ls in p.links]
+        u_val, share = _assign_timed(p.eligible, caps, alphas, shard_bytes)
+        shares.append(share)
+        worst[p.t] = max(worst.get(p.t, Fraction(0)), u_val)
+    return _read_off(topo, problems, shares, "bfb", {"U": worst, "time_us": sum(worst.values(), Fraction(0))})

@@ -24,14 +24,15 @@ from .verify import Verification, verify
 @dataclass(frozen=True)
 class Algorithm:
     name: str
-    allgather: Callable[[Topology], Schedule]
+    allgather: Callable[..., Schedule]
     summary: str
+    reports_progress: bool = False
 
 
 ALGORITHMS: dict[str, Algorithm] = {a.name: a for a in [
     Algorithm("ring", ring_allgather, "ring allgather on a directed Hamiltonian cycle (both ways where it can)"),
     Algorithm("sptree", sptree_allgather, "one shortest-path broadcast tree per node, D(G) steps"),
-    Algorithm("bfb", bfb_allgather, "optimal breadth-first-broadcast schedule (LP (1), solved exactly)"),
+    Algorithm("bfb", bfb_allgather, "optimal breadth-first-broadcast schedule (LP (1), solved exactly)", True),
     Algorithm("expansion", expansion_allgather,
               "follow the expression: base schedules through line/degree/power/bidir expansions"),
 ]}
@@ -56,17 +57,23 @@ class Result:
             out["predicted_tb_factor"] = float(notes["predicted_tb_factor"])
             out["predicted_tb_factor_exact"] = str(notes["predicted_tb_factor"])
             out["prediction_exact"] = notes["prediction_exact"]
+        out["bw_optimal"] = self.cost.tb_factor == self.cost.tb_lower_bound
+        if "report" in notes:
+            out["steps_report"] = [{"step": r.step, "U": str(r.u), "receiver": r.receiver, "sources": r.sources,
+                                    "in_links": r.in_links, "hall_sources": r.tight_sources,
+                                    "hall_links": r.tight_links, "balanced": r.balanced} for r in notes["report"]]
         if total_bytes is not None:
             out["bytes"] = total_bytes
             out["time_us"] = time_us(self.topology, self.schedule, total_bytes)
         return out
 
 
-def synthesize(topo: Topology, algo: str, collective: Collective | str) -> Result:
+def synthesize(topo: Topology, algo: str, collective: Collective | str,
+               progress: Callable[[str, float], None] | None = None) -> Result:
     """Build ``collective`` on ``topo`` with algorithm ``algo``, verify it and cost it.
 
     Raises NotApplicable (with the reason) when the algorithm does not fit the topology, and ScheduleError
-    when the produced schedule fails verification.
+    when the produced schedule fails verification. ``progress(phase, fraction)`` hears about long work.
     """
     if isinstance(collective, str):
         collective = Collective.parse(collective)
@@ -74,8 +81,17 @@ def synthesize(topo: Topology, algo: str, collective: Collective | str) -> Resul
         algorithm = ALGORITHMS[algo]
     except KeyError:
         raise NotApplicable(f"unknown algorithm {algo!r} (choose from {', '.join(ALGORITHMS)})") from None
-    schedule = build_collective(topo, collective, algorithm.allgather)
+    builder = algorithm.allgather
+    if progress is not None and algorithm.reports_progress:
+        calls = iter(range(1, 3))
+
+        def builder(g: Topology) -> Schedule:
+            phase = f"{algorithm.name} allgather {next(calls)}" if collective is Collective.ALLREDUCE else algorithm.name
+            return algorithm.allgather(g, progress=lambda f: progress(phase, f))
+    schedule = build_collective(topo, collective, builder)
     schedule.algo = algorithm.name
+    if progress is not None:
+        progress("verify", 0.0)
     verification = verify(topo, schedule)
     verification.raise_if_failed()
     return Result(topo, schedule, verification, cost(topo, schedule))

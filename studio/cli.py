@@ -43,7 +43,24 @@ def _parser() -> argparse.ArgumentParser:
                        help="M, the full vector in bytes: adds time_us under the links' bandwidths and alphas")
     sched.add_argument("--json", action="store_true", help="print JSON")
     sched.add_argument("--max-nodes", type=int, default=None, help="refuse larger topologies (default 4096)")
+    sched.add_argument("--progress", action="store_true",
+                       help="report progress on stderr (on by default when stderr is a terminal)")
     return p
+
+
+def _progress_printer():
+    """Progress lines on stderr: overwritten in place on a terminal, one line per 10% otherwise."""
+    tty = sys.stderr.isatty()
+    last: dict[str, int] = {}
+
+    def show(phase: str, fraction: float) -> None:
+        pct = int(fraction * 100)
+        if tty:
+            print(f"\r{phase}: {pct:3d}%", end="\n" if pct >= 100 else "", file=sys.stderr, flush=True)
+        elif pct // 10 != last.get(phase, -1):
+            last[phase] = pct // 10
+            print(f"{phase}: {pct}%", file=sys.stderr, flush=True)
+    return show
 
 
 def _print_table(rows: dict) -> None:
@@ -66,7 +83,8 @@ def _cmd_schedule(args) -> int:
     if args.total_bytes is not None and not args.total_bytes > 0:
         raise UsageError("--bytes must be positive")
     topo = load(args.expr, max_nodes=args.max_nodes)
-    result = synthesize(topo, args.algo, collective)
+    progress = _progress_printer() if (args.progress or sys.stderr.isatty()) else None
+    result = synthesize(topo, args.algo, collective, progress=progress)
     out = result.as_dict(args.total_bytes)
     if args.json:
         print(json.dumps(out))

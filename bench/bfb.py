@@ -1,0 +1,70 @@
+"""BFB allgather generation time against the direct-connect paper's Table 6, in one run.
+
+    python bench/bfb.py            # the acceptance cases
+    python bench/bfb.py --small    # also the small Table 6 rows
+    python bench/bfb.py --lp       # also the Pyomo reference (one LP per (u, t)) on the small cases
+
+"bfb s" is the exact fast path (topology distances, every (u, t) problem, the schedule as columns); "verify s"
+and "cost s" are the simulator and the exact cost on that schedule, reported apart. "paper s" is Table 6's BFB
+time; "ratio" is paper s / bfb s. Timings are the best of ``--repeat`` runs (default 3) on this machine.
+"""
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from solvers.bfb import bfb_allgather  # noqa: E402
+from solvers.cost import cost  # noqa: E402
+from solvers.verify import verify  # noqa: E402
+from topologies import parse_topology  # noqa: E402
+
+# expression, Table 6 BFB seconds (None: not in the paper's table)
+CASES = [("hypercube(10)", 52.7), ("torus(50,50)", 61.1), ("gkautz(4,4096)", None)]
+SMALL = [("hypercube(5)", 0.03), ("hypercube(6)", 0.17), ("torus(5,5)", 0.01), ("torus(6,6)", 0.03),
+         ("circulant(16,[3,4])", None), ("line(circulant(16,[3,4]),3)", None)]
+
+
+def best_of(repeat, fn):
+    best, value = float("inf"), None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        value = fn()
+        best = min(best, time.perf_counter() - start)
+    return best, value
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--small", action="store_true")
+    ap.add_argument("--lp", action="store_true")
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    cases = (SMALL if args.small or args.lp else []) + CASES
+    print(f"{'topology':<30} {'nodes':>6} {'steps':>5} {'tb_factor':>12} {'bfb s':>7} {'paper s':>8} "
+          f"{'ratio':>7} {'verify s':>8} {'cost s':>7}" + (f" {'pyomo s':>8}" if args.lp else ""))
+    for expr, paper in cases:
+        def build():
+            return bfb_allgather(parse_topology(expr, max_nodes=10 ** 5))   # fresh: no cached distances
+        seconds, schedule = best_of(args.repeat, build)
+        topo = parse_topology(expr, max_nodes=10 ** 5)
+        start = time.perf_counter()
+        ok = verify(topo, schedule).ok
+        verify_s = time.perf_counter() - start
+        start = time.perf_counter()
+        c = cost(topo, schedule)
+        cost_s = time.perf_counter() - start
+        ratio = f"{paper / seconds:7.1f}" if paper else f"{'-':>7}"
+        row = (f"{expr:<30} {topo.n:>6} {c.steps:>5} {float(c.tb_factor):>12.8f} {seconds:>7.2f} "
+               f"{paper if paper else '-':>8} {ratio} {verify_s:>8.2f} {cost_s:>7.2f}")
+        if args.lp and topo.n <= 64:
+            from solvers.bfb_lp import lp_allgather
+
+            lp_s, _ = best_of(1, lambda: lp_allgather(topo))
+            row += f" {lp_s:>8.2f}"
+        print(row + ("" if ok else "  NOT VERIFIED"), flush=True)
+
+
+if __name__ == "__main__":
+    main()
