@@ -11,7 +11,7 @@ from typing import Callable
 from topologies.model import Topology
 
 from .cost import Cost, cost, time_us
-from .bfb import bfb_allgather
+from .bfb import bfb_allgather, bfb_timed
 from .errors import NotApplicable
 from .expansion import expansion_allgather
 from .ring import ring_allgather
@@ -69,11 +69,13 @@ class Result:
 
 
 def synthesize(topo: Topology, algo: str, collective: Collective | str,
-               progress: Callable[[str, float], None] | None = None) -> Result:
+               progress: Callable[[str, float], None] | None = None, total_bytes: float | None = None) -> Result:
     """Build ``collective`` on ``topo`` with algorithm ``algo``, verify it and cost it.
 
     Raises NotApplicable (with the reason) when the algorithm does not fit the topology, and ScheduleError
     when the produced schedule fails verification. ``progress(phase, fraction)`` hears about long work.
+    With ``total_bytes`` on a topology whose links have alpha, ``bfb`` solves LP (14) for that vector size
+    (App. E.3) instead of LP (1).
     """
     if isinstance(collective, str):
         collective = Collective.parse(collective)
@@ -82,7 +84,10 @@ def synthesize(topo: Topology, algo: str, collective: Collective | str,
     except KeyError:
         raise NotApplicable(f"unknown algorithm {algo!r} (choose from {', '.join(ALGORITHMS)})") from None
     builder = algorithm.allgather
-    if progress is not None and algorithm.reports_progress:
+    if algo == "bfb" and total_bytes is not None and any(l.alpha for l in topo.links):
+        def builder(g: Topology) -> Schedule:
+            return bfb_timed(g, total_bytes)
+    elif progress is not None and algorithm.reports_progress:
         calls = iter(range(1, 3))
 
         def builder(g: Topology) -> Schedule:

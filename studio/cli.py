@@ -84,7 +84,7 @@ def _cmd_schedule(args) -> int:
         raise UsageError("--bytes must be positive")
     topo = load(args.expr, max_nodes=args.max_nodes)
     progress = _progress_printer() if (args.progress or sys.stderr.isatty()) else None
-    result = synthesize(topo, args.algo, collective, progress=progress)
+    result = synthesize(topo, args.algo, collective, progress=progress, total_bytes=args.total_bytes)
     out = result.as_dict(args.total_bytes)
     if args.json:
         print(json.dumps(out))

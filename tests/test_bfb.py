@@ -208,3 +208,16 @@ def test_cli_progress_goes_to_stderr(capsys):
     captured = capsys.readouterr()
     assert json.loads(captured.out)["steps_report"][0]["balanced"] is True
     assert "bfb: 100%" in captured.err and "verify" in captured.err
+
+
+def test_cli_bfb_with_bytes_uses_lp14_on_links_with_alpha(tmp_path, capsys):
+    from topologies.files import write_topology
+
+    path = tmp_path / "hetero.json"
+    write_topology(hetero(), path)
+    assert main(["schedule", str(path), "--algo", "bfb", "--bytes", "4e6", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    expected = bfb_timed(hetero(), 4e6).notes["time_us"]
+    assert out["verified"] and abs(out["time_us"] - float(expected)) < 1e-9
+    assert main(["schedule", str(path), "--algo", "bfb", "--json"]) == 0     # without M: LP (1) on bandwidths
+    assert json.loads(capsys.readouterr().out)["verified"]
