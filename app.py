@@ -1,8 +1,10 @@
-"""Topology Studio: the Streamlit entry point (page wiring only)."""
+"""Topology Studio: the Streamlit entry point (page wiring and the shared sidebar only)."""
 import streamlit as st
 
-from studio.pages import compose
-
 st.set_page_config(page_title="Topology Studio", layout="wide")
-page = st.navigation([st.Page(compose.render, title="Compose", url_path="compose", default=True)])
+
+from studio import navigation, workload  # noqa: E402  (set_page_config must come first)
+
+page = st.navigation(navigation.PAGES)
+workload.sidebar()
 page.run()

@@ -1,7 +1,15 @@
-"""Plotly figures of topologies. Pure functions of the model: no Streamlit here, so notebooks can use them."""
+"""Plotly figures of topologies and schedules. Pure functions of the model: no Streamlit here, so notebooks can
+use them too.
+
+Layouts follow the family: a circle for rings, circulants and complete graphs; a grid for two-dimensional tori
+and products (nodes named ``x,y``); layers for switched clusters (switches above the GPUs they serve); a spring
+layout otherwise.
+"""
 from __future__ import annotations
 
 import math
+from collections import defaultdict
+from fractions import Fraction
 
 import plotly.graph_objects as go
 
@@ -9,7 +17,9 @@ from topologies.model import COMPUTE, Topology
 
 MAX_DRAWN_NODES = 512
 MAX_ARROWS = 400
+MAX_LINK_HOVERS = 1500
 _COLORS = {COMPUTE: "#1f77b4", "switch": "#ff7f0e"}
+_CIRCULAR = ("ring", "uniring", "biring", "circulant", "dcirculant", "complete", "gkautz", "debruijn")
 
 
 def circular_layout(topo: Topology) -> list[tuple[float, float]]:
@@ -23,40 +33,180 @@ def circular_layout(topo: Topology) -> list[tuple[float, float]]:
     return pos
 
 
-def topology_figure(topo: Topology, title: str | None = None) -> go.Figure:
-    """The topology drawn on a circle: links as lines (arrows when the graph is directed and small)."""
+def grid_layout(topo: Topology) -> list[tuple[float, float]] | None:
+    """Nodes named ``x,y`` (2D tori, products of two graphs) at (y, -x); None when the names are not pairs."""
+    coords = []
+    for name in topo.names:
+        parts = name.split(",")
+        if len(parts) != 2:
+            return None
+        coords.append(parts)
+    rows = {v: i for i, v in enumerate(sorted({c[0] for c in coords}, key=_natural))}
+    cols = {v: i for i, v in enumerate(sorted({c[1] for c in coords}, key=_natural))}
+    return [(float(cols[b]), -float(rows[a])) for a, b in coords]
+
+
+def _natural(text: str):
+    return (0, int(text), "") if text.lstrip("-").isdigit() else (1, 0, text)
+
+
+def layered_layout(topo: Topology) -> list[tuple[float, float]]:
+    """Switches in rows above the compute nodes; each row spread evenly (switched clusters)."""
+    import networkx as nx
+
+    g = nx.Graph((l.src, l.dst) for l in topo.links)
+    g.add_nodes_from(range(topo.num_nodes))
+    level = {u: 0 for u in topo.compute_nodes}
+    frontier = list(topo.compute_nodes)
+    while frontier:                                    # a switch's level is its hop distance from the GPUs
+        nxt = []
+        for u in frontier:
+            for w in g.neighbors(u):
+                if w not in level:
+                    level[w] = level[u] + 1
+                    nxt.append(w)
+        frontier = nxt
+    rows: dict[int, list[int]] = defaultdict(list)
+    for u in range(topo.num_nodes):
+        rows[level.get(u, 1)].append(u)
+    pos: list[tuple[float, float]] = [(0.0, 0.0)] * topo.num_nodes
+    for lv, members in rows.items():
+        for j, u in enumerate(members):
+            pos[u] = ((j + 0.5) / len(members), float(lv))
+    return pos
+
+
+def spring_layout(topo: Topology) -> list[tuple[float, float]]:
+    import networkx as nx
+
+    g = nx.Graph((l.src, l.dst) for l in topo.links if l.src != l.dst)
+    g.add_nodes_from(range(topo.num_nodes))
+    p = nx.spring_layout(g, seed=1, iterations=60 if topo.num_nodes <= 200 else 30)
+    return [(float(p[u][0]), float(p[u][1])) for u in range(topo.num_nodes)]
+
+
+def choose_layout(topo: Topology) -> tuple[str, list[tuple[float, float]]]:
+    """(layout name, positions) for the topology's family."""
+    if topo.switch_nodes:
+        return "layered", layered_layout(topo)
+    head = topo.expr.split("(")[0].strip()
+    if head in _CIRCULAR:
+        return "circular", circular_layout(topo)
+    if head in ("torus", "twisted_torus", "hamming", "product", "power"):
+        grid = grid_layout(topo)
+        if grid is not None:
+            return "grid", grid
+    if topo.num_nodes <= 3:
+        return "circular", circular_layout(topo)
+    return "spring", spring_layout(topo)
+
+
+def topology_figure(topo: Topology, title: str | None = None, *, link_weight: dict[int, float] | None = None,
+                    weight_label: str = "load", layout: tuple[str, list] | None = None) -> go.Figure:
+    """The topology drawn in its family's layout: links as lines (arrows when directed and small), hover on
+    nodes and links. ``link_weight`` (link index -> value) draws only those links, colored and thickened by the
+    value (a schedule step's load, a broadcast tree's step)."""
     if topo.num_nodes > MAX_DRAWN_NODES:
         raise ValueError(f"{topo.num_nodes} nodes are too many to draw (the limit is {MAX_DRAWN_NODES})")
-    pos = circular_layout(topo)
-    edges = sorted({(l.src, l.dst) for l in topo.links if l.src != l.dst})
+    _, pos = layout if layout is not None else choose_layout(topo)
     fig = go.Figure()
+    pairs: dict[tuple[int, int], list[int]] = defaultdict(list)
+    for i, l in enumerate(topo.links):
+        if l.src != l.dst:
+            pairs[(l.src, l.dst)].append(i)
     xs, ys = [], []
-    for s, d in edges:
+    for s, d in pairs:
         xs += [pos[s][0], pos[d][0], None]
         ys += [pos[s][1], pos[d][1], None]
-    fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line=dict(width=1, color="#9aa5b1"), hoverinfo="skip",
-                             name="links"))
+    fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line=dict(width=1, color="#c3cad3" if link_weight else
+                                                                 "#9aa5b1"), hoverinfo="skip", name="links"))
+    if link_weight:
+        top = max(link_weight.values()) or 1
+        for i, w in sorted(link_weight.items(), key=lambda kv: kv[1]):
+            l = topo.links[i]
+            shade = 0.25 + 0.75 * w / top
+            fig.add_trace(go.Scatter(
+                x=[pos[l.src][0], pos[l.dst][0]], y=[pos[l.src][1], pos[l.dst][1]], mode="lines",
+                line=dict(width=1.5 + 4 * w / top, color=f"rgba(214, 39, 40, {shade:.2f})"), showlegend=False,
+                hovertext=f"{topo.names[l.src]} → {topo.names[l.dst]}: {weight_label} {w:g}", hoverinfo="text"))
     directed = not topo.is_bidirectional
-    if directed and len(edges) <= MAX_ARROWS:
-        for s, d in edges:
+    drawn = list(pairs) if not link_weight else sorted({(topo.links[i].src, topo.links[i].dst) for i in link_weight})
+    if (directed or link_weight) and len(drawn) <= MAX_ARROWS:
+        for s, d in drawn:
+            if s == d:
+                continue
             fig.add_annotation(x=pos[d][0], y=pos[d][1], ax=pos[s][0], ay=pos[s][1], xref="x", yref="y",
                                axref="x", ayref="y", showarrow=True, arrowhead=3, arrowsize=1.2, arrowwidth=1,
-                               arrowcolor="#7b8794", standoff=9, text="")
+                               arrowcolor="#d62728" if link_weight else "#7b8794", standoff=9, text="")
+    if not link_weight and len(pairs) <= MAX_LINK_HOVERS:
+        mids = [((pos[s][0] + pos[d][0]) / 2, (pos[s][1] + pos[d][1]) / 2, s, d, idx) for (s, d), idx in pairs.items()]
+        fig.add_trace(go.Scatter(
+            x=[m[0] for m in mids], y=[m[1] for m in mids], mode="markers", marker=dict(size=6, opacity=0.0),
+            hovertext=[_link_text(topo, s, d, idx) for _, _, s, d, idx in mids], hoverinfo="text", name="link info",
+            showlegend=False))
     for kind, color in _COLORS.items():
         nodes = [u for u in range(topo.num_nodes) if topo.kinds[u] == kind]
         if not nodes:
             continue
-        outs = [len(topo.out_links[u]) for u in nodes]
+        small = topo.num_nodes <= 64
         fig.add_trace(go.Scatter(
-            x=[pos[u][0] for u in nodes], y=[pos[u][1] for u in nodes], mode="markers+text" if
-            topo.num_nodes <= 64 else "markers", text=[topo.names[u] for u in nodes], textposition="middle center",
-            textfont=dict(size=9, color="white"),
-            marker=dict(size=22 if topo.num_nodes <= 64 else 8, color=color,
-                        symbol="circle" if kind == COMPUTE else "square"),
-            customdata=outs, hovertemplate="%{text}<br>out-links %{customdata}<extra>" + kind + "</extra>",
-            name=kind))
+            x=[pos[u][0] for u in nodes], y=[pos[u][1] for u in nodes], mode="markers+text" if small else "markers",
+            text=[topo.names[u] for u in nodes], textposition="middle center", textfont=dict(size=9, color="white"),
+            marker=dict(size=22 if small else 8, color=color, symbol="circle" if kind == COMPUTE else "square"),
+            customdata=[[len(topo.in_links[u]), len(topo.out_links[u])] for u in nodes],
+            hovertemplate="%{text}<br>in-links %{customdata[0]}, out-links %{customdata[1]}<extra>" + kind
+                          + "</extra>", name=kind))
     fig.update_layout(
         title=title if title is not None else f"{topo.name or topo.expr}: {topo.n} nodes, {len(topo.links)} links",
         showlegend=bool(topo.switch_nodes), xaxis=dict(visible=False), yaxis=dict(visible=False, scaleanchor="x"),
         margin=dict(l=10, r=10, t=40, b=10), height=520, plot_bgcolor="white")
     return fig
+
+
+def _link_text(topo: Topology, s: int, d: int, idx: list[int]) -> str:
+    bws = ", ".join(f"{float(topo.links[i].bandwidth):g}" for i in idx)
+    alphas = ", ".join(f"{float(topo.links[i].alpha):g}" for i in idx)
+    count = f" ×{len(idx)}" if len(idx) > 1 else ""
+    return f"{topo.names[s]} → {topo.names[d]}{count}<br>bandwidth {bws} GB/s<br>alpha {alphas} µs"
+
+
+# ------------------------------------------------------------------------------------------- schedule figures
+def runtime_curve(steps: int, tb: Fraction, steps_bound: int, tb_bound: Fraction, alpha_us: float,
+                  bandwidth_gbs: float, sizes: list[float], label: str = "schedule") -> go.Figure:
+    """Runtime T_L + T_B = steps * alpha + tb * M / B against the vector size M (log-log), with the lower
+    bound D * alpha + tb* * M / B. B in GB/s is 1e3 bytes per microsecond."""
+    def curve(s, t):
+        return [s * alpha_us + float(t) * m / (bandwidth_gbs * 1e3) for m in sizes]
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=sizes, y=curve(steps, tb), mode="lines+markers", name=label))
+    fig.add_trace(go.Scatter(x=sizes, y=curve(steps_bound, tb_bound), mode="lines", name="lower bound",
+                             line=dict(dash="dash")))
+    fig.update_layout(title="Runtime against vector size", xaxis=dict(type="log", title="M (bytes)"),
+                      yaxis=dict(type="log", title="time (µs)"), height=380, margin=dict(l=10, r=10, t=40, b=10))
+    return fig
+
+
+def load_heatmap(topo: Topology, loads: dict[int, dict[int, Fraction]], max_links: int = 4096) -> go.Figure:
+    """Per-step link loads (in shards) as a heatmap: steps down, links across (the busiest ``max_links``)."""
+    totals: dict[int, Fraction] = defaultdict(Fraction)
+    for per_link in loads.values():
+        for link, v in per_link.items():
+            totals[link] += v
+    links = sorted(totals, key=lambda i: (-totals[i], i))[:max_links]
+    links.sort()
+    steps = sorted(loads)
+    z = [[float(loads[t].get(i, 0)) for i in links] for t in steps]
+    labels = [f"{topo.names[topo.links[i].src]}→{topo.names[topo.links[i].dst]}" for i in links]
+    fig = go.Figure(go.Heatmap(z=z, x=labels, y=[f"step {t}" for t in steps], colorscale="Reds",
+                               colorbar=dict(title="shards"),
+                               hovertemplate="%{y}, %{x}: %{z:.4g} shards<extra></extra>"))
+    fig.update_layout(title="Link load per step", xaxis=dict(showticklabels=len(links) <= 64, title="links"),
+                      height=320, margin=dict(l=10, r=10, t=40, b=10))
+    return fig
+
+
+def figure_bytes(fig: go.Figure, fmt: str) -> bytes:
+    """The figure as PNG or SVG through kaleido (which drives Debian's chromium)."""
+    if fmt not in ("png", "svg"):
+        raise ValueError(f"unknown image format {fmt!r}")
+    return fig.to_image(format=fmt, width=1000, height=int(fig.layout.height or 520), scale=1 if fmt == "svg" else 2)

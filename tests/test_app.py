@@ -1,4 +1,5 @@
-"""The Streamlit app through AppTest: the Compose page builds, shows properties, and reports bad input."""
+"""The Streamlit app through AppTest: Home, Compose and Schedule render, react to their widgets, and report bad
+input as one readable message."""
 import json
 
 import pytest
@@ -6,49 +7,71 @@ from streamlit.testing.v1 import AppTest
 
 from .conftest import ROOT
 
+COMPOSE = "studio/pages/page_compose.py"
+SCHEDULE = "studio/pages/page_schedule.py"
+
 
 def app():
-    return AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    return AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+
+
+def open_page(page, expr=None):
+    at = app().run()
+    if expr is not None:
+        at.query_params["expr"] = expr
+    return at.switch_page(page).run()
 
 
 def metrics(at):
     return {m.label: m.value for m in at.metric}
 
 
-def test_default_page_shows_a_biring():
+def test_home_page_explains_and_links():
     at = app().run()
     assert not at.exception
-    assert metrics(at)["Nodes"] == "8" and metrics(at)["Diameter"] == "4"
+    text = " ".join(m.value for m in at.markdown)
+    assert "Compose" in text and "Schedule" in text and "alpha-beta" in " ".join(c.value for c in at.caption)
+    assert at.number_input(key="w_alpha").value == 10.0 and at.number_input(key="w_bandwidth").value == 12.5
+
+
+def test_compose_default_shows_a_biring():
+    at = open_page(COMPOSE)
+    assert not at.exception
+    m = metrics(at)
+    assert (m["Nodes"], m["Diameter"], m["Self-loops"], m["Parallel links"]) == ("8", "4", "0", "0")
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
     assert spec["layout"]["title"]["text"] == "BiRing(2,8): 8 nodes, 16 links"
+    labels = {b.label for b in at.get("download_button")}
+    assert {"Topology JSON", "GraphML"} <= labels
 
 
 def test_expression_changes_the_topology():
-    at = app().run()
+    at = open_page(COMPOSE)
     at.text_input(key="expr").set_value("ring(6)").run()
     assert not at.exception
     m = metrics(at)
     assert (m["Nodes"], m["Degree"], m["Diameter"], m["Moore bound"]) == ("6", "1", "5", "5")
-    assert at.query_params["expr"] == ["ring(6)"] or at.query_params["expr"] == "ring(6)"
+    assert at.query_params["expr"] in (["ring(6)"], "ring(6)")
+
+
+def test_the_url_opens_a_large_design():
+    at = open_page(COMPOSE, "line(circulant(16,[3,4]),3)")
+    assert not at.exception
+    m = metrics(at)
+    assert (m["Nodes"], m["Diameter"], m["Moore bound"]) == ("1024", "6", "5")
+    assert "too many to draw" in at.info[0].value
 
 
 @pytest.mark.parametrize("expr, words", [("nonsense(", "column 10"), ("ring(100000)", "above the limit")])
 def test_bad_expression_is_one_error_line(expr, words):
-    at = app().run()
+    at = open_page(COMPOSE)
     at.text_input(key="expr").set_value(expr).run()
     assert not at.exception
     assert len(at.error) == 1 and words in at.error[0].value and "\n" not in at.error[0].value
 
 
-def test_url_expression_is_used():
-    at = app()
-    at.query_params["expr"] = "complete(5)"
-    at.run()
-    assert metrics(at)["Degree"] == "4" and metrics(at)["Diameter"] == "1"
-
-
 def test_catalogue_pick_fills_the_expression():
-    at = app().run()
+    at = open_page(COMPOSE)
     at.selectbox(key="catalogue").set_value("circulant(16,[3,4])").run()
     assert not at.exception
     assert at.text_input(key="expr").value == "circulant(16,[3,4])"
@@ -56,9 +79,52 @@ def test_catalogue_pick_fills_the_expression():
     assert (m["Nodes"], m["Degree"], m["Diameter"]) == ("16", "4", "3")
 
 
-def test_nested_expansion_expression_on_the_page():
-    at = app().run()
-    at.text_input(key="expr").set_value("line(kautz(2,1),2)").run()
+def test_builder_stacks_expansions():
+    at = open_page(COMPOSE)
+    at.selectbox(key="b_family").set_value("kautz").run()
+    at.text_input(key="b_args").set_value("2,1")
+    at.selectbox(key="b_exp0").set_value("line")
+    at.number_input(key="b_n0").set_value(2)
+    at.selectbox(key="b_exp1").set_value("bidir")
+    at.button(key="b_build").click().run()
     assert not at.exception
-    assert at.subheader[0].value == "L^2(K(2,1))"
-    assert metrics(at)["Nodes"] == "24"
+    assert at.text_input(key="expr").value == "bidir(line(kautz(2,1),2))"
+    m = metrics(at)
+    assert (m["Nodes"], m["Degree"]) == ("24", "4")
+    assert at.subheader[0].value == "L^2(K(2,1))∪L^2(K(2,1))^T"
+
+
+def test_schedule_page_acceptance_bfb_on_the_1024_node_design():
+    at = open_page(SCHEDULE, "line(circulant(16,[3,4]),3)")
+    assert not at.exception
+    m = metrics(at)
+    assert (m["Steps"], m["tb_factor"]) == ("6", "1.0195")
+    assert "Verified" in at.success[0].value
+    assert at.get("plotly_chart")        # runtime curve and heatmap
+
+
+def test_schedule_page_widgets_and_figures():
+    at = open_page(SCHEDULE, "circulant(8,[2,3])")
+    assert not at.exception
+    m = metrics(at)
+    assert (m["Steps"], m["tb_factor"], m["BW-optimal"]) == ("2", "0.8750", "yes")
+    assert len(at.get("plotly_chart")) == 4   # runtime, heatmap, step, tree
+    # runtime = steps * alpha + tb * M / B = 2 * 10 + 0.875 * 1e6 / 12.5e3
+    assert float(m["Runtime (µs)"]) == pytest.approx(90.0)
+    at.number_input(key="w_alpha").set_value(1.0).run()
+    assert float(metrics(at)["Runtime (µs)"]) == pytest.approx(72.0)
+    at.slider(key="step").set_value(2).run()
+    step_fig = json.loads(at.get("plotly_chart")[2].proto.spec)
+    assert step_fig["layout"]["title"]["text"].startswith("Links busy in step 2")
+    labels = {b.label for b in at.get("download_button")}
+    assert "Schedule JSON" in labels and any(label.endswith("(.lp)") for label in labels)
+    at.selectbox(key="coll").set_value("allreduce").run()
+    assert metrics(at)["Steps"] == "4" and metrics(at)["tb_factor"] == "1.7500"
+
+
+def test_schedule_page_reports_an_algorithm_that_does_not_fit():
+    at = open_page(SCHEDULE, "line(gkautz(2,7))")
+    at.selectbox(key="algo").set_value("expansion").run()
+    at.selectbox(key="coll").set_value("reduce_scatter").run()
+    assert not at.exception
+    assert len(at.error) == 1 and "not reverse-symmetric" in at.error[0].value

@@ -124,6 +124,8 @@ class Summary:
     moore_diameter: int | None
     moore_diameter_directed: int | None
     moore_diameter_undirected: int | None
+    self_loops: int = 0
+    parallel_links: int = 0
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -145,4 +147,6 @@ def summarize(topo: Topology) -> Summary:
         expr=topo.expr, name=topo.name, nodes=n, switches=len(topo.switch_nodes), links=len(topo.links),
         degree=d, regular=is_regular(topo), directed=directed, strongly_connected=is_strongly_connected(topo),
         diameter=diameter(topo), moore_diameter=k_dir if directed else k_und,
-        moore_diameter_directed=k_dir, moore_diameter_undirected=k_und)
+        moore_diameter_directed=k_dir, moore_diameter_undirected=k_und,
+        self_loops=sum(l.src == l.dst for l in topo.links),
+        parallel_links=len(topo.links) - len({(l.src, l.dst) for l in topo.links}))

@@ -1,25 +1,41 @@
-"""The Compose page: build a topology from an expression or a file, see it drawn with its properties.
+"""The Compose page: build a topology from a family and expansions, an expression or a file; see it drawn with
+its properties beside their bounds; download it.
 
-The expression lives in the page URL (``?expr=biring(8)``) so a design can be shared by link.
+The expression lives in the page URL (``?expr=biring(8)``) so a design can be shared by link; the last design
+that loaded is also what the Schedule page works on.
 """
 from __future__ import annotations
+
+import hashlib
 
 import pandas as pd
 import streamlit as st
 
-from studio.figures import MAX_DRAWN_NODES, topology_figure
+from studio.figures import MAX_DRAWN_NODES, choose_layout, figure_bytes, topology_figure
 from topologies import TopologyError, load, summarize
 from topologies.catalogue import BASES
-from topologies.expression import FAMILIES
-from topologies.files import MAX_FILE_BYTES, from_graphml, from_json
+from topologies.expression import DEFAULT_MAX_NODES, FAMILIES
+from topologies.files import MAX_FILE_BYTES, from_graphml, from_json, to_graphml, to_json
 
 DEFAULT_EXPR = "biring(8)"
+EXPANSIONS = {"line": "line graph L^n", "degree": "degree expansion ∗n", "power": "Cartesian power □n",
+              "bidir": "bidirectional G ∪ G^T"}
+EXAMPLE_ARGS = {"ring": "8", "uniring": "1,8", "biring": "8", "complete": "5", "bipartite": "4", "hamming": "2,3",
+                "hypercube": "4", "kautz": "2,3", "gkautz": "4,64", "debruijn": "2,3", "circulant": "16,[3,4]",
+                "dcirculant": "4", "torus": "4,4", "twisted_torus": "4,8", "dbjmod": "2,3", "paley": "9",
+                "crown": "5", "odd_graph": "4", "doubled_odd": "4"}
+STAGES = 3
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _load_expr(expr: str):
     topo = load(expr)
     return topo, summarize(topo)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _figure(key: str, _topo):
+    return topology_figure(_topo, layout=choose_layout(_topo))
 
 
 def _from_upload(upload):
@@ -31,22 +47,37 @@ def _from_upload(upload):
     except UnicodeDecodeError:
         raise TopologyError(f"{upload.name} is not UTF-8 text") from None
     reader = from_graphml if upload.name.lower().endswith(".graphml") else from_json
-    topo = reader(text, source=upload.name)
-    return topo, summarize(topo)
+    try:
+        topo = reader(text, source=upload.name)
+    except TopologyError as exc:
+        message = str(exc)
+        raise TopologyError(message if upload.name in message else f"{upload.name}: {message}") from None
+    if topo.n > DEFAULT_MAX_NODES:
+        raise TopologyError(f"{upload.name} has {topo.n} nodes, above the limit of {DEFAULT_MAX_NODES}")
+    return topo, summarize(topo), hashlib.sha256(data).hexdigest()
 
 
 def _properties(summary) -> None:
-    cols = st.columns(5)
+    cols = st.columns(7)
     cols[0].metric("Nodes", summary.nodes)
     cols[1].metric("Degree", summary.degree)
-    cols[2].metric("Diameter", "∞" if summary.diameter is None else summary.diameter)
+    gap = None
+    if summary.diameter is not None and summary.moore_diameter is not None:
+        gap = summary.diameter - summary.moore_diameter
+    cols[2].metric("Diameter", "∞" if summary.diameter is None else summary.diameter,
+                   delta=None if gap is None else (f"+{gap} over Moore" if gap else "Moore optimal"),
+                   delta_color="inverse" if gap else "off")
     cols[3].metric("Moore bound", "–" if summary.moore_diameter is None else summary.moore_diameter,
                    help="The smallest diameter any graph with this many nodes and this degree can have "
                         "(directed Moore bound for a directed topology, undirected for a bidirectional one).")
     cols[4].metric("Links", summary.links)
+    cols[5].metric("Self-loops", summary.self_loops)
+    cols[6].metric("Parallel links", summary.parallel_links)
     flags = [("directed" if summary.directed else "bidirectional"),
              ("regular" if summary.regular else "not regular"),
              ("strongly connected" if summary.strongly_connected else "NOT strongly connected")]
+    if summary.switches:
+        flags.append(f"{summary.switches} switches")
     st.caption(" · ".join(flags))
 
 
@@ -56,29 +87,85 @@ def _pick_from_catalogue() -> None:
         st.session_state["expr"] = choice
 
 
+def _build_from_family() -> None:
+    family = st.session_state["b_family"]
+    expr = f"{family}({st.session_state.get('b_args', '').strip()})"
+    for k in range(STAGES):
+        step = st.session_state.get(f"b_exp{k}", "—")
+        n = int(st.session_state.get(f"b_n{k}", 2))
+        if step == "bidir":
+            expr = f"bidir({expr})"
+        elif step == "line":
+            expr = f"line({expr})" if n == 1 else f"line({expr},{n})"
+        elif step in EXPANSIONS:
+            expr = f"{step}({expr},{n})"
+    st.session_state["expr"] = expr
+
+
+def _builder() -> None:
+    leaves = [name for name in FAMILIES if name not in ("line", "degree", "power", "product", "bidir")]
+    st.selectbox("Family", leaves, key="b_family", format_func=lambda f: FAMILIES[f].usage,
+                 on_change=lambda: st.session_state.update(b_args=EXAMPLE_ARGS.get(st.session_state["b_family"], "")))
+    st.session_state.setdefault("b_args", EXAMPLE_ARGS.get(st.session_state.get("b_family", leaves[0]), ""))
+    st.text_input("Arguments", key="b_args", help="As in the expression, e.g. 16,[3,4] for circulant")
+    for k in range(STAGES):
+        c1, c2 = st.columns([3, 2])
+        c1.selectbox(f"Expansion {k + 1}", ["—", *EXPANSIONS], key=f"b_exp{k}",
+                     format_func=lambda e: EXPANSIONS.get(e, "none"))
+        c2.number_input("n", min_value=1, max_value=16, value=2, key=f"b_n{k}")
+    st.button("Build", key="b_build", on_click=_build_from_family, type="primary")
+
+
+def _downloads(topo, fig) -> None:
+    stem = "".join(c if c.isalnum() else "_" for c in (topo.expr or topo.name or "topology"))[:60]
+    cols = st.columns(4)
+    cols[0].download_button("Topology JSON", to_json(topo), file_name=f"{stem}.json", mime="application/json",
+                            key="dl_json", on_click="ignore")
+    cols[1].download_button("GraphML", to_graphml(topo), file_name=f"{stem}.graphml", mime="application/xml",
+                            key="dl_graphml", on_click="ignore")
+    if fig is None:
+        return
+    images = st.session_state.setdefault("compose_images", {})
+    if images.get("key") != stem:
+        cols[2].button("Render PNG and SVG", key="render_images",
+                       on_click=lambda: images.update(key=stem, png=figure_bytes(fig, "png"),
+                                                      svg=figure_bytes(fig, "svg")))
+    else:
+        cols[2].download_button("Figure PNG", images["png"], file_name=f"{stem}.png", mime="image/png",
+                                key="dl_png", on_click="ignore")
+        cols[3].download_button("Figure SVG", images["svg"], file_name=f"{stem}.svg", mime="image/svg+xml",
+                                key="dl_svg", on_click="ignore")
+
+
 def render() -> None:
     st.title("Compose a topology")
-    params_expr = st.query_params.get("expr", DEFAULT_EXPR)
+    params_expr = st.query_params.get("expr", st.session_state.get("design_expr", DEFAULT_EXPR))
     if "expr" not in st.session_state:
         st.session_state["expr"] = params_expr
     with st.sidebar:
         st.text_input("Expression", key="expr",
                       help="For example biring(8), kautz(2,3), circulant(16,[3,4]), torus(4,4,8), "
                            "line(circulant(16,[3,4]),3), power(diamond(),2), degree(complete(3),2), bidir(kautz(2,2))")
+        st.caption(f"Up to {DEFAULT_MAX_NODES} nodes; drawings up to {MAX_DRAWN_NODES} nodes.")
         st.selectbox("…or a base from the catalogue", ["(choose)"] + list(BASES), key="catalogue",
                      format_func=lambda e: e if e not in BASES else f"{e}: {BASES[e]}",
                      on_change=_pick_from_catalogue)
+        with st.expander("…or build from a family and expansions"):
+            _builder()
         upload = st.file_uploader("…or a topology file", type=["json", "graphml"], key="upload")
         with st.expander("Families"):
             for fam in FAMILIES.values():
                 st.markdown(f"- `{fam.usage}`")
     try:
         if upload is not None:
-            topo, summary = _from_upload(upload)
+            topo, summary, key = _from_upload(upload)
         else:
             expr = st.session_state["expr"].strip()
-            topo, summary = _load_expr(expr)
+            with st.spinner(f"Building {expr} …"):
+                topo, summary = _load_expr(expr)
+            key = expr
             st.query_params["expr"] = expr
+            st.session_state["design_expr"] = expr
     except TopologyError as exc:
         st.error(str(exc))
         return
@@ -86,11 +173,15 @@ def render() -> None:
     _properties(summary)
     if not summary.strongly_connected:
         st.warning("Some compute node cannot reach another: no collective schedule exists on this topology.")
+    fig = None
     if topo.num_nodes <= MAX_DRAWN_NODES:
-        st.plotly_chart(topology_figure(topo), key="topology_chart")
+        with st.spinner("Drawing …"):
+            fig = _figure(key, topo)
+        st.plotly_chart(fig, key="topology_chart")
     else:
         st.info(f"{topo.num_nodes} nodes are too many to draw clearly (limit {MAX_DRAWN_NODES}); "
                 "the properties above are exact.")
+    _downloads(topo, fig)
     links = pd.DataFrame({"src": [topo.names[l.src] for l in topo.links],
                           "dst": [topo.names[l.dst] for l in topo.links],
                           "bandwidth": [float(l.bandwidth) for l in topo.links],

@@ -74,5 +74,5 @@ def shot():
     ARTIFACTS.mkdir(exist_ok=True)
 
     def take(page, name):
-        page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
+        page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
     return take

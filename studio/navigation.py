@@ -1,0 +1,11 @@
+"""The app's pages, created once so that pages can link to each other. Each page is a small script
+(``studio/pages/page_*.py``) that calls the render function of its module."""
+from __future__ import annotations
+
+import streamlit as st
+
+HOME = st.Page("studio/pages/page_home.py", title="Home", icon=":material/home:", url_path="home", default=True)
+COMPOSE = st.Page("studio/pages/page_compose.py", title="Compose", icon=":material/hub:", url_path="compose")
+SCHEDULE = st.Page("studio/pages/page_schedule.py", title="Schedule", icon=":material/schedule:",
+                   url_path="schedule")
+PAGES = [HOME, COMPOSE, SCHEDULE]

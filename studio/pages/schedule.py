@@ -1,0 +1,176 @@
+"""The Schedule page: synthesize a collective on the composed topology, verified, and see why it costs what it
+costs: steps and tb_factor against their bounds, runtime for the sidebar's workload and against vector size,
+per-step link loads, the links busy at a chosen step, and one source's broadcast tree.
+
+The design comes from Compose (or ``?expr=`` in the URL); ``algo`` and ``coll`` are kept in the URL too.
+"""
+from __future__ import annotations
+
+import json
+
+import streamlit as st
+
+from solvers.cost import link_loads
+from solvers.errors import NotApplicable, ScheduleError
+from solvers.schedule import Collective
+from solvers.synthesize import ALGORITHMS, synthesize
+from studio import workload
+from studio.figures import MAX_DRAWN_NODES, choose_layout, figure_bytes, load_heatmap, runtime_curve, topology_figure
+from topologies import TopologyError, load
+
+DEFAULT_EXPR = "biring(8)"
+MAX_DOWNLOAD_TRANSFERS = 200_000
+SIZES = [10.0 ** k for k in range(3, 11)]
+ALGO_HELP = {a.name: a.summary for a in ALGORITHMS.values()}
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _synthesize(expr: str, algo: str, collective: str):
+    topo = load(expr)
+    bar = st.progress(0.0, text="Synthesizing …")
+
+    def progress(phase: str, fraction: float) -> None:
+        bar.progress(min(max(fraction, 0.0), 1.0), text=f"{phase}: {int(fraction * 100)}%")
+    try:
+        return synthesize(topo, algo, collective, progress=progress)
+    finally:
+        bar.empty()
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _loads(expr: str, algo: str, collective: str):
+    return {step: dict(per_link) for step, per_link in link_loads(_synthesize(expr, algo, collective).schedule).items()}
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _layout(expr: str):
+    return choose_layout(load(expr))
+
+
+def _schedule_json(result) -> str:
+    topo, s = result.topology, result.schedule
+    return json.dumps({
+        "topology": topo.expr, "collective": s.collective.value, "algo": s.algo, "steps": s.steps,
+        "tb_factor": str(result.cost.tb_factor), "verified": result.verification.ok,
+        "transfers": [{"shard": topo.names[t.shard], "lo": str(t.lo), "hi": str(t.hi),
+                       "src": topo.names[topo.links[t.link].src], "dst": topo.names[topo.links[t.link].dst],
+                       "link": t.link, "step": t.step, "reduce": t.reduce} for t in s.transfers]})
+
+
+def _bfb_lp_text(expr: str, step: int, receiver: str) -> str:
+    from solvers.bfb import receiver_problems
+    from solvers.bfb_lp import lp1_model, write_lp
+
+    topo = load(expr)
+    u = topo.index(receiver)
+    (problem,) = [p for p in receiver_problems(topo) if p.u == u and p.t == step]
+    return write_lp(lp1_model(topo, problem))
+
+
+def _metrics(result, work) -> None:
+    c = result.cost
+    cols = st.columns(5)
+    cols[0].metric("Steps", c.steps, delta=f"bound {c.steps_lower_bound}",
+                   delta_color="off" if c.steps == c.steps_lower_bound else "inverse")
+    cols[1].metric("tb_factor", f"{float(c.tb_factor):.4f}", delta=f"bound {float(c.tb_lower_bound):.4f}",
+                   delta_color="off" if c.tb_factor == c.tb_lower_bound else "inverse",
+                   help=f"T_B / (M/B), exactly {c.tb_factor}; the bound is {c.tb_lower_bound}.")
+    runtime = work.runtime_us(c.steps, c.tb_factor)
+    bound = work.runtime_us(c.steps_lower_bound, c.tb_lower_bound)
+    cols[2].metric("Runtime (µs)", f"{runtime:.4g}", delta=f"bound {bound:.4g}", delta_color="off")
+    cols[3].metric("Transfers", result.schedule.count)
+    cols[4].metric("BW-optimal", "yes" if c.tb_factor == c.tb_lower_bound else "no")
+
+
+def render() -> None:
+    st.title("Schedule a collective")
+    work = workload.current()
+    expr = st.query_params.get("expr") or st.session_state.get("design_expr") or DEFAULT_EXPR
+    st.session_state.setdefault("algo", st.query_params.get("algo", "bfb"))
+    st.session_state.setdefault("coll", st.query_params.get("coll", "allgather"))
+    c1, c2, c3 = st.columns([3, 2, 2])
+    c1.markdown(f"**Topology** `{expr}` (change it on Compose)")
+    algo = c2.selectbox("Algorithm", list(ALGORITHMS), key="algo", format_func=lambda a: a,
+                        help=" · ".join(f"{k}: {v}" for k, v in ALGO_HELP.items()))
+    coll = c3.selectbox("Collective", [c.value for c in Collective], key="coll")
+    st.query_params.update({"expr": expr, "algo": algo, "coll": coll})
+    try:
+        result = _synthesize(expr, algo, coll)
+    except (TopologyError, NotApplicable, ScheduleError, ValueError) as exc:
+        st.error(f"{algo} cannot schedule {expr}: {exc}")
+        return
+    topo, schedule = result.topology, result.schedule
+    if result.verification.ok:
+        st.success(f"Verified by the simulator: a correct {coll.replace('_', '-')} on {topo.name or expr}.",
+                   icon=":material/verified:")
+    _metrics(result, work)
+    curve = runtime_curve(result.cost.steps, result.cost.tb_factor, result.cost.steps_lower_bound,
+                          result.cost.tb_lower_bound, work.alpha_us, work.bandwidth_gbs, SIZES, label=algo)
+    loads = _loads(expr, algo, coll)
+    heat = load_heatmap(topo, loads)
+    left, right = st.columns(2)
+    left.plotly_chart(curve, key="runtime_chart")
+    right.plotly_chart(heat, key="heatmap_chart")
+    figures = {"runtime": curve, "heatmap": heat}
+    if topo.num_nodes <= MAX_DRAWN_NODES:
+        layout = _layout(expr)
+        left, right = st.columns(2)
+        with left:
+            step = st.slider("Step", 1, max(schedule.steps, 1), 1, key="step") if schedule.steps > 1 else 1
+            at_step = {i: float(v) for i, v in loads.get(step, {}).items()}
+            fig_step = topology_figure(topo, f"Links busy in step {step} (load in shards)", link_weight=at_step,
+                                       weight_label="shards", layout=layout)
+            st.plotly_chart(fig_step, key="step_chart")
+        with right:
+            source = st.selectbox("Source of the broadcast tree", list(topo.names), key="source")
+            v = topo.index(source)
+            first: dict[int, int] = {}
+            for t in schedule.transfers:
+                if t.shard == v and not t.reduce:
+                    first[t.link] = min(first.get(t.link, t.step), t.step)
+            fig_tree = topology_figure(topo, f"Where shard {source} travels (color: step)", link_weight=first,
+                                       weight_label="step", layout=layout)
+            st.plotly_chart(fig_tree, key="tree_chart")
+        figures.update(step=fig_step, tree=fig_tree)
+    else:
+        st.info(f"{topo.num_nodes} nodes are too many to draw (limit {MAX_DRAWN_NODES}); the numbers above are "
+                "exact.")
+    # the report explains an allgather on this graph (a reduce-scatter's is about the transposed graph)
+    report = schedule.notes.get("report") if schedule.collective is Collective.ALLGATHER else None
+    if report:
+        with st.expander("Why each step costs what it does (BFB, Theorem 19)"):
+            st.dataframe([{"step": r.step, "U": str(r.u), "receiver": r.receiver, "sources": r.sources,
+                           "in-links": r.in_links, "Hall set: sources": r.tight_sources,
+                           "Hall set: in-links": r.tight_links, "balanced": r.balanced} for r in report],
+                         key="report_table")
+    _downloads(result, expr, figures, report)
+
+
+def _downloads(result, expr: str, figures: dict, report) -> None:
+    st.markdown("**Downloads**")
+    cols = st.columns(3)
+    stem = "".join(c if c.isalnum() else "_" for c in expr)[:50] + f"_{result.schedule.algo}"
+    if result.schedule.count <= MAX_DOWNLOAD_TRANSFERS:
+        cols[0].download_button("Schedule JSON", _schedule_json(result), file_name=f"{stem}.json",
+                                mime="application/json", key="dl_schedule", on_click="ignore")
+    else:
+        cols[0].caption(f"{result.schedule.count} transfers: too many to download here "
+                        f"(limit {MAX_DOWNLOAD_TRANSFERS}); use the CLI.")
+    if report:
+        worst = max(report, key=lambda r: r.u)
+        cols[1].download_button(f"LP (1) of step {worst.step}, receiver {worst.receiver} (.lp)",
+                                _bfb_lp_text(expr, worst.step, worst.receiver), file_name=f"{stem}.lp",
+                                mime="text/plain", key="dl_lp", on_click="ignore")
+    images = st.session_state.setdefault("schedule_images", {})
+    if images.get("key") != stem:
+        cols[2].button("Render figures as PNG and SVG", key="render_schedule_images",
+                       on_click=lambda: images.update(key=stem, **{f"{k}.{fmt}": figure_bytes(f, fmt)
+                                                                    for k, f in figures.items()
+                                                                    for fmt in ("png", "svg")}))
+    else:
+        for k in figures:
+            for fmt in ("png", "svg"):
+                if f"{k}.{fmt}" in images:
+                    cols[2].download_button(f"{k}.{fmt}", images[f"{k}.{fmt}"], file_name=f"{stem}_{k}.{fmt}",
+                                            key=f"dl_{k}_{fmt}", on_click="ignore")
+

@@ -1,0 +1,81 @@
+"""Every page in a real browser (Debian's Chromium driven by Playwright against ``streamlit run app.py``): open
+it, change a widget, wait for the figure, check the text, and keep a screenshot in test-artifacts/."""
+from pathlib import Path
+
+from playwright.sync_api import Page, expect
+
+IDLE = "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
+
+
+def metric(page: Page, label: str):
+    return page.get_by_test_id("stMetric").filter(has_text=label).get_by_test_id("stMetricValue")
+
+
+def settle(page: Page):
+    page.wait_for_function(IDLE, timeout=60000)
+
+
+def test_home_page(page: Page, app_url, shot):
+    page.goto(app_url)
+    expect(page.get_by_role("heading", name="Topology Studio")).to_be_visible(timeout=30000)
+    link = page.get_by_role("link", name="Compose a topology")
+    expect(link).to_be_visible()
+    settle(page)
+    shot(page, "home")
+    link.click()
+    expect(page.get_by_role("heading", name="Compose a topology")).to_be_visible(timeout=30000)
+
+
+def test_compose_page_draws_and_updates(page: Page, app_url, shot):
+    page.goto(app_url + "/compose")
+    expect(page.get_by_text("BiRing(2,8): 8 nodes, 16 links")).to_be_visible(timeout=30000)
+    expect(metric(page, "Diameter")).to_have_text("4")
+    settle(page)
+    shot(page, "compose-biring8")
+    box = page.get_by_label("Expression", exact=True).and_(page.get_by_test_id("stTextInputField"))
+    box.fill("torus(4,6)")
+    box.press("Enter")
+    expect(page.get_by_text("Torus(4×6): 24 nodes, 96 links")).to_be_visible(timeout=30000)
+    settle(page)
+    expect(metric(page, "Diameter")).to_have_text("5")
+    assert "expr=torus" in page.url
+    page.locator(".js-plotly-plot").first.wait_for(timeout=30000)
+    shot(page, "compose-torus")
+
+
+def test_compose_large_design_from_the_url(page: Page, app_url, shot):
+    page.goto(app_url + "/compose?expr=line(circulant(16,%5B3,4%5D),3)")
+    expect(metric(page, "Nodes")).to_have_text("1024", timeout=30000)
+    expect(metric(page, "Diameter")).to_have_text("6")
+    settle(page)
+    shot(page, "compose-1024")
+
+
+def test_compose_reports_bad_input(page: Page, app_url, shot, tmp_path: Path):
+    page.goto(app_url + "/compose?expr=complete(5")
+    expect(page.get_by_test_id("stAlert")).to_contain_text("column", timeout=30000)
+    shot(page, "compose-error")
+    page.goto(app_url + "/compose?expr=ring(100000)")
+    expect(page.get_by_test_id("stAlert")).to_contain_text("above the limit", timeout=30000)
+    bad = tmp_path / "not-a-topology.json"
+    bad.write_text('{"hello": 1}')
+    page.goto(app_url + "/compose")
+    expect(metric(page, "Nodes")).to_be_visible(timeout=30000)
+    page.locator("input[type=file]").set_input_files(str(bad))
+    expect(page.get_by_test_id("stAlert")).to_contain_text("not-a-topology.json", timeout=30000)
+    shot(page, "compose-bad-upload")
+
+
+def test_schedule_page(page: Page, app_url, shot):
+    page.goto(app_url + "/schedule?expr=circulant(16,%5B3,4%5D)&algo=bfb&coll=allgather")
+    expect(metric(page, "Steps")).to_have_text("3", timeout=60000)
+    expect(metric(page, "tb_factor")).to_have_text("0.9375")
+    expect(page.get_by_text("Verified by the simulator")).to_be_visible()
+    settle(page)
+    page.locator(".js-plotly-plot").nth(3).wait_for(timeout=30000)
+    shot(page, "schedule-circulant16")
+    page.goto(app_url + "/schedule?expr=line(circulant(16,%5B3,4%5D),3)&algo=bfb&coll=allgather")
+    expect(metric(page, "Steps")).to_have_text("6", timeout=60000)
+    expect(metric(page, "tb_factor")).to_have_text("1.0195")
+    settle(page)
+    shot(page, "schedule-1024")
