@@ -128,3 +128,61 @@ def test_schedule_page_reports_an_algorithm_that_does_not_fit():
     at.selectbox(key="coll").set_value("reduce_scatter").run()
     assert not at.exception
     assert len(at.error) == 1 and "not reverse-symmetric" in at.error[0].value
+
+
+def _chromium_or_skip():
+    import os
+    import shutil
+
+    if not (shutil.which("chromium") or os.path.exists("/usr/bin/chromium")):
+        if os.environ.get("CI"):
+            raise AssertionError("kaleido needs Debian's chromium (apt-get install -y chromium)")
+        pytest.skip("no chromium for kaleido")
+
+
+def test_figure_images_render_through_kaleido():
+    _chromium_or_skip()
+    at = open_page(COMPOSE, "biring(6)")
+    at.button(key="render_images").click().run()
+    assert not at.exception
+    buttons = {b.label: b for b in at.get("download_button")}
+    assert {"Figure PNG", "Figure SVG"} <= set(buttons)
+    from studio.figures import figure_bytes, topology_figure
+    from topologies import parse_topology
+
+    png = figure_bytes(topology_figure(parse_topology("biring(6)")), "png")
+    svg = figure_bytes(topology_figure(parse_topology("biring(6)")), "svg")
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and b"<svg" in svg[:400]
+
+
+class _Upload:
+    def __init__(self, name, data):
+        self.name, self._data = name, data
+
+    def getvalue(self):
+        return self._data
+
+
+@pytest.mark.parametrize("name, data, words", [
+    ("x.json", b'{"hello": 1}', "x.json: "),
+    ("x.json", b"\xff\xfe", "not UTF-8"),
+    ("x.graphml", b"<graphml", "x.graphml"),
+    ("big.json", b" " * (21 * 1024 * 1024), "larger than 20 MiB"),
+])
+def test_uploads_that_are_not_topologies_are_named(name, data, words):
+    from studio.pages.compose import _from_upload
+    from topologies import TopologyError
+
+    with pytest.raises(TopologyError) as info:
+        _from_upload(_Upload(name, data))
+    assert words in str(info.value) and "\n" not in str(info.value)
+
+
+def test_upload_over_the_node_limit_is_refused(monkeypatch):
+    import studio.pages.compose as compose
+    from topologies import TopologyError, parse_topology
+    from topologies.files import to_json
+
+    monkeypatch.setattr(compose, "DEFAULT_MAX_NODES", 10)
+    with pytest.raises(TopologyError, match="above the limit of 10"):
+        compose._from_upload(_Upload("r.json", to_json(parse_topology("ring(12)")).encode()))
