@@ -17,6 +17,7 @@ from solvers.synthesize import ALGORITHMS, synthesize
 from studio import workload
 from studio.figures import MAX_DRAWN_NODES, choose_layout, figure_bytes, load_heatmap, runtime_curve, topology_figure
 from topologies import TopologyError, load
+from topologies.expression import DEFAULT_MAX_NODES
 
 DEFAULT_EXPR = "biring(8)"
 MAX_DOWNLOAD_TRANSFERS = 200_000
@@ -90,6 +91,8 @@ def render() -> None:
     st.session_state.setdefault("coll", st.query_params.get("coll", "allgather"))
     c1, c2, c3 = st.columns([3, 2, 2])
     c1.markdown(f"**Topology** `{expr}` (change it on Compose)")
+    c1.caption(f"Schedules are verified in full; topologies up to {DEFAULT_MAX_NODES} nodes, drawn up to "
+               f"{MAX_DRAWN_NODES}.")
     algo = c2.selectbox("Algorithm", list(ALGORITHMS), key="algo", format_func=lambda a: a,
                         help=" · ".join(f"{k}: {v}" for k, v in ALGO_HELP.items()))
     coll = c3.selectbox("Collective", [c.value for c in Collective], key="coll")
@@ -154,8 +157,8 @@ def _downloads(result, expr: str, figures: dict, report) -> None:
         cols[0].download_button("Schedule JSON", _schedule_json(result), file_name=f"{stem}.json",
                                 mime="application/json", key="dl_schedule", on_click="ignore")
     else:
-        cols[0].caption(f"{result.schedule.count} transfers: too many to download here "
-                        f"(limit {MAX_DOWNLOAD_TRANSFERS}); use the CLI.")
+        cols[0].caption(f"{result.schedule.count} transfers: too many for a JSON download "
+                        f"(limit {MAX_DOWNLOAD_TRANSFERS}).")
     if report:
         worst = max(report, key=lambda r: r.u)
         cols[1].download_button(f"LP (1) of step {worst.step}, receiver {worst.receiver} (.lp)",
