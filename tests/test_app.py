@@ -186,3 +186,14 @@ def test_upload_over_the_node_limit_is_refused(monkeypatch):
     monkeypatch.setattr(compose, "DEFAULT_MAX_NODES", 10)
     with pytest.raises(TopologyError, match="above the limit of 10"):
         compose._from_upload(_Upload("r.json", to_json(parse_topology("ring(12)")).encode()))
+
+
+def test_schedule_page_exports_msccl_xml():
+    at = open_page(SCHEDULE, "circulant(8,[2,3])")
+    at.button(key="x_export").click().run()
+    assert not at.exception
+    assert "Valid for the runtime's parser" in at.success[-1].value
+    assert "MSCCL XML" in {b.label for b in at.get("download_button")}
+    at.number_input(key="x_budget").set_value(2)
+    at.button(key="x_export").click().run()
+    assert any("above the budget of 2" in e.value for e in at.error)

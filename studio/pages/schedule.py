@@ -147,6 +147,7 @@ def render() -> None:
                            "Hall set: in-links": r.tight_links, "balanced": r.balanced} for r in report],
                          key="report_table")
     _downloads(result, expr, figures, report)
+    _export_panel(result, expr, algo, coll)
 
 
 def _downloads(result, expr: str, figures: dict, report) -> None:
@@ -177,3 +178,48 @@ def _downloads(result, expr: str, figures: dict, report) -> None:
                     cols[2].download_button(f"{k}.{fmt}", images[f"{k}.{fmt}"], file_name=f"{stem}_{k}.{fmt}",
                                             key=f"dl_{k}_{fmt}", on_click="ignore")
 
+
+
+HOW_TO_RUN = """**Running the file.** MSCCL executor (NCCL): copy it into `<build>/lib/msccl-algorithms/`. microsoft/msccl:
+`mpirun -np <ngpus> -x MSCCL_XML_FILES=file.xml -x NCCL_ALGO=MSCCL,RING,TREE <nccl-tests binary> -b 1K -e 1G -f 2`.
+RCCL: copy it into `<rccl>/build/release/msccl-algorithms/` and set `RCCL_MSCCL_FORCE_ENABLE=1`. The file serves
+the in-place call for allgather and allreduce and the out-of-place call for reduce-scatter; its chunk count
+(`nchunksperloop`) must divide the buffer's element count."""
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _export(expr: str, algo: str, coll: str, dialect: str, proto: str, sm_budget: int):
+    from solvers.msccl import XmlError, export
+
+    result = _synthesize(expr, algo, coll)
+    try:
+        text, report = export(result.topology, result.schedule, dialect, sm_budget, proto=proto,
+                              name=f"{algo} {coll} {result.topology.name or expr}")
+        return text, f"{report.ranks} ranks, {report.threadblocks} threadblocks, {report.steps} steps", None
+    except (XmlError, NotApplicable) as exc:
+        return None, None, str(exc)
+
+
+def _export_panel(result, expr: str, algo: str, coll: str) -> None:
+    with st.expander("Export to MSCCL XML (validated and simulated before download)"):
+        c1, c2, c3 = st.columns(3)
+        dialect = c1.selectbox("Dialect", ["executor", "msccl"], key="x_dialect",
+                               help="executor: MSCCL executor and RCCL; msccl: msccl-tools' attributes")
+        proto = c2.selectbox("Protocol", ["Simple", "LL", "LL128"], key="x_proto")
+        budget = c3.number_input("Threadblocks per GPU", 1, 1024, 108, key="x_budget",
+                                 help="How many threadblocks can be resident at once (SMs); 108 on an A100.")
+        if st.button("Export", key="x_export"):
+            st.session_state["x_request"] = (expr, algo, coll, dialect, proto, int(budget))
+        request = st.session_state.get("x_request")
+        if request != (expr, algo, coll, dialect, proto, int(budget)):
+            return
+        with st.spinner("Lowering, validating and simulating …"):
+            text, summary, error = _export(*request)
+        if error:
+            st.error(f"Not exported: {error}")
+            return
+        st.success(f"Valid for the runtime's parser and correct in simulation: {summary}.")
+        stem = "".join(c if c.isalnum() else "_" for c in expr)[:50]
+        st.download_button("MSCCL XML", text, file_name=f"{stem}_{algo}_{coll}.xml", mime="application/xml",
+                           key="dl_xml", on_click="ignore")
+        st.markdown(HOW_TO_RUN)
