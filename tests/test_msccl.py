@@ -11,7 +11,7 @@ from solvers.synthesize import synthesize
 from studio.cli import main
 from topologies import parse_topology
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "shared" / "msccl-examples"
+EXAMPLES = Path(__file__).resolve().parent / "data" / "msccl-examples"
 
 CATALOGUE = [
     ("ring(4)", "ring"), ("biring(8)", "bfb"), ("uniring(2,5)", "bfb"), ("torus(3,4)", "bfb"),
@@ -228,3 +228,7 @@ def test_malformed_files_are_one_line_errors(tmp_path):
 def test_parse_error_type():
     with pytest.raises(XmlError):
         parse_xml("<algo")
+
+
+def test_the_fixtures_are_there():
+    assert len(sorted(EXAMPLES.glob("*.xml"))) == 3
