@@ -106,11 +106,15 @@ class _Op:
     key: tuple
     deps: set = field(default_factory=set)
     index: int = -1      # position of the real step in its tb, after nops
+    copy_from: tuple | None = None   # cpy: (source buffer, source offset); buf/off name the destination
 
 
 def lower(topo: Topology, schedule: Schedule, *, proto: str = "Simple", name: str | None = None,
-          min_bytes: int = 0, max_bytes: int = 1 << 40) -> Algo:
-    """The MSCCL program of a verified schedule (see the module docstring)."""
+          min_bytes: int = 0, max_bytes: int = 1 << 40, in_place: bool | None = None) -> Algo:
+    """The MSCCL program of a verified schedule (see the module docstring). ``in_place`` picks the call the file
+    serves (default: in place for allgather and allreduce, out of place for reduce-scatter). Out of place, the
+    allgather first copies the input shard into its slot of ``o`` and the allreduce copies ``i`` into ``o`` and
+    works there; in place, the reduce-scatter leaves rank r's result in its own slot of ``i``."""
     if topo.switch_nodes:
         raise NotApplicable("MSCCL lowering needs GPUs linked directly; this topology has switches")
     if proto not in PROTOCOLS:
@@ -123,8 +127,10 @@ def lower(topo: Topology, schedule: Schedule, *, proto: str = "Simple", name: st
         raise NotApplicable(f"the schedule cuts shards into {per} chunks, so nchunksperloop would be {n * per}; "
                             f"use a chunked schedule (for BFB: fewer chunks per shard, e.g. bfb_chunked) instead")
     coll = schedule.collective
-    reduce_buf = "i"
-    copy_buf = "o" if coll is Collective.ALLGATHER else "i"
+    if in_place is None:
+        in_place = coll is not Collective.REDUCE_SCATTER
+    work = "o" if coll is Collective.ALLGATHER or (coll is Collective.ALLREDUCE and not in_place) else "i"
+    reduce_buf = copy_buf = work
     parallel_index = {}
     seen: Counter = Counter()
     for i, l in enumerate(topo.links):
@@ -152,6 +158,13 @@ def lower(topo: Topology, schedule: Schedule, *, proto: str = "Simple", name: st
     ops: list[_Op] = []
     last_write: dict[tuple, int] = {}
     reads: dict[tuple, list[int]] = defaultdict(list)
+    first_copies = []            # out of place: (rank, source offset in i, offset in o, count) before anything
+    if not in_place and coll is Collective.ALLGATHER:
+        first_copies = [(r, a, r * per + a, min(per - a, MAX_COUNT - 1)) for r in range(n)
+                        for a in range(0, per, MAX_COUNT - 1)]
+    elif not in_place and coll is Collective.ALLREDUCE:
+        first_copies = [(r, a, a, min(n * per - a, MAX_COUNT - 1)) for r in range(n)
+                        for a in range(0, n * per, MAX_COUNT - 1)]
 
     def touch(op_id: int, node: int, buf: str, first: int, cnt: int, writes: bool) -> None:
         op = ops[op_id]
@@ -173,6 +186,9 @@ def lower(topo: Topology, schedule: Schedule, *, proto: str = "Simple", name: st
     for _, link, _, _, _ in items:
         channel_of.append(parallel_index[link] + width * (sent_on[link] // OPS_PER_THREADBLOCK))
         sent_on[link] += 1
+    for r, src_off, dst_off, cnt in first_copies:
+        ops.append(_Op(r, ("local",), "cpy", "o", dst_off, cnt, (0, -1, 0), copy_from=("i", src_off)))
+        touch(len(ops) - 1, r, "o", dst_off, cnt, writes=True)
     by_step: dict[int, list] = defaultdict(list)
     for it, chan in zip(items, channel_of):
         by_step[it[0]].append((*it, chan))
@@ -189,21 +205,20 @@ def lower(topo: Topology, schedule: Schedule, *, proto: str = "Simple", name: st
             ops.append(_Op(l.dst, ("recv", l.src, chan), "rrc" if red else "r", buf, first, cnt,
                            (step, 1, link)))
             touch(len(ops) - 1, l.dst, buf, first, cnt, writes=True)
-    out_of_place = coll is Collective.REDUCE_SCATTER
-    if out_of_place:                                        # the rank's reduced shard into the output buffer
+    if coll is Collective.REDUCE_SCATTER and not in_place:   # the rank's reduced shard into the output buffer
         last = max((o.key[0] for o in ops), default=0) + 1
         for r in range(n):
             start = r * per
             while start < (r + 1) * per:
                 cnt = min((r + 1) * per - start, MAX_COUNT - 1)
-                ops.append(_Op(r, ("local",), "cpy", "i", start, cnt, (last, 2, 0)))
+                ops.append(_Op(r, ("local",), "cpy", "o", start - r * per, cnt, (last, 2, 0), copy_from=("i", start)))
                 touch(len(ops) - 1, r, "i", start, cnt, writes=False)
                 start += cnt
     return _assemble(topo, coll, ops, per, proto, name or f"{schedule.algo or 'schedule'} {coll.value}",
-                     min_bytes, max_bytes)
+                     min_bytes, max_bytes, in_place)
 
 
-def _assemble(topo, coll, ops, per, proto, name, min_bytes, max_bytes) -> Algo:
+def _assemble(topo, coll, ops, per, proto, name, min_bytes, max_bytes, in_place) -> Algo:
     n = topo.n
     tb_keys: dict[int, list[tuple]] = defaultdict(list)
     for op in ops:
@@ -240,8 +255,11 @@ def _assemble(topo, coll, ops, per, proto, name, min_bytes, max_bytes) -> Algo:
             p += 1
     targets = {d for op in ops for d in op.deps}
     gpus = []
-    sizes = {"allgather": (0, n * per, 0), "reduce_scatter": (n * per, per, 0), "allreduce": (n * per, 0, 0)}
-    i_chunks, o_chunks, s_chunks = sizes[coll.value]
+    sizes = {("allgather", True): (0, n * per), ("allgather", False): (per, n * per),
+             ("reduce_scatter", True): (n * per, 0), ("reduce_scatter", False): (n * per, per),
+             ("allreduce", True): (n * per, 0), ("allreduce", False): (n * per, n * per)}
+    i_chunks, o_chunks = sizes[(coll.value, in_place)]
+    s_chunks = 0
     for r in range(n):
         gpu = Gpu(r, i_chunks, o_chunks, s_chunks)
         for tbk in tb_keys.get(r, []):
@@ -256,7 +274,7 @@ def _assemble(topo, coll, ops, per, proto, name, min_bytes, max_bytes) -> Algo:
                                          ops[d].index, 0))
                 depid, depstep = (tb_ids[(r, ops[deps[-1]].tb)], ops[deps[-1]].index) if deps else (-1, -1)
                 if op.kind == "cpy":
-                    src, soff, dst, doff = "i", op.off, "o", op.off - r * per
+                    (src, soff), dst, doff = op.copy_from, op.buf, op.off
                 else:
                     src, soff, dst, doff = op.buf, op.off, op.buf, op.off
                 tb.steps.append(Step(len(tb.steps), op.kind, src, soff, dst, doff, op.cnt, depid, depstep,
@@ -265,7 +283,7 @@ def _assemble(topo, coll, ops, per, proto, name, min_bytes, max_bytes) -> Algo:
         gpu.tbs.sort(key=lambda t: t.id)
         gpus.append(gpu)
     nchannels = 1 + max((tb.chan for g in gpus for tb in g.tbs), default=0)
-    inplace, outofplace = (0, 1) if coll is Collective.REDUCE_SCATTER else (1, 0)
+    inplace, outofplace = (1, 0) if in_place else (0, 1)
     return Algo(name[:63], proto, nchannels, n * per, n, coll.value, inplace, outofplace, min_bytes, max_bytes, gpus)
 
 
@@ -601,7 +619,8 @@ def _postcondition(algo: Algo, bufs, per, in_place) -> list[str]:
                         return err
         elif coll == "reducescatter":
             for k in range(per):
-                err = check(r, "o", k, (r * per + k, full, False))
+                err = (check(r, "i", r * per + k, (r * per + k, full, False)) if in_place
+                       else check(r, "o", k, (r * per + k, full, False)))
                 if err:
                     return err
         elif coll == "allreduce":

@@ -55,6 +55,9 @@ def _parser() -> argparse.ArgumentParser:
                         help="executor: MSCCL executor / RCCL (default); msccl: msccl-tools' attributes")
     export.add_argument("--proto", default="Simple", choices=["Simple", "LL", "LL128"])
     export.add_argument("--sm-budget", type=int, default=108, help="threadblocks per GPU that fit (default 108)")
+    export.add_argument("--place", default="default", choices=["default", "in", "out"],
+                        help="serve the in-place or the out-of-place call (default: in place for allgather and "
+                             "allreduce, out of place for reduce-scatter)")
     export.add_argument("-o", "--output", default=None, help="write here (default: standard output)")
     export.add_argument("--max-nodes", type=int, default=None, help="refuse larger topologies (default 4096)")
 
@@ -74,6 +77,7 @@ def _cmd_export(args) -> int:
     result = synthesize(topo, args.algo, Collective.parse(args.collective))
     try:
         text, report = export(topo, result.schedule, args.dialect, args.sm_budget, proto=args.proto,
+                              in_place={"default": None, "in": True, "out": False}[args.place],
                               name=f"{args.algo} {result.schedule.collective.value} {topo.name or topo.expr}")
     except XmlError as exc:
         raise UsageError(str(exc)) from None

@@ -232,3 +232,15 @@ def test_parse_error_type():
 
 def test_the_fixtures_are_there():
     assert len(sorted(EXAMPLES.glob("*.xml"))) == 3
+
+
+@pytest.mark.parametrize("expr, algo", [("ring(4)", "ring"), ("circulant(8,[2,3])", "bfb"), ("kautz(2,2)", "bfb")])
+@pytest.mark.parametrize("collective", ["allgather", "reduce_scatter", "allreduce"])
+@pytest.mark.parametrize("place", ["in", "out"])
+def test_in_place_and_out_of_place(expr, algo, collective, place, tmp_path):
+    out = tmp_path / "x.xml"
+    assert main(["export", expr, "--algo", algo, "--collective", collective, "--place", place, "-o", str(out)]) == 0
+    text = out.read_text()
+    flag = "1" if place == "in" else "0"
+    assert f'inplace="{flag}"' in text and f'outofplace="{1 - int(flag)}"' in text
+    assert check_xml(text).ok

@@ -183,17 +183,18 @@ def _downloads(result, expr: str, figures: dict, report) -> None:
 HOW_TO_RUN = """**Running the file.** MSCCL executor (NCCL): copy it into `<build>/lib/msccl-algorithms/`. microsoft/msccl:
 `mpirun -np <ngpus> -x MSCCL_XML_FILES=file.xml -x NCCL_ALGO=MSCCL,RING,TREE <nccl-tests binary> -b 1K -e 1G -f 2`.
 RCCL: copy it into `<rccl>/build/release/msccl-algorithms/` and set `RCCL_MSCCL_FORCE_ENABLE=1`. The file serves
-the in-place call for allgather and allreduce and the out-of-place call for reduce-scatter; its chunk count
-(`nchunksperloop`) must divide the buffer's element count."""
+the call chosen above (nccl-tests runs out of place, then in place); its chunk count (`nchunksperloop`) must
+divide the buffer's element count."""
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def _export(expr: str, algo: str, coll: str, dialect: str, proto: str, sm_budget: int):
+def _export(expr: str, algo: str, coll: str, dialect: str, proto: str, sm_budget: int, place: str):
     from solvers.msccl import XmlError, export
 
     result = _synthesize(expr, algo, coll)
     try:
         text, report = export(result.topology, result.schedule, dialect, sm_budget, proto=proto,
+                              in_place={"default": None, "in place": True, "out of place": False}[place],
                               name=f"{algo} {coll} {result.topology.name or expr}")
         return text, f"{report.ranks} ranks, {report.threadblocks} threadblocks, {report.steps} steps", None
     except (XmlError, NotApplicable) as exc:
@@ -202,16 +203,18 @@ def _export(expr: str, algo: str, coll: str, dialect: str, proto: str, sm_budget
 
 def _export_panel(result, expr: str, algo: str, coll: str) -> None:
     with st.expander("Export to MSCCL XML (validated and simulated before download)"):
-        c1, c2, c3 = st.columns(3)
+        c1, c2, c3, c4 = st.columns(4)
         dialect = c1.selectbox("Dialect", ["executor", "msccl"], key="x_dialect",
                                help="executor: MSCCL executor and RCCL; msccl: msccl-tools' attributes")
         proto = c2.selectbox("Protocol", ["Simple", "LL", "LL128"], key="x_proto")
         budget = c3.number_input("Threadblocks per GPU", 1, 1024, 108, key="x_budget",
                                  help="How many threadblocks can be resident at once (SMs); 108 on an A100.")
+        place = c4.selectbox("Call", ["default", "in place", "out of place"], key="x_place",
+                             help="Default: in place for allgather and allreduce, out of place for reduce-scatter.")
         if st.button("Export", key="x_export"):
-            st.session_state["x_request"] = (expr, algo, coll, dialect, proto, int(budget))
+            st.session_state["x_request"] = (expr, algo, coll, dialect, proto, int(budget), place)
         request = st.session_state.get("x_request")
-        if request != (expr, algo, coll, dialect, proto, int(budget)):
+        if request != (expr, algo, coll, dialect, proto, int(budget), place):
             return
         with st.spinner("Lowering, validating and simulating …"):
             text, summary, error = _export(*request)
