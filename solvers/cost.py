@@ -14,8 +14,8 @@ Lower bounds (Theorem 4 and App. C.3): every node must receive (N-1)/N of the ve
 
 which is T_B* = (N-1)/N * M/B on a regular graph and 2(N-1)/N * M/B for its allreduce. The allreduce bound adds
 the two phase bounds because the phases occupy disjoint steps; on a graph whose slowest sender is not its
-slowest receiver it is *not* 2(N-1)/N * B / min(B_in, B_out). Steps are at least the diameter D(G) (Theorem 3), twice it for
-allreduce built as reduce-scatter + allgather.
+slowest receiver it is *not* 2(N-1)/N * B / min(B_in, B_out). Steps are at least the diameter D(G) (Theorem 3),
+twice it for allreduce built as reduce-scatter + allgather.
 """
 from __future__ import annotations
 
