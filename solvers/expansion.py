@@ -150,10 +150,11 @@ def bidir_allgather(base: Topology, sched: Schedule) -> Schedule:
 
 
 # ---------------------------------------------------------------------------------------------- predictions
-def _base_values(topo: Topology, sched: Schedule) -> tuple[int, int, Fraction]:
+def _base_values(topo: Topology, sched: Schedule) -> tuple[int, int, None]:
+    """(N, d) of the operand the formulas speak of (its schedule's own values come in the Prediction)."""
     if not is_regular(topo):
         raise NotApplicable(f"the expansion formulas need a regular base; {topo.name} is not")
-    return topo.n, degree(topo), tb_factor(topo, sched)
+    return topo.n, degree(topo), None
 
 
 def predict_line(topo, sched, n: int, prev: Prediction) -> Prediction:
