@@ -61,6 +61,14 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("-o", "--output", default=None, help="write here (default: standard output)")
     export.add_argument("--max-nodes", type=int, default=None, help="refuse larger topologies (default 4096)")
 
+    a2a = sub.add_parser("alltoall", help="all-to-all throughput: the multi-commodity-flow LP (3)")
+    a2a.add_argument("expr", help="an expression or a topology file")
+    a2a.add_argument("--bytes", type=float, default=float(1 << 20), dest="total_bytes",
+                     help="M, what every node sends in total (default 2^20 bytes)")
+    a2a.add_argument("--bandwidth", type=float, default=12.5, help="B, node bandwidth in GB/s (default 12.5)")
+    a2a.add_argument("--json", action="store_true", help="print JSON")
+    a2a.add_argument("--max-nodes", type=int, default=None, help="refuse larger topologies (default 4096)")
+
     check = sub.add_parser("check-xml", help="validate and simulate any MSCCL XML file")
     check.add_argument("file")
     check.add_argument("--dialect", default=None, choices=["executor", "msccl"],
@@ -88,6 +96,25 @@ def _cmd_export(args) -> int:
               f"validated and simulated ({args.dialect} dialect)", file=sys.stderr)
     else:
         sys.stdout.write(text)
+    return 0
+
+
+def _cmd_alltoall(args) -> int:
+    from solvers.alltoall import mcf_rate, moore_rate_bound
+
+    if not (args.total_bytes > 0 and args.bandwidth > 0):
+        raise UsageError("--bytes and --bandwidth must be positive")
+    topo = load(args.expr, max_nodes=args.max_nodes)
+    result = mcf_rate(topo)
+    bound = moore_rate_bound(result.nodes, result.degree) if not topo.switch_nodes else None
+    out = {"topology": topo.expr, "nodes": result.nodes, "degree": result.degree, "mcf_rate": result.f,
+           "mcf_rate_bound": float(bound) if bound else None,
+           "alltoall_time_us": result.time_us(args.total_bytes, args.bandwidth), "bytes": args.total_bytes,
+           "bandwidth_gbs": args.bandwidth, "solve_seconds": result.seconds}
+    if args.json:
+        print(json.dumps(out))
+    else:
+        _print_table(out)
     return 0
 
 
@@ -160,7 +187,8 @@ def _cmd_schedule(args) -> int:
     return 0
 
 
-COMMANDS = {"topo": _cmd_topo, "schedule": _cmd_schedule, "export": _cmd_export, "check-xml": _cmd_check_xml}
+COMMANDS = {"topo": _cmd_topo, "schedule": _cmd_schedule, "export": _cmd_export, "check-xml": _cmd_check_xml,
+            "alltoall": _cmd_alltoall}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,55 @@
+"""All-to-all throughput by the multi-commodity-flow LP (3) (direct-connect App. A.5)."""
+import json
+from fractions import Fraction
+
+import pytest
+
+from solvers.alltoall import mcf_model, mcf_rate, moore_rate_bound
+from solvers.bfb_lp import write_lp
+from studio.cli import main
+from topologies import parse_topology
+
+
+@pytest.mark.parametrize("expr, f", [("line(bipartite(4))", 0.057143), ("gkautz(4,64)", 0.021708)])
+def test_issue_oracles(expr, f):
+    assert mcf_rate(parse_topology(expr)).f == pytest.approx(f, abs=1e-5)
+
+
+def test_complete_graph_rate_is_one_and_the_bound_holds():
+    assert mcf_rate(parse_topology("complete(5)")).f == pytest.approx(1.0, abs=1e-9)
+    for expr in ["circulant(16,[3,4])", "kautz(2,3)", "torus(4,4)"]:
+        topo = parse_topology(expr)
+        r = mcf_rate(topo)
+        assert r.f <= float(moore_rate_bound(topo.n, 4 if "kautz" not in expr else 2)) + 1e-9
+
+
+def test_moore_bound_matches_the_paper_rows():
+    assert moore_rate_bound(32, 4) == Fraction(4, 69)        # Table 7 prints 5.80e-2
+    assert round(float(moore_rate_bound(1024, 4)), 7) == 8.571e-4
+
+
+def test_time_conversion_matches_table_4_units():
+    # Π_{4,1024}: f = 8.01e-4 -> 409.1 us for 2^20 bytes at 100 Gb/s (A.5.3)
+    from solvers.alltoall import AllToAll
+
+    assert AllToAll(8.01e-4, 1024, 4, 0.0).time_us(2 ** 20, 12.5) == pytest.approx(409.09, abs=0.01)
+
+
+def test_pyomo_model_agrees_and_writes_lp():
+    from pyomo.contrib.solver.common.factory import SolverFactory
+    import pyomo.environ as pyo
+
+    topo = parse_topology("circulant(8,[2,3])")
+    model = mcf_model(topo)
+    SolverFactory("highs").solve(model)
+    assert pyo.value(model.f) == pytest.approx(mcf_rate(topo).f, abs=1e-7)
+    text = write_lp(model)
+    assert "max" in text and "capacity" in text
+
+
+def test_cli_alltoall(capsys):
+    assert main(["alltoall", "line(bipartite(4))", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["mcf_rate"] == pytest.approx(0.057143, abs=1e-5)
+    assert out["alltoall_time_us"] == pytest.approx(2 ** 20 / 12.5e3 * 4 / (32 * out["mcf_rate"]))
+    assert main(["alltoall", "ring(4)", "--bytes", "0"]) == 2
