@@ -53,3 +53,11 @@ def test_cli_alltoall(capsys):
     assert out["mcf_rate"] == pytest.approx(0.057143, abs=1e-5)
     assert out["alltoall_time_us"] == pytest.approx(2 ** 20 / 12.5e3 * 4 / (32 * out["mcf_rate"]))
     assert main(["alltoall", "ring(4)", "--bytes", "0"]) == 2
+
+
+@pytest.mark.parametrize("expr, f, tolerance", [
+    ("ag24()", 5.26e-2, 5e-5),                 # Table 7: DistReg(4,32)
+    ("power(diamond(),2)", 1.87e-2, 1e-4),     # Table 7: Diamond^{□2} (our reconstruction gives 0.01875)
+])
+def test_table7_rates(expr, f, tolerance):
+    assert mcf_rate(parse_topology(expr)).f == pytest.approx(f, abs=tolerance)
