@@ -26,7 +26,7 @@ from topologies import expansions as ex
 from topologies.expression import FAMILIES, Call, ExpressionError, build, parse
 from topologies.model import Topology, TopologyError
 from topologies.properties import degree, diameter, is_regular
-from topologies.symmetry import transpose_isomorphism
+from topologies.symmetry import links_through, transpose_isomorphism
 
 from .bfb import bfb_allgather
 from .cost import tb_factor
@@ -53,8 +53,8 @@ def base_allgather(topo: Topology) -> Schedule:
     return searched_allgather(topo) or bfb_allgather(topo)
 
 
-def line_allgather(base: Topology, sched: Schedule, lg: Topology) -> Schedule:
-    """Def 1 on L(G) = ``lg``, whose node a is link a of ``base`` (``topologies.expansions`` numbering)."""
+def line_allgather(base: Topology, sched: Schedule) -> Schedule:
+    """Def 1 on L(G), whose node a is link a of ``base`` (``topologies.expansions`` numbering)."""
     index = {pair: i for i, pair in enumerate(ex.line_graph_links(base))}
     one = Fraction(1)
     out = [Transfer(a, Fraction(0), one, i, 1) for i, (a, b) in enumerate(ex.line_graph_links(base)) if a != b]
@@ -115,23 +115,10 @@ def power_allgather(base: Topology, sched: Schedule, n: int) -> Schedule:
     return Schedule(Collective.ALLGATHER, out, "expansion")
 
 
-def _map_links_through(topo: Topology, iso) -> list[int]:
-    """For every link a -> b of G, the link g(b) -> g(a) of G (k-th parallel copy for the k-th), which is the
-    link g(a) -> g(b) of G^T."""
-    groups: dict[tuple[int, int], list[int]] = {}
-    for i, l in enumerate(topo.links):
-        groups.setdefault((l.src, l.dst), []).append(i)
-    out = [0] * len(topo.links)
-    for (s, d), idx in groups.items():
-        for a, b in zip(idx, groups[iso[d], iso[s]]):
-            out[a] = b
-    return out
-
-
 def transpose_allgather(topo: Topology, sched: Schedule, iso) -> list[Transfer]:
     """g(A) (Def 7): the allgather A on G carried to G^T by a reverse symmetry g, as transfers on G^T's links
     (which keep G's indices)."""
-    through = _map_links_through(topo, iso)
+    through = links_through(topo, iso)
     return [Transfer(iso[t.shard], t.lo, t.hi, through[t.link], t.step) for t in sched.transfers]
 
 
@@ -222,16 +209,15 @@ def _evaluate(call: Call, limit: int) -> Built:
         return Built(topo, bidir_allgather(first.topology, first.schedule), first.prediction)
     n = numbers[0] if numbers else 1
     if call.name == "line":
-        topo, level, pred = first.topology, first.schedule, first.prediction
-        for _ in range(n):  # one Def 1 step per level, each on the previous line graph
-            lg = ex.line_graph(topo)
-            level, topo = line_allgather(topo, level, lg), lg
-        pred = predict_line(first.topology, first.schedule, n, pred)
+        levels = ex.line_graph_levels(first.topology, n)
+        level = first.schedule
+        for below in [first.topology] + levels[:-1]:  # one Def 1 step per level, each on the graph below
+            level = line_allgather(below, level)
+        pred = predict_line(first.topology, first.schedule, n, first.prediction)
         exact = first.schedule.algo == "bfb" and all(
             len({first.topology.links[i].dst for i in first.topology.out_links[u]} - {u}) > 1
             for u in range(first.topology.num_nodes))
-        return Built(ex.line_graph(first.topology, n), level, Prediction(pred.steps, pred.tb_factor,
-                                                                             pred.exact and exact))
+        return Built(levels[-1], level, Prediction(pred.steps, pred.tb_factor, pred.exact and exact))
     if call.name == "degree":
         topo = ex.degree_expansion(first.topology, n)
         return Built(topo, degree_allgather(first.topology, first.schedule, n),

@@ -23,7 +23,7 @@ from math import prod
 from typing import Sequence
 
 from .model import Topology, TopologyError
-from .symmetry import is_transpose_isomorphism
+from .symmetry import is_transpose_isomorphism, links_through
 
 
 def _wrap(name: str) -> str:
@@ -60,14 +60,13 @@ def _walk_name(first: str, second: str) -> str:
     return first + "." + second
 
 
-def line_graph(topo: Topology, n: int = 1) -> Topology:
-    """L^n(G) (Def 12): every link ``u -> v`` of G becomes a node; ``uv -> vw`` whenever the links meet head to
-    tail. A d-regular G gives a d-regular L(G) with dN nodes and diameter D(G) + 1; L is defined for directed
-    graphs, and L of a bidirectional graph is in general not bidirectional."""
+def line_graph_levels(topo: Topology, n: int = 1) -> list[Topology]:
+    """L(G), L^2(G), ..., L^n(G) (Def 12), each built from the one before; the last carries the display name
+    and expression of L^n(G). See ``line_graph``."""
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise TopologyError(f"the line graph power n must be an integer >= 1, got {n!r}")
     _need_compute_only(topo, "the line graph")
-    base = topo
+    base, levels = topo, []
     for _ in range(n):
         pairs = line_graph_links(topo)
         names = [_walk_name(topo.names[l.src], topo.names[l.dst]) for l in topo.links]
@@ -76,29 +75,23 @@ def line_graph(topo: Topology, n: int = 1) -> Topology:
         iso = _known_iso(topo)
         nxt = Topology.from_edges(len(topo.links), pairs, node_names=names)
         if iso is not None:
-            nxt._meta["transpose_iso"] = _line_transpose_iso(topo, iso)
+            # g_L(u -> v) = the link g(v) -> g(u): an isomorphism L(G) -> L(G)^T whenever g is one G -> G^T
+            nxt._meta["transpose_iso"] = links_through(topo, iso)
+        levels.append(nxt)
         topo = nxt
     name = f"L({base.name})" if n == 1 else f"L^{n}({base.name})"
     expr = f"line({base.expr})" if n == 1 else f"line({base.expr},{n})"
     out = Topology(topo.names, topo.kinds, topo.links, name=name, expr=expr)
     out._meta.update({k: v for k, v in topo._meta.items() if k == "transpose_iso"})
-    return out
+    levels[-1] = out
+    return levels
 
 
-def _line_transpose_iso(topo: Topology, iso: Sequence[int]) -> tuple[int, ...]:
-    """g_L(u -> v) = the link g(v) -> g(u) of G (the k-th parallel copy for the k-th): an isomorphism
-    L(G) -> L(G)^T whenever g is one G -> G^T."""
-    groups: dict[tuple[int, int], list[int]] = {}
-    for i, l in enumerate(topo.links):
-        groups.setdefault((l.src, l.dst), []).append(i)
-    out = [0] * len(topo.links)
-    for (s, d), idx in groups.items():
-        target = groups.get((iso[d], iso[s]), [])
-        if len(target) != len(idx):
-            raise TopologyError("internal: the transpose isomorphism does not map links onto links")
-        for a, b in zip(idx, target):
-            out[a] = b
-    return tuple(out)
+def line_graph(topo: Topology, n: int = 1) -> Topology:
+    """L^n(G) (Def 12): every link ``u -> v`` of G becomes a node; ``uv -> vw`` whenever the links meet head to
+    tail. A d-regular G gives a d-regular L(G) with dN nodes and diameter D(G) + 1; L is defined for directed
+    graphs, and L of a bidirectional graph is in general not bidirectional."""
+    return line_graph_levels(topo, n)[-1]
 
 
 # ------------------------------------------------------------------------------------------ degree expansion

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Sequence
 
-from .model import Topology
+from .model import Topology, TopologyError
 
 VF2_MAX_NODES = 64
 
@@ -21,6 +21,22 @@ def is_transpose_isomorphism(topo: Topology, iso: Sequence[int]) -> bool:
         return False
     links = Counter((l.src, l.dst) for l in topo.links)
     return all(links.get((iso[d], iso[s]), 0) == c for (s, d), c in links.items())
+
+
+def links_through(topo: Topology, iso: Sequence[int]) -> tuple[int, ...]:
+    """For every link a -> b of G, the link g(b) -> g(a) of G (the k-th parallel copy for the k-th): where a
+    reverse symmetry g sends each link, read as a link of G^T (which keeps G's indices)."""
+    groups: dict[tuple[int, int], list[int]] = {}
+    for i, l in enumerate(topo.links):
+        groups.setdefault((l.src, l.dst), []).append(i)
+    out = [0] * len(topo.links)
+    for (s, d), idx in groups.items():
+        target = groups.get((iso[d], iso[s]), [])
+        if len(target) != len(idx):
+            raise TopologyError("internal: the transpose isomorphism does not map links onto links")
+        for a, b in zip(idx, target):
+            out[a] = b
+    return tuple(out)
 
 
 def transpose_isomorphism(topo: Topology) -> tuple[int, ...] | None:
