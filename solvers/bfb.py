@@ -256,7 +256,7 @@ class _Partial:
 
 
 def _solve_receivers(topo: Topology, dist: np.ndarray, receivers: range,
-                     progress: Callable[[float], None] | None = None) -> _Partial:
+                     progress: Callable[[float], None] | None = None, values_only: bool = False) -> _Partial:
     solver = _Solver(topo)
     shard_parts, piece_parts = [], []
     piece_iid: list[int] = []
@@ -304,6 +304,8 @@ def _solve_receivers(topo: Topology, dist: np.ndarray, receivers: range,
                 worst[t] = (u_val, u, src, sum(len(links_from[w]) for w in nbrs),
                             sum(counts[idx[pos]] for pos in tight), sum(len(links_from[nbrs[j]]) for j in tight_links),
                             u_val == Fraction(src) / total_cap)
+            if values_only:
+                continue
             for i, pieces in zip(idx, per_type):
                 kind_first[i] = len(piece_iid)
                 kind_pieces[i] = len(pieces)
@@ -311,6 +313,8 @@ def _solve_receivers(topo: Topology, dist: np.ndarray, receivers: range,
                     piece_iid.append(iid)
                     piece_link.append(links_from[nbrs[j]][kk])
                     piece_step.append(t)
+        if values_only:
+            continue
         per_member = np.asarray(kind_pieces, dtype=np.int64)[member_kind]
         firsts = np.asarray(kind_first, dtype=np.int64)[member_kind]
         starts = np.cumsum(per_member) - per_member
@@ -406,6 +410,19 @@ def bfb_allgather(topo: Topology, progress: Callable[[float], None] | None = Non
     return Schedule(Collective.ALLGATHER, algo="bfb", notes={"U": {r.step: r.u for r in report}, "report": report},
                     cols=cols)
 
+
+
+def bfb_values(topo: Topology) -> tuple[int, Fraction]:
+    """(steps, tb_factor) of the optimal BFB allgather without assembling the schedule: tb_factor is
+    sum_t max_u U*(u,t) * B / N (each step lasts as long as its most loaded in-link, Theorem 16), with B the
+    node bandwidth. For the finder's base table, where only the two numbers are kept."""
+    if topo.switch_nodes or not is_strongly_connected(topo):
+        raise NotApplicable("BFB needs a strongly connected direct-connect topology")
+    dist = compute_distances(topo).astype(np.int64)
+    worst = _solve_receivers(topo, dist, range(topo.num_nodes), values_only=True).worst
+    node_bw = min(sum((topo.links[i].bandwidth for i in topo.out_links[u]), Fraction(0))
+                  for u in range(topo.num_nodes))
+    return len(worst), sum((w[0] for w in worst.values()), Fraction(0)) * node_bw / topo.num_nodes
 
 # ------------------------------------------------------------------------------ per-(u, t) problems, plainly
 @dataclass

@@ -69,6 +69,18 @@ def _parser() -> argparse.ArgumentParser:
     a2a.add_argument("--json", action="store_true", help="print JSON")
     a2a.add_argument("--max-nodes", type=int, default=None, help="refuse larger topologies (default 4096)")
 
+    fnd = sub.add_parser("find", help="the Pareto frontier of (steps, tb_factor) topologies for N nodes, degree d")
+    fnd.add_argument("--nodes", type=int, required=True, help="N, the number of nodes")
+    fnd.add_argument("--degree", type=int, required=True, help="d, links per node")
+    fnd.add_argument("--bidirectional", action="store_true", help="only bidirectional topologies (A.6)")
+    fnd.add_argument("--exclude", default="", help="comma-separated base families or expansions to leave out, "
+                     "e.g. circulant (reproduces Table 7 at N = 128 and 512)")
+    fnd.add_argument("--alpha", type=float, default=10.0, help="alpha in microseconds for the times (default 10)")
+    fnd.add_argument("--bytes", type=float, default=float(1 << 20), dest="total_bytes",
+                     help="M in bytes for the times (default 2^20)")
+    fnd.add_argument("--bandwidth", type=float, default=12.5, help="B, node bandwidth in GB/s (default 12.5)")
+    fnd.add_argument("--json", action="store_true", help="print JSON")
+
     check = sub.add_parser("check-xml", help="validate and simulate any MSCCL XML file")
     check.add_argument("file")
     check.add_argument("--dialect", default=None, choices=["executor", "msccl"],
@@ -115,6 +127,35 @@ def _cmd_alltoall(args) -> int:
         print(json.dumps(out))
     else:
         _print_table(out)
+    return 0
+
+
+def _cmd_find(args) -> int:
+    from solvers.finder import Finder, bound, diameter_of
+    from solvers.selection import best_index, collective_time_us
+
+    if not (args.total_bytes > 0 and args.bandwidth > 0 and args.alpha >= 0):
+        raise UsageError("--bytes and --bandwidth must be positive and --alpha non-negative")
+    exclude = [x.strip() for x in args.exclude.split(",") if x.strip()]
+    front = Finder(exclude).frontier(args.nodes, args.degree, args.bidirectional)
+    rows = []
+    for c in front:
+        row = {**c.as_dict(), "diameter": diameter_of(c),
+               "allreduce_us": collective_time_us(c.steps, c.tb, args.alpha, args.total_bytes, args.bandwidth)}
+        rows.append(row)
+    if rows:
+        rows[best_index([r["allreduce_us"] for r in rows])]["recommended"] = True
+    if args.json:
+        print(json.dumps(rows))
+        return 0
+    steps, tb = bound(args.nodes, args.degree, args.bidirectional)
+    print(f"{'steps':>5} {'tb_factor':>10} {'D':>3} {'allreduce us':>12}  topology")
+    for r in rows:
+        mark = "  <- best allreduce" if r.get("recommended") else ""
+        print(f"{r['steps']:>5} {r['tb_factor']:>10.6f} {r['diameter']!s:>3} {r['allreduce_us']:>12.1f}  "
+              f"{r['name']}   [{r['expr']}]{mark}")
+    print(f"bound: {steps} steps (Moore), tb {float(tb):.6f}; times for alpha {args.alpha} us, "
+          f"M {args.total_bytes:g} B, B {args.bandwidth} GB/s")
     return 0
 
 
@@ -188,7 +229,7 @@ def _cmd_schedule(args) -> int:
 
 
 COMMANDS = {"topo": _cmd_topo, "schedule": _cmd_schedule, "export": _cmd_export, "check-xml": _cmd_check_xml,
-            "alltoall": _cmd_alltoall}
+            "alltoall": _cmd_alltoall, "find": _cmd_find}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -67,6 +67,8 @@ _DBJMOD = {
              (14, 5), (14, 8), (14, 9), (14, 10), (15, 11), (15, 12), (15, 13), (15, 14)),
 }
 
+DBJMOD_SHAPES = tuple(sorted(_DBJMOD))  # the (d, n) with a reconstruction
+
 
 def diamond() -> Topology:
     """Diamond (App. H Fig. 19; Table 9): N = 8, d = 2 -- a RECONSTRUCTION, not the paper's edge set.
