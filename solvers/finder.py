@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
 from math import isqrt
-from typing import Iterable
+from typing import Callable, Iterable
 
 from topologies import distance_regular, reconstructed
 from topologies.expression import parse_topology
@@ -103,7 +103,9 @@ class Candidate:
         return (self.bidirectional, self.rev_sym, not self.loops, self.multi_out, self.bfb, self.exact, self.simple)
 
     def _simplicity(self) -> tuple:
-        return (len(self.ops), len(self.expr), self.expr)
+        # among equal points prefer fewer expansions, then the paper's own graphs over our reconstructions
+        reconstructed = bool(self.families & {"diamond", "dbjmod"})
+        return (len(self.ops), reconstructed, len(self.expr), self.expr)
 
     def as_dict(self) -> dict:
         return {"name": self.name, "expr": self.expr, "nodes": self.nodes, "degree": self.degree,
@@ -427,16 +429,53 @@ class Finder:
         return out
 
     # -- targets
-    def frontier(self, n: int, d: int, bidirectional: bool = False) -> list[Candidate]:
+    def frontier(self, n: int, d: int, bidirectional: bool = False, compute: bool = True) -> list[Candidate]:
         """The Pareto frontier for n nodes of degree d (only bidirectional topologies with ``bidirectional``),
-        lowest steps first."""
+        lowest steps first. With ``compute``, a Π_{d,n} missing from the table is solved now (one BFB run,
+        seconds at n = 2000); without, it is left out (sweeps)."""
         _check_target(n, d)
-        self._target = (n, d)
+        self._target = (n, d) if compute else None
+        if compute and base_table.tabulated(d, n) is None:
+            self._cells.pop((n, d), None)      # cached by a search that left Π_{d,n} out
         try:
             cands = [c for c in self.cell(n, d) if c.bidirectional or not bidirectional]
         finally:
             self._target = None
         return pareto(cands)
+
+
+def sweep(ns: Iterable[int], d: int, cost: Callable[[int, Fraction], float], finder: Finder | None = None,
+          progress: Callable[[float], None] | None = None) -> dict[str, list[tuple[int, float, str]]]:
+    """The least ``cost(steps, tb)`` against N for several designs (the paper's Fig. 7 / Fig. 15 style): the best
+    frontier topology, the best bidirectional one, Π_{d,N} alone, the Theorem 22 circulant alone (4 | d), the
+    most square 2D torus (d = 4) and the theoretical bound. Table values only: an N whose Π_{d,N} is not
+    tabulated has no Π point (and its frontier lacks Π). Returns label -> [(N, cost, design name)]."""
+    finder = finder or Finder()
+    ns = list(ns)
+    out: dict[str, list[tuple[int, float, str]]] = {}
+
+    def add(label: str, n: int, c: Candidate | None) -> None:
+        if c is not None:
+            out.setdefault(label, []).append((n, cost(c.steps, c.tb), c.name))
+
+    for i, n in enumerate(ns):
+        for label, bidirectional in (("best found", False), ("best bidirectional", True)):
+            front = finder.frontier(n, d, bidirectional, compute=False)
+            add(label, n, min(front, key=lambda c: (cost(c.steps, c.tb), c.steps), default=None))
+        add("generalized Kautz Π_{d,N}", n, next((c for c in finder.seeds(n, d) if c.expr.startswith("gkautz(")),
+                                                None))
+        add("circulant C(N)", n, next((c for c in finder.seeds(n, d) if c.expr.startswith("circulant(")), None))
+        if d == 4:
+            a = max(x for x in _divisors(n) if x * x <= n)
+            if a >= 3:
+                b = n // a
+                add("2D torus", n, _simple_seed(f"torus({a},{b})", f"Torus({a}×{b})", n, 4, a // 2 + b // 2,
+                                                Fraction(n - 1, n), family="torus", bidirectional=True))
+        steps, tb = bound(n, d)
+        out.setdefault("theoretical bound", []).append((n, cost(steps, tb), f"Moore diameter {steps}"))
+        if progress:
+            progress((i + 1) / len(ns))
+    return out
 
 
 def _check_target(n: int, d: int) -> None:

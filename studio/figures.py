@@ -205,6 +205,46 @@ def load_heatmap(topo: Topology, loads: dict[int, dict[int, Fraction]], max_link
     return fig
 
 
+# --------------------------------------------------------------------------------------------- finder figures
+def frontier_figure(rows: list[dict], bound: tuple[int, Fraction], recommended: int | None = None,
+                    title: str = "Pareto frontier") -> go.Figure:
+    """The finder's frontier: steps (total-hop latency in alphas) across, tb_factor (bandwidth runtime in M/B)
+    up, one marker per design, the recommended one as a star, and the theoretical bound point (Moore diameter,
+    (N-1)/N). ``rows`` hold ``name``, ``steps``, ``tb_factor`` and optionally ``code``."""
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(
+        x=[r["steps"] for r in rows], y=[r["tb_factor"] for r in rows], mode="lines+markers+text", name="frontier",
+        text=[r["name"] for r in rows],
+        textposition=["top right"] * (len(rows) - 1) + ["top left"] if len(rows) > 1 else "top right", line=dict(shape="hv", dash="dot"),
+        customdata=[[r.get("code", "")] for r in rows], marker=dict(size=11),
+        hovertemplate="%{text}<br>%{x} steps, tb %{y:.6f}<br>%{customdata[0]}<extra></extra>"))
+    if recommended is not None and 0 <= recommended < len(rows):
+        r = rows[recommended]
+        fig.add_trace(go.Scatter(x=[r["steps"]], y=[r["tb_factor"]], mode="markers", name="recommended",
+                                 marker=dict(symbol="star", size=20, color="#d62728"),
+                                 hovertemplate=f"recommended: {r['name']}<extra></extra>"))
+    fig.add_trace(go.Scatter(x=[bound[0]], y=[float(bound[1])], mode="markers", name="theoretical bound",
+                             marker=dict(symbol="x", size=13, color="black"),
+                             hovertemplate="bound: Moore diameter %{x}, tb (N-1)/N = %{y:.6f}<extra></extra>"))
+    fig.update_layout(title=title, xaxis=dict(title="steps (T_L / alpha)", dtick=1),
+                      yaxis=dict(title="tb_factor (T_B / (M/B))"), height=440,
+                      margin=dict(l=10, r=10, t=40, b=10))
+    return fig
+
+
+def sweep_figure(series: dict[str, list[tuple[int, float]]], ylabel: str = "allreduce time (µs)",
+                 title: str = "Best allreduce time against N") -> go.Figure:
+    """Several designs' times against the number of nodes (the paper's Fig. 7 style), one line each; ``series``
+    maps a label to (N, time) points."""
+    fig = go.Figure()
+    for label, pts in series.items():
+        fig.add_trace(go.Scatter(x=[n for n, _ in pts], y=[t for _, t in pts], mode="lines+markers", name=label,
+                                 marker=dict(size=5), line=dict(dash="dash") if "bound" in label else None))
+    fig.update_layout(title=title, xaxis=dict(title="N (nodes)"), yaxis=dict(title=ylabel, type="log"),
+                      height=420, margin=dict(l=10, r=10, t=40, b=10))
+    return fig
+
+
 def figure_bytes(fig: go.Figure, fmt: str) -> bytes:
     """The figure as PNG or SVG through kaleido (which drives Debian's chromium)."""
     if fmt not in ("png", "svg"):

@@ -8,4 +8,5 @@ HOME = st.Page("studio/pages/page_home.py", title="Home", icon=":material/home:"
 COMPOSE = st.Page("studio/pages/page_compose.py", title="Compose", icon=":material/hub:", url_path="compose")
 SCHEDULE = st.Page("studio/pages/page_schedule.py", title="Schedule", icon=":material/schedule:",
                    url_path="schedule")
-PAGES = [HOME, COMPOSE, SCHEDULE]
+FINDER = st.Page("studio/pages/page_finder.py", title="Finder", icon=":material/travel_explore:", url_path="finder")
+PAGES = [HOME, COMPOSE, SCHEDULE, FINDER]

@@ -79,3 +79,21 @@ def test_schedule_page(page: Page, app_url, shot):
     expect(metric(page, "tb_factor")).to_have_text("1.0195")
     settle(page)
     shot(page, "schedule-1024")
+
+
+def test_finder_page(page: Page, app_url, shot):
+    page.goto(app_url + "/finder")
+    expect(page.get_by_text("Recommended for allreduce")).to_contain_text("L^3(C(16,{3,4}))", timeout=60000)
+    page.locator(".js-plotly-plot").first.wait_for(timeout=30000)
+    settle(page)
+    shot(page, "finder-1024")
+    box = page.get_by_label("N, nodes")
+    box.fill("32")
+    box.press("Enter")
+    expect(page.get_by_text("Recommended for allreduce")).to_contain_text("L(K_{4,4})", timeout=60000)
+    settle(page)
+    page.get_by_role("button", name="Open in Compose").click()
+    expect(page.get_by_role("heading", name="Compose a topology")).to_be_visible(timeout=30000)
+    expect(metric(page, "Nodes")).to_have_text("32", timeout=30000)
+    assert "expr=line" in page.url
+    shot(page, "finder-open-compose")

@@ -1,0 +1,193 @@
+"""The Finder page: the Pareto frontier of (steps, tb_factor) designs for N nodes of degree d, priced for the
+sidebar workload, with the recommended design one click from Compose and Schedule; and a sweep of the best
+allreduce time against N (direct-connect §5.4, A.3, Fig. 7)."""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from solvers.errors import NotApplicable
+from solvers.finder import EXPANSION_FAMILIES, SEED_FAMILIES, Finder, bound, diameter_of, sweep
+from solvers.selection import COLLECTIVES, SizeMix, alltoall_time_us, best_index, mix_time_us
+from studio import navigation, workload
+from studio.figures import frontier_figure, sweep_figure
+from topologies.model import TopologyError
+
+MAX_ALLTOALL_NODES = 1024
+MAX_SWEEP_POINTS = 400
+
+
+@st.cache_resource(show_spinner=False)
+def _finder(exclude: tuple[str, ...]) -> Finder:
+    return Finder(exclude)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _frontier(n: int, d: int, bidirectional: bool, exclude: tuple[str, ...]) -> list[dict]:
+    rows = []
+    for c in _finder(exclude).frontier(n, d, bidirectional):
+        rows.append({**c.as_dict(), "diameter": diameter_of(c)})
+    return rows
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def _mcf(expr: str) -> tuple[float, float]:
+    from solvers.alltoall import mcf_rate
+    from topologies import parse_topology
+
+    result = mcf_rate(parse_topology(expr))
+    return result.f, result.seconds
+
+
+def parse_sizes(text: str) -> SizeMix:
+    """'1e6, 4e6:3, 64e6' -> sizes in bytes with optional ':weight' (default 1). Numbers only, never eval."""
+    sizes, weights = [], []
+    for part in text.replace(";", ",").split(","):
+        part = part.strip()
+        if not part:
+            continue
+        size, _, weight = part.partition(":")
+        try:
+            sizes.append(float(size))
+            weights.append(float(weight) if weight.strip() else 1.0)
+        except ValueError:
+            raise ValueError(f"'{part}' is not a size in bytes (optionally ':weight'), e.g. 1e6:2") from None
+    return SizeMix.of(sizes, weights)
+
+
+def _workload_mix(work) -> tuple[SizeMix, str]:
+    choice = st.radio("Message sizes", ["the sidebar's M", "a distribution"], horizontal=True, key="f_mix")
+    if choice == "the sidebar's M":
+        return SizeMix.single(work.total_bytes), f"M = {work.total_bytes:.4g} bytes"
+    text = st.text_input("Sizes in bytes, each with an optional :weight", value="2.6e7:4, 1e6:10, 1e8",
+                         key="f_sizes", help="For example DDP buckets of 25 MiB four times as often as a 100 MB "
+                                              "layer: 2.6e7:4, 1e8. Costs are summed with these weights.")
+    mix = parse_sizes(text)
+    return mix, f"{len(mix.sizes)} sizes, weighted"
+
+
+def _open_buttons(row: dict) -> None:
+    c1, c2 = st.columns(2)
+    if c1.button("Open in Compose", key="f_open_compose", icon=":material/hub:"):
+        st.session_state.update(expr=row["expr"], design_expr=row["expr"])
+        st.switch_page(navigation.COMPOSE, query_params={"expr": row["expr"]})
+    if c2.button("Schedule it (expansion allreduce)", key="f_open_schedule", icon=":material/schedule:"):
+        st.session_state.update(design_expr=row["expr"], algo="expansion", coll="allreduce")
+        st.switch_page(navigation.SCHEDULE, query_params={"expr": row["expr"], "algo": "expansion",
+                                                          "coll": "allreduce"})
+
+
+def _frontier_view(work) -> None:
+    c1, c2, c3, c4 = st.columns([1, 1, 2, 3])
+    n = int(c1.number_input("N, nodes", min_value=2, max_value=4096, value=1024, step=1, key="f_n"))
+    d = int(c2.number_input("d, degree", min_value=1, max_value=64, value=4, step=1, key="f_d"))
+    kind = c3.radio("Topologies", ["directed", "bidirectional"], horizontal=True, key="f_kind",
+                    help="Bidirectional: every link has its reverse (A.6 turns a reverse-symmetric directed design "
+                         "of degree d/2 into one).")
+    exclude = tuple(c4.multiselect("Leave out", list(SEED_FAMILIES + EXPANSION_FAMILIES), key="f_exclude",
+                                   help="Base families or expansions the search may not use; leaving out "
+                                        "circulant reproduces the paper's Table 7 at N = 128 and 512."))
+    c1, c2 = st.columns([1, 3])
+    collective = c1.selectbox("Collective", COLLECTIVES, key="f_coll")
+    with c2:
+        try:
+            mix, mix_text = _workload_mix(work)
+        except ValueError as exc:
+            st.error(str(exc))
+            return
+    try:
+        with st.spinner(f"Searching expansions for N = {n}, d = {d} …"):
+            rows = _frontier(n, d, kind == "bidirectional", exclude)
+    except (NotApplicable, TopologyError) as exc:
+        st.error(str(exc))
+        return
+    if not rows:
+        st.warning(f"No {kind} design with {n} nodes of degree {d} is reachable from the base database "
+                   "(try the other kind or a different degree).")
+        return
+    for r in rows:
+        r[f"{collective} µs"] = mix_time_us(r["steps"], r["tb_factor"], work.alpha_us, mix, work.bandwidth_gbs,
+                                            collective)
+    best = best_index([r[f"{collective} µs"] for r in rows])
+    b_steps, b_tb = bound(n, d, kind == "bidirectional")
+    bound_time = mix_time_us(b_steps, b_tb, work.alpha_us, mix, work.bandwidth_gbs, collective)
+    st.plotly_chart(frontier_figure(rows, (b_steps, b_tb), best,
+                                    title=f"Pareto frontier, N = {n}, d = {d} ({kind})"), key="frontier_chart")
+    st.success(f"Recommended for {collective} ({mix_text}, alpha {work.alpha_us:g} µs, B {work.bandwidth_gbs:g} "
+               f"GB/s): **{rows[best]['name']}**, {rows[best][f'{collective} µs']:.1f} µs "
+               f"({rows[best][f'{collective} µs'] / bound_time:.3f}× the bound).", icon=":material/star:")
+    a2a = st.session_state.setdefault("f_a2a", {})
+    table = pd.DataFrame([{
+        "": "★" if i == best else "", "design": r["name"], "steps": r["steps"], "tb_factor": r["tb_factor"],
+        "tb exact": r["tb_exact"], "diameter": r["diameter"], "BW-optimal": r["bw_optimal"],
+        f"{collective} µs": round(r[f"{collective} µs"], 2),
+        "all-to-all µs": (round(alltoall_time_us(a2a[r["expr"]], n, d, work.total_bytes, work.bandwidth_gbs), 2)
+                          if r["expr"] in a2a else None),
+        "MCF f": a2a.get(r["expr"]), "how": r["code"], "expression": r["expr"]} for i, r in enumerate(rows)])
+    st.dataframe(table, key="frontier_table", hide_index=True)
+    st.caption(f"Bound: {b_steps} steps (Moore), tb (N-1)/N = {float(b_tb):.6f}, {collective} {bound_time:.1f} µs. "
+               "steps and tb are the expansion theorems' predictions; the tests build and verify every frontier "
+               "design up to 256 nodes against them.")
+    missing = [r for r in rows if r["expr"] not in a2a]
+    if missing and n <= MAX_ALLTOALL_NODES:
+        if st.button(f"Compute all-to-all times ({len(missing)} MCF solves)", key="f_a2a_go"):
+            bar = st.progress(0.0, text="all-to-all multi-commodity flow …")
+            for i, r in enumerate(missing):
+                try:
+                    a2a[r["expr"]] = _mcf(r["expr"])[0]
+                except (NotApplicable, TopologyError) as exc:
+                    st.error(f"{r['name']}: {exc}")
+                    break
+                bar.progress((i + 1) / len(missing), text=f"solved {r['name']}")
+            st.rerun()
+    elif missing:
+        st.caption(f"All-to-all times are offered up to {MAX_ALLTOALL_NODES} nodes (use the CLI's alltoall above).")
+    choice = st.selectbox("Open a design", range(len(rows)), index=best, key="f_pick",
+                          format_func=lambda i: f"{rows[i]['name']} ({rows[i]['steps']} steps, "
+                                                f"tb {rows[i]['tb_factor']:.4f})")
+    _open_buttons(rows[choice])
+
+
+def _sweep_view(work) -> None:
+    st.markdown("The least time of several designs as N grows, for the sidebar workload (generalized Kautz values "
+                "come from the table, so an N it lacks shows no Π point).")
+    c1, c2, c3, c4, c5 = st.columns(5)
+    d = int(c1.number_input("d", min_value=1, max_value=64, value=4, key="s_d"))
+    lo = int(c2.number_input("N from", min_value=2, max_value=2000, value=16, key="s_lo"))
+    hi = int(c3.number_input("to", min_value=2, max_value=2000, value=1024, key="s_hi"))
+    step = int(c4.number_input("step", min_value=1, max_value=2000, value=16, key="s_step"))
+    collective = c5.selectbox("Collective", COLLECTIVES, key="s_coll")
+    ns = list(range(lo, hi + 1, step))
+    if not ns:
+        st.error("The range is empty: 'N from' must not exceed 'to'.")
+        return
+    if len(ns) > MAX_SWEEP_POINTS:
+        st.error(f"{len(ns)} points is too many for the page (limit {MAX_SWEEP_POINTS}); raise the step.")
+        return
+    key = (d, lo, hi, step, collective, work)
+    cache = st.session_state.setdefault("s_cache", {})
+    if key not in cache:
+        bar = st.progress(0.0, text="searching every N …")
+        cache.clear()
+        cache[key] = sweep(ns, d, lambda s, tb: mix_time_us(s, tb, work.alpha_us, SizeMix.single(work.total_bytes),
+                                                             work.bandwidth_gbs, collective),
+                           _finder(()), progress=lambda f: bar.progress(f, text=f"searching every N … {f:.0%}"))
+        bar.empty()
+    series = cache[key]
+    st.plotly_chart(sweep_figure({k: [(n, t) for n, t, _ in v] for k, v in series.items()},
+                                 ylabel=f"{collective} time (µs)", title=f"Best {collective} time against N, d = {d}"),
+                    key="sweep_chart")
+    rows = [{"N": n, "design": label, "name": name, "µs": round(t, 2)} for label, pts in series.items()
+            for n, t, name in pts]
+    with st.expander("The points"):
+        st.dataframe(pd.DataFrame(rows), key="sweep_table", hide_index=True)
+
+
+def render() -> None:
+    st.title("Find a topology")
+    work = workload.current()
+    frontier_tab, sweep_tab = st.tabs(["Frontier for N and d", "Sweep over N"])
+    with frontier_tab:
+        _frontier_view(work)
+    with sweep_tab:
+        _sweep_view(work)

@@ -1,0 +1,96 @@
+"""The Finder page through AppTest: the frontier priced for the workload, the recommendation, size mixes,
+all-to-all times, opening a design, the sweep, and bad input as one message."""
+import json
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from .conftest import ROOT
+
+FINDER = "studio/pages/page_finder.py"
+
+
+def open_finder():
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180).run()
+    return at.switch_page(FINDER).run()
+
+
+def test_default_frontier_is_table4_with_the_recommendation():
+    at = open_finder()
+    assert not at.exception
+    df = at.dataframe[0].value
+    assert list(df["steps"]) == [5, 6, 8, 11, 20]
+    assert [round(x, 3) for x in df["tb_factor"]] == [1.332, 1.020, 1.004, 1.000, 0.999]
+    # sidebar default M = 1e6 bytes: L^3(C(16,{3,4})) is best, and the star marks it
+    assert list(df[""]).index("★") == 1 and "L^3(C(16,{3,4}))" in at.success[0].value
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    names = [t.get("name") for t in spec["data"]]
+    assert names == ["frontier", "recommended", "theoretical bound"]
+    assert spec["data"][2]["x"] == [5] and spec["data"][1]["x"] == [6]
+
+
+def test_large_messages_move_the_recommendation_to_the_bandwidth_end():
+    at = open_finder()
+    at.number_input(key="w_bytes").set_value(1e10).run()
+    df = at.dataframe[0].value
+    assert list(df[""]).index("★") == len(df) - 1
+
+
+def test_size_mix_and_bad_mix():
+    at = open_finder()
+    at.number_input(key="f_n").set_value(12).run()
+    at.radio(key="f_mix").set_value("a distribution").run()
+    at.text_input(key="f_sizes").set_value("1e6:2, 1e9").run()
+    assert not at.exception and not at.error
+    df = at.dataframe[0].value
+    expected = 2 * (2 * (2 * 10 + 11 / 12 * 1e6 / 12.5e3)) + 2 * (2 * 10 + 11 / 12 * 1e9 / 12.5e3)
+    assert df["allreduce µs"].iloc[0] == pytest.approx(expected, abs=0.01)
+    at.text_input(key="f_sizes").set_value("1e6:x").run()
+    assert not at.exception and "not a size in bytes" in at.error[0].value
+
+
+def test_alltoall_times_and_bidirectional():
+    at = open_finder()
+    at.number_input(key="f_n").set_value(32).run()
+    at.button(key="f_a2a_go").click().run()
+    df = at.dataframe[0].value
+    assert list(df["MCF f"].round(5)) == [0.05714, 0.05263]      # L(K_{4,4}) and DistReg(4,32), Table 7
+    assert df["all-to-all µs"].iloc[0] == pytest.approx(1e6 / 12.5e3 * 4 / (32 * df["MCF f"].iloc[0]), rel=1e-9)
+    at.radio(key="f_kind").set_value("bidirectional").run()
+    assert not at.exception and all(at.dataframe[0].value["steps"] >= 1)
+
+
+def test_bad_target_is_one_message():
+    at = open_finder()
+    at.number_input(key="f_d").set_value(3).run()
+    at.number_input(key="f_n").set_value(5).run()
+    at.radio(key="f_kind").set_value("bidirectional").run()
+    assert not at.exception
+    assert at.warning and "No bidirectional design" in at.warning[0].value
+
+
+def test_open_in_schedule_switches_page():
+    at = open_finder()
+    at.number_input(key="f_n").set_value(16).run()
+    at.button(key="f_open_schedule").click().run()
+    assert not at.exception
+    assert at.session_state["algo"] == "expansion" and at.session_state["coll"] == "allreduce"
+    assert any("Verified by the simulator" in s.value for s in at.success)
+
+
+def test_sweep_view_has_every_design():
+    at = open_finder()
+    at.number_input(key="s_lo").set_value(64).run()
+    at.number_input(key="s_hi").set_value(256).run()
+    at.number_input(key="s_step").set_value(64).run()
+    assert not at.exception
+    spec = json.loads(at.get("plotly_chart")[1].proto.spec)
+    names = [t["name"] for t in spec["data"]]
+    assert "best found" in names and "theoretical bound" in names and "2D torus" in names
+    best = next(t for t in spec["data"] if t["name"] == "best found")
+    bound = next(t for t in spec["data"] if t["name"] == "theoretical bound")
+    assert best["x"] == [64, 128, 192, 256] and all(b >= a - 1e-9 for a, b in zip(bound["y"], best["y"]))
+    at.number_input(key="s_step").set_value(1).run()
+    at.number_input(key="s_lo").set_value(2).run()
+    at.number_input(key="s_hi").set_value(2000).run()
+    assert "too many" in at.error[0].value
