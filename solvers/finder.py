@@ -316,15 +316,18 @@ def _divisors(n: int) -> list[int]:
 class Finder:
     """A memoized bottom-up search. One instance serves many targets (the cells are shared), e.g. a sweep.
 
-    ``exclude``: seed families or expansions to leave out (names in SEED_FAMILIES / EXPANSION_FAMILIES)."""
+    ``exclude``: seed families or expansions to leave out (names in SEED_FAMILIES / EXPANSION_FAMILIES);
+    ``on_demand``: solve a Π_{k,n} row missing from the table when n <= ON_DEMAND_GKAUTZ (else leave it out)."""
 
-    def __init__(self, exclude: Iterable[str] = ()):
+    def __init__(self, exclude: Iterable[str] = (), on_demand: bool = True):
         self.exclude = frozenset(exclude)
+        self.on_demand = on_demand
         unknown = self.exclude - set(SEED_FAMILIES) - set(EXPANSION_FAMILIES)
         if unknown:
             raise NotApplicable(f"unknown family to exclude: {', '.join(sorted(unknown))} "
                                 f"(known: {', '.join(SEED_FAMILIES + EXPANSION_FAMILIES)})")
         self._cells: dict[tuple[int, int], list[Candidate]] = {}
+        self._factor_cache: dict[tuple[int, int], list[Candidate]] = {}
         self._target: tuple[int, int] | None = None
 
     def _use(self, family: str) -> bool:
@@ -363,7 +366,7 @@ class Finder:
         if n == k and k >= 2 and self._use("debruijn"):
             out.append(_measured_seed(f"debruijn({k},1)", "debruijn"))
         if n >= k + 2 and k >= 2 and self._use("gkautz"):
-            seed = _gkautz_seed(k, n, compute=n <= ON_DEMAND_GKAUTZ or (n, k) == self._target)
+            seed = _gkautz_seed(k, n, compute=(self.on_demand and n <= ON_DEMAND_GKAUTZ) or (n, k) == self._target)
             if seed:
                 out.append(seed)
         for expr, family in _fixed_seeds().get((n, k), []):
@@ -403,12 +406,17 @@ class Finder:
     def _rev_sym(self, c: Candidate) -> bool:
         if c.rev_sym:
             return True
-        if c.expr.startswith("gkautz(") and not c.ops:
+        # the isomorphism search needs the graph built; that is kept to small n and the target itself
+        if c.expr.startswith("gkautz(") and not c.ops and (c.nodes <= ON_DEMAND_GKAUTZ
+                                                           or self._target == (c.nodes, 2 * c.degree)):
             return _gkautz_rev_sym(c.degree, c.nodes)
         return False
 
     def _factors(self, n: int, k: int) -> list[Candidate]:
-        return pareto([c for c in self.cell(n, k) if c.factor], flags=True)
+        hit = self._factor_cache.get((n, k))
+        if hit is None:
+            hit = self._factor_cache[n, k] = pareto([c for c in self.cell(n, k) if c.factor], flags=True)
+        return hit
 
     def _products(self, n: int, k: int) -> list[Candidate]:
         out = []
@@ -437,6 +445,7 @@ class Finder:
         self._target = (n, d) if compute else None
         if compute and base_table.tabulated(d, n) is None:
             self._cells.pop((n, d), None)      # cached by a search that left Π_{d,n} out
+            self._factor_cache.pop((n, d), None)
         try:
             cands = [c for c in self.cell(n, d) if c.bidirectional or not bidirectional]
         finally:
