@@ -94,3 +94,14 @@ def test_sweep_view_has_every_design():
     at.number_input(key="s_lo").set_value(2).run()
     at.number_input(key="s_hi").set_value(2000).run()
     assert "too many" in at.error[0].value
+
+
+def test_the_alltoall_lp_downloads_for_small_designs():
+    at = open_finder()
+    at.number_input(key="f_n").set_value(16).run()
+    assert not at.exception
+    assert any(b.label == "All-to-all LP (3) as .lp" for b in at.get("download_button"))
+    from studio.pages.finder import _mcf_lp
+
+    text = _mcf_lp("circulant(16,[3,4])")
+    assert text.count("max") >= 1 and "capacity" in text and "keep" in text

@@ -15,6 +15,7 @@ from topologies.model import TopologyError
 
 MAX_ALLTOALL_NODES = 1024
 MAX_SWEEP_POINTS = 400
+MAX_LP_NODES = 64
 
 
 @st.cache_resource(show_spinner=False)
@@ -28,6 +29,15 @@ def _frontier(n: int, d: int, bidirectional: bool, exclude: tuple[str, ...]) -> 
     for c in _finder(exclude).frontier(n, d, bidirectional):
         rows.append({**c.as_dict(), "diameter": diameter_of(c)})
     return rows
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _mcf_lp(expr: str) -> str:
+    from solvers.alltoall import mcf_model
+    from solvers.bfb_lp import write_lp
+    from topologies import parse_topology
+
+    return write_lp(mcf_model(parse_topology(expr)))
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
@@ -67,7 +77,7 @@ def _workload_mix(work) -> tuple[SizeMix, str]:
 
 
 def _open_buttons(row: dict) -> None:
-    c1, c2 = st.columns(2)
+    c1, c2, c3 = st.columns(3)
     if c1.button("Open in Compose", key="f_open_compose", icon=":material/hub:"):
         st.session_state.update(expr=row["expr"], design_expr=row["expr"])
         st.switch_page(navigation.COMPOSE, query_params={"expr": row["expr"]})
@@ -75,6 +85,13 @@ def _open_buttons(row: dict) -> None:
         st.session_state.update(design_expr=row["expr"], algo="expansion", coll="allreduce")
         st.switch_page(navigation.SCHEDULE, query_params={"expr": row["expr"], "algo": "expansion",
                                                           "coll": "allreduce"})
+    if row["nodes"] <= MAX_LP_NODES:
+        stem = "".join(ch if ch.isalnum() else "_" for ch in row["expr"])[:60]
+        c3.download_button("All-to-all LP (3) as .lp", lambda: _mcf_lp(row["expr"]), file_name=f"mcf_{stem}.lp",
+                           mime="text/plain", key="f_lp", on_click="ignore",
+                           help="The multi-commodity-flow LP of App. A.5 as the Pyomo model writes it (CPLEX LP).")
+    else:
+        c3.caption(f"The all-to-all LP file is offered up to {MAX_LP_NODES} nodes (it grows as N² × links).")
 
 
 def _frontier_view(work) -> None:
