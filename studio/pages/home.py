@@ -16,12 +16,16 @@ def render() -> None:
         "drawn beside its Moore bound.\n"
         "- **Schedule** an allgather, reduce-scatter or allreduce on it (ring, shortest-path trees, optimal BFB, "
         "expansion schedules), verified by a simulator, and compare steps and bandwidth cost with the lower "
-        "bounds for the workload in the sidebar.")
+        "bounds for the workload in the sidebar.\n"
+        "- **Find** the Pareto-efficient designs for N nodes of degree d (steps against bandwidth cost, from the "
+        "direct-connect paper's expansion search), the best one for your workload, and how the best allreduce "
+        "time grows with N.")
     from studio import navigation
 
-    cols = st.columns(2)
+    cols = st.columns(3)
     cols[0].page_link(navigation.COMPOSE, label="Compose a topology", icon=":material/hub:")
     cols[1].page_link(navigation.SCHEDULE, label="Schedule a collective", icon=":material/schedule:")
+    cols[2].page_link(navigation.FINDER, label="Find a topology", icon=":material/travel_explore:")
     st.markdown("Some designs to start from (each link opens Compose):")
     for expr in EXAMPLES:
         st.markdown(f"- [`{expr}`](compose?expr={expr.replace('[', '%5B').replace(']', '%5D')})")
