@@ -1,7 +1,11 @@
-"""All-to-all MCF LP (3) solve times against Table 7's rates, in one run.
+"""All-to-all MCF LP (3) solve times against Tables 4 and 7, in one run: the default PDLP solve with its
+certified bracket, beside the interior point reference (IPM) where that finishes in reasonable time.
 
-    python bench/alltoall.py            # N = 32 .. 128
-    python bench/alltoall.py --large    # also N = 256 (minutes)
+    python bench/alltoall.py            # N = 32 .. 128, with the IPM reference and the speed ratio
+    python bench/alltoall.py --large    # also N = 256 (PDLP only)
+    python bench/alltoall.py --n1024    # also Table 4's N = 1024 rows (minutes each)
+
+"f" is the certified lower end, "gap" the relative width of [f, upper]; "paper" is the table's value.
 """
 import argparse
 import sys
@@ -12,22 +16,33 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from solvers.alltoall import mcf_rate  # noqa: E402
 from topologies import parse_topology  # noqa: E402
 
-# expression, Table 7's f
+# expression, the table's f
 CASES = [("line(bipartite(4))", 5.71e-2), ("ag24()", 5.26e-2), ("gkautz(4,64)", 2.17e-2),
          ("line(dbjmod(4,2))", 2.21e-2), ("power(diamond(),2)", 1.87e-2), ("line(bipartite(4),2)", 9.89e-3),
          ("line(ag24())", 9.26e-3), ("product(biring(2,8),power(uniring(1,4),2))", 5.21e-3)]
-LARGE = [("debruijn(4,4)", 4.04e-3), ("line(power(diamond(),2))", 3.62e-3)]
+LARGE = [("debruijn(4,4)", 4.04e-3), ("line(dbjmod(4,2),2)", 4.10e-3), ("line(power(diamond(),2))", 3.62e-3),
+         ("power(dbjmod(2,4),2)", 2.94e-3)]
+N1024 = [("gkautz(4,1024)", 8.01e-4), ("line(circulant(16,[3,4]),3)", 8.12e-4),
+         ("line(power(diamond(),2),2)", 7.34e-4), ("line(power(dbjmod(2,4),2))", 6.18e-4),
+         ("power(product(uniring(1,4),uniring(1,8)),2)", 2.79e-4)]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--large", action="store_true")
+    ap.add_argument("--n1024", action="store_true")
     args = ap.parse_args()
-    print(f"{'topology':<45} {'N':>5} {'f':>11} {'Table 7':>9} {'seconds':>8}")
-    for expr, paper in CASES + (LARGE if args.large else []):
+    print(f"{'topology':<45} {'N':>5} {'f':>11} {'gap':>8} {'paper':>9} {'pdlp s':>7} {'ipm s':>7} {'ratio':>6}")
+    cases = CASES + (LARGE if args.large else []) + (N1024 if args.n1024 else [])
+    for expr, paper in cases:
         topo = parse_topology(expr)
         r = mcf_rate(topo)
-        print(f"{expr:<45} {topo.n:>5} {r.f:>11.4e} {paper:>9.2e} {r.seconds:>8.1f}", flush=True)
+        ipm = mcf_rate(topo, method="ipm") if topo.n <= 128 else None
+        ref = f"{ipm.seconds:>7.1f} {ipm.seconds / r.seconds:>6.1f}" if ipm else f"{'-':>7} {'-':>6}"
+        print(f"{expr:<45} {topo.n:>5} {r.f:>11.4e} {r.gap:>8.1e} {paper:>9.2e} {r.seconds:>7.1f} {ref}",
+              flush=True)
+        if ipm and abs(ipm.f - r.f) > 1e-6 * ipm.f + 1e-12:
+            print(f"    IPM gives {ipm.f:.7e}", flush=True)
 
 
 if __name__ == "__main__":

@@ -138,7 +138,7 @@ def pareto(cands: Iterable[Candidate], flags: bool = False) -> list[Candidate]:
 
 # ------------------------------------------------------------------------------------------------- seeds
 def _wrap(name: str) -> str:
-    return f"({name})" if any(op in name for op in ("□", "∗", "∪")) else name
+    return f"({name})" if any(op in name for op in ("□", "∗", "∪", "−")) else name
 
 
 def _simple_seed(expr, name, n, k, steps, tb, *, family, bidirectional, rev_sym=True, loops=False, multi_out=True,

@@ -120,6 +120,7 @@ def _cmd_alltoall(args) -> int:
     result = mcf_rate(topo)
     bound = moore_rate_bound(result.nodes, result.degree) if not topo.switch_nodes else None
     out = {"topology": topo.expr, "nodes": result.nodes, "degree": result.degree, "mcf_rate": result.f,
+           "mcf_rate_upper": result.upper, "mcf_gap": result.gap, "method": result.method,
            "mcf_rate_bound": float(bound) if bound else None,
            "alltoall_time_us": result.time_us(args.total_bytes, args.bandwidth), "bytes": args.total_bytes,
            "bandwidth_gbs": args.bandwidth, "solve_seconds": result.seconds}

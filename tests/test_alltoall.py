@@ -3,11 +3,14 @@ import json
 from fractions import Fraction
 
 import pytest
+from hypothesis import given, settings
 
 from solvers.alltoall import mcf_model, mcf_rate, moore_rate_bound
 from solvers.bfb_lp import write_lp
 from studio.cli import main
 from topologies import parse_topology
+
+from .helpers import strongly_connected_topologies
 
 
 @pytest.mark.parametrize("expr, f", [("line(bipartite(4))", 0.057143), ("gkautz(4,64)", 0.021708)])
@@ -61,3 +64,22 @@ def test_cli_alltoall(capsys):
 ])
 def test_table7_rates(expr, f, tolerance):
     assert mcf_rate(parse_topology(expr)).f == pytest.approx(f, abs=tolerance)
+
+
+@settings(max_examples=40, deadline=None)
+@given(strongly_connected_topologies(max_nodes=10, switches=False))
+def test_pdlp_bracket_holds_the_interior_point_optimum(topo):
+    """PDLP's certified bracket [f, upper] contains the IPM optimum of LP (3) and is tight, on random multigraphs
+    with self-loops, parallel links and bandwidths 1..3."""
+    if topo.num_nodes < 2:
+        return
+    fast, ref = mcf_rate(topo), mcf_rate(topo, method="ipm")
+    assert fast.method == "pdlp" and fast.f <= ref.f + 1e-9 and ref.f <= fast.upper + 1e-9
+    assert fast.gap <= 1e-5 and fast.f == pytest.approx(ref.f, rel=1e-5)
+
+
+def test_table7_at_256_and_the_reference_method():
+    r = mcf_rate(parse_topology("debruijn(4,4)"))
+    assert r.f == pytest.approx(4.04e-3, abs=5e-6) and r.gap < 1e-4          # Table 7: DBJ(4,4) 4.04e-3
+    with pytest.raises(ValueError, match="unknown MCF method"):
+        mcf_rate(parse_topology("ring(3)"), method="simplex")

@@ -13,7 +13,7 @@ from studio import navigation, workload
 from studio.figures import frontier_figure, sweep_figure
 from topologies.model import TopologyError
 
-MAX_ALLTOALL_NODES = 1024
+MAX_ALLTOALL_NODES = 256
 MAX_SWEEP_POINTS = 400
 MAX_LP_NODES = 64
 
@@ -158,7 +158,8 @@ def _frontier_view(work) -> None:
                 bar.progress((i + 1) / len(missing), text=f"solved {r['name']}")
             st.rerun()
     elif missing:
-        st.caption(f"All-to-all times are offered up to {MAX_ALLTOALL_NODES} nodes (use the CLI's alltoall above).")
+        st.caption(f"All-to-all times are offered up to {MAX_ALLTOALL_NODES} nodes here; N = 1024 takes minutes "
+                   "(use the CLI command alltoall).")
     choice = st.selectbox("Open a design", range(len(rows)), index=best, key="f_pick",
                           format_func=lambda i: f"{rows[i]['name']} ({rows[i]['steps']} steps, "
                                                 f"tb {rows[i]['tb_factor']:.4f})")
