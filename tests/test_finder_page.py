@@ -55,7 +55,7 @@ def test_alltoall_times_and_bidirectional():
     at.button(key="f_a2a_go").click().run()
     df = at.dataframe[0].value
     assert list(df["MCF f"].round(5)) == [0.05714, 0.05263]      # L(K_{4,4}) and DistReg(4,32), Table 7
-    assert df["all-to-all µs"].iloc[0] == pytest.approx(1e6 / 12.5e3 * 4 / (32 * df["MCF f"].iloc[0]), rel=1e-9)
+    assert df["all-to-all µs"].iloc[0] == pytest.approx(1e6 / 12.5e3 * 4 / (32 * df["MCF f"].iloc[0]), abs=0.006)
     at.radio(key="f_kind").set_value("bidirectional").run()
     assert not at.exception and all(at.dataframe[0].value["steps"] >= 1)
 
