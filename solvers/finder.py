@@ -14,17 +14,19 @@ The search is bottom-up over cells (n, k) = (nodes, degree), each a pruned list 
   or more distinct out-neighbours, an upper bound otherwise);
   degree ∗m (Thm 11): (m n, m k), steps + 1, tb + (m-1)/(m n), for bases without self-loops;
   power □m (Thm 12): (n^m, m k), m steps, tb n/(n-1) (n^m-1)/n^m;
-  product □ (Thm 13) of factors with BW-optimal BFB schedules: (Π n_i, Σ k_i), Σ D_i steps, tb (N-1)/N;
+  product □ (Thm 13) of simple graphs with BW-optimal BFB schedules: (Π n_i, Σ k_i), Σ D_i steps, tb (N-1)/N
+  (with parallel links the product's BFB schedule falls short, so such factors are not used);
   bidirectional G ∪ G^T (A.6) of reverse-symmetric G: (n, 2k), the same steps and tb.
 
 A cell keeps a candidate unless another has steps and tb no larger and every property an expansion may need
-(bidirectional, reverse symmetry, no self-loops, two distinct out-neighbours, optimal BFB, exact prediction).
+(bidirectional, reverse symmetry, no self-loops, two distinct out-neighbours, optimal BFB, exact prediction,
+simple graph).
 The target frontier then uses plain dominance; equal points keep the simplest construction.
 
 What this leaves out, on purpose: BFB run on a degree-expanded topology (the paper's "BFB augmented" BiRing(2,5)∗2
 of Table 5; the same point is reached here by C(10,{2,3})), Cartesian products of factors without a BW-optimal
-BFB schedule (the paper runs BFB on the product; predicting it needs that run), and Π_{k,n} at degrees other than
-2, 4, 8, 16 except at the target itself (each is a BFB run).
+BFB schedule (the paper runs BFB on the product; predicting it needs that run), and Π_{k,n} rows missing from
+the table (each is a BFB run): they are solved on demand for n <= ON_DEMAND_GKAUTZ and at the target itself.
 
 Every candidate's ``expr`` is an expression of ``topologies.expression`` that ``solvers.expansion.expand`` builds
 with its schedule; ``build_candidate`` does that and the tests compare the built values with the prediction.
@@ -46,7 +48,6 @@ from topologies.properties import moore_diameter_directed, moore_diameter_undire
 from topologies.symmetry import transpose_isomorphism
 
 from . import base_table
-from .bfb import bfb_values
 from .errors import NotApplicable
 
 SEED_FAMILIES = ("complete", "bipartite", "uniring", "biring", "circulant", "dcirculant", "debruijn", "gkautz",
