@@ -19,7 +19,7 @@ from typing import Callable
 
 from math import prod
 
-from . import distance_regular, expansions, families, reconstructed
+from . import clusters, distance_regular, expansions, families, reconstructed
 from .model import Topology, TopologyError
 
 DEFAULT_MAX_NODES = int(os.environ.get("STUDIO_MAX_NODES", "4096"))
@@ -223,6 +223,14 @@ FAMILIES: dict[str, Family] = {
                       "product(G1,G2,...): Cartesian product G1□G2□..."),
     "bidir": Family(expansions.bidirectional, lambda g: (g.num_nodes, 2 * len(g.links)),
                     "bidir(G): G ∪ G^T, unidirectional to bidirectional (A.6)"),
+    "dgx_a100": Family(clusters.dgx_a100, clusters.dgx_a100_size,
+                       "dgx_a100(boxes=1): DGX A100 boxes, NVSwitch 300 GB/s, IB NICs 25 GB/s (ForestColl)"),
+    "mi250": Family(clusters.mi250, clusters.mi250_size,
+                    "mi250(clusters=1,gpus_per_cluster=16|8): AMD MI250 xGMI clusters, IB 16 GB/s (ForestColl)"),
+    "cluster": Family(clusters.cluster, clusters.cluster_size,
+                      "cluster(boxes,gpus,box_bw,spine_bw): box switches plus one spine switch"),
+    "fat_tree": Family(clusters.fat_tree, clusters.fat_tree_size,
+                       "fat_tree(k,bw=25): k-ary fat-tree, k even, k^3/4 hosts"),
 }
 for _name, (_build, _size, _usage) in distance_regular.EXPRESSIONS.items():
     FAMILIES[_name] = Family(_build, _size, _usage)

@@ -1,0 +1,132 @@
+"""Logical trees back onto physical links, and into the schedule IR (ForestColl App. C.3, digest section 2.5).
+
+Every unit of a logical edge (u, t) of D* is either one unit of a physical link u -> t or, when the split record
+says (u, t) took γ units through switch w, one unit of (u, w) followed by one unit of (w, t), each of which
+resolves the same way (recursively: a switch next to a switch). ``Router`` hands out these units first come,
+first served, so two trees never get the same unit and every physical link carries at most its capacity. A
+batch of m trees may thus reach a child over several physical routes, each carrying a sub-range of the
+batch's pieces; the physical image of a tree can revisit a switch (Fig. 13d).
+
+Lowering (``lower_allgather``): root u's shard is cut into k equal pieces; the i-th batch of u carries pieces
+[a, a + m) (a = the multiplicities of u's earlier batches). Along an edge (x, y) the pieces cross each hop of
+their route in consecutive steps, starting when x holds the whole batch; y holds it once its slowest route has
+arrived. Switches only forward, each piece once per route, as the verifier demands.
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+
+from topologies.model import Topology
+
+from ..schedule import Collective, Schedule, Transfer
+from .packing import Batch
+
+
+class Router:
+    """Capacity pools per ordered node pair: physical links (``("link", index)``) and split records
+    (``("via", w)``), each with the units not yet handed out. A link's units are U times its own bandwidth
+    (integer units): an exact Fraction, since with parallel links (merged into one arc for the search) and a
+    fixed k only the merged arc's capacity ⌊U c_e⌋ is sure to be whole; a range of pieces may then be cut
+    between two parallel links at a fraction of a piece."""
+
+    def __init__(self, topo: Topology, link_units: dict[int, Fraction], via: dict):
+        self.pools: dict[tuple[int, int], list[list]] = {}
+        for i, units in sorted(link_units.items()):
+            if units > 0:
+                l = topo.links[i]
+                self.pools.setdefault((l.src, l.dst), []).append(["link", i, units])
+        for (u, t), entries in via.items():
+            pool = self.pools.setdefault((u, t), [])
+            for w, amount in entries:
+                pool.append(["via", w, amount])
+        self.cursor: dict[tuple[int, int], int] = {}
+
+    def route(self, u: int, t: int, amount) -> list[tuple[Fraction, list[int]]]:
+        """``amount`` units from u to t as [(units, [link indices of the path]), ...]."""
+        pool = self.pools.get((u, t), [])
+        i = self.cursor.get((u, t), 0)
+        out: list[tuple[int, list[int]]] = []
+        while amount > 0:
+            if i >= len(pool):
+                raise AssertionError(f"no capacity left from node {u} to node {t}")
+            entry = pool[i]
+            take = min(entry[2], amount)
+            if take > 0:
+                entry[2] -= take
+                amount -= take
+                if entry[0] == "link":
+                    out.append((take, [entry[1]]))
+                else:
+                    w = entry[1]
+                    out.extend(_zip_paths(self.route(u, w, take), self.route(w, t, take)))
+            if entry[2] == 0:
+                i += 1
+        self.cursor[(u, t)] = i
+        return out
+
+
+def _zip_paths(first: list, second: list) -> list[tuple[int, list[int]]]:
+    """Concatenate two route lists of equal total, unit by unit."""
+    out, i, j = [], 0, 0
+    a = list(first)
+    b = list(second)
+    while i < len(a) and j < len(b):
+        take = min(a[i][0], b[j][0])
+        out.append((take, a[i][1] + b[j][1]))
+        a[i] = (a[i][0] - take, a[i][1])
+        b[j] = (b[j][0] - take, b[j][1])
+        if a[i][0] == 0:
+            i += 1
+        if b[j][0] == 0:
+            j += 1
+    return out
+
+
+def physical_routes(topo: Topology, router: Router, batches: list[Batch]) -> list[list[list[tuple[int, list[int]]]]]:
+    """For every batch and every one of its edges, the routes of its pieces: [(units, link path), ...]."""
+    return [[router.route(x, y, b.mult) for x, y in b.edges] for b in batches]
+
+
+def lower_allgather(topo: Topology, batches: list[Batch], routes, k: int) -> Schedule:
+    """The schedule IR of the forest (module docstring)."""
+    transfers: list[Transfer] = []
+    start: dict[int, int] = {}
+    for b, b_routes in zip(batches, routes):
+        first = start.get(b.root, 0)
+        start[b.root] = first + b.mult
+        ready = {b.root: 0}
+        for (x, y), pieces in zip(b.edges, b_routes):
+            t0 = ready[x]
+            lo = first
+            arrive = t0
+            for units, path in pieces:
+                a, z = Fraction(lo) / k, Fraction(lo + units) / k
+                for hop, link in enumerate(path, start=1):
+                    transfers.append(Transfer(b.root, a, z, link, t0 + hop))
+                arrive = max(arrive, t0 + len(path))
+                lo += units
+            ready[y] = arrive
+    return Schedule(Collective.ALLGATHER, transfers, "forestcoll")
+
+
+def logical_allgather(topo: Topology, batches: list[Batch], k: int) -> tuple[Topology, Schedule]:
+    """The forest as sends between GPUs: a compute-only topology with one link per GPU pair that some tree
+    edge uses (a path through switches is one network send, as an MSCCL program sees it), and the allgather on
+    it, one step per tree level."""
+    compute = topo.compute_nodes
+    index = {v: i for i, v in enumerate(compute)}
+    pairs = sorted({(index[x], index[y]) for b in batches for x, y in b.edges})
+    link_of = {p: i for i, p in enumerate(pairs)}
+    net = Topology.from_edges(len(compute), pairs, name=f"network view of {topo.name or topo.expr}",
+                              node_names=[topo.names[v] for v in compute])
+    transfers = []
+    start: dict[int, int] = {}
+    for b in batches:
+        first = start.get(b.root, 0)
+        start[b.root] = first + b.mult
+        depth = {b.root: 0}
+        a, z = Fraction(first, k), Fraction(first + b.mult, k)
+        for x, y in b.edges:
+            depth[y] = depth[x] + 1
+            transfers.append(Transfer(index[b.root], a, z, link_of[(index[x], index[y])], depth[y]))
+    return net, Schedule(Collective.ALLGATHER, transfers, "forestcoll")

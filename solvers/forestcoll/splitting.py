@@ -1,0 +1,245 @@
+"""Switch removal by edge splitting: ForestColl Algorithms 2 and 4 (digest section 2.3, Theorems 6-8).
+
+Input: integer capacities ``arcs`` on all nodes (scaled so that one unit carries one tree) and k trees per root,
+with the invariant of Theorem 5,
+
+    min over compute v of F(s, v; D⃗_k) >= N k    (s -> every compute node with capacity k),
+
+equivalently B⁺(S) >= k |S ∩ V_c| for every S ⊉ V_c. Splitting γ units of (u, w) and (w, t) into (u, t) only
+lowers the cuts that hold u and t but not w, so it keeps the invariant up to the γ of Theorem 8, computed from
+2N max-flows (``gamma``). Output: the compute-only logical graph D* with the same invariant, and the record
+``via[(u, t)] = [(w, amount), ...]`` of every split, which maps logical edges back to physical paths.
+
+Two ways to the same guarantee:
+
+* ``exact``: Algorithm 4 as written, γ for every (ingress, egress) pair of every switch;
+* ``greedy`` (the default first try): split each switch at once by a transportation flow that spreads every
+  ingress arc over the egress arcs of the farthest other nodes first (hop distance avoiding the switch: across
+  boxes before within a box, as the paper's Fig. 13 order does), evenly, and never into a self-loop unless
+  nothing else is left; then check the invariant once on the result (N max-flows). The check is exactly the
+  condition the tree packing needs (Theorems 5 and 10), so a result that passes is as good as Algorithm 4's.
+  If it fails, the removal falls back to ``exact`` (``method="auto"``).
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import maximum_flow, shortest_path
+
+from ..maxflow import Network
+
+
+@dataclass
+class Logical:
+    """The result of switch removal: compute-only ``arcs`` (D*), the split record ``via``, the capacity lost
+    to self-loops, and the method that produced it."""
+
+    arcs: dict
+    via: dict = field(default_factory=dict)
+    discarded: int = 0
+    method: str = "none"
+
+
+def meets_invariant(n: int, compute, arcs: dict, k: int) -> bool:
+    """min over compute v of F(s, v; D⃗_k) >= N k (Theorem 5's condition)."""
+    s = n
+    full = dict(arcs)
+    for c in compute:
+        full[(s, c)] = k
+    net = Network(n + 1, full)
+    need = len(compute) * k
+    return all(net.flow(s, c) >= need for c in compute)
+
+
+class _Splitter:
+    def __init__(self, n: int, compute, arcs: dict, k: int):
+        self.n, self.compute, self.k = n, tuple(compute), k
+        self.arcs = {a: c for a, c in arcs.items() if c > 0 and a[0] != a[1]}
+        self.via: dict = defaultdict(list)
+        self.discarded = 0
+
+    def ins(self, w: int) -> dict[int, int]:
+        return {u: c for (u, v), c in self.arcs.items() if v == w and c > 0}
+
+    def outs(self, w: int) -> dict[int, int]:
+        return {t: c for (v, t), c in self.arcs.items() if v == w and c > 0}
+
+    def split(self, u: int, w: int, t: int, amount: int) -> None:
+        if amount <= 0:
+            return
+        for a in ((u, w), (w, t)):
+            self.arcs[a] -= amount
+            assert self.arcs[a] >= 0
+            if self.arcs[a] == 0:
+                del self.arcs[a]
+        if u == t:
+            self.discarded += amount
+        else:
+            self.arcs[(u, t)] = self.arcs.get((u, t), 0) + amount
+            self.via[(u, t)].append((w, amount))
+
+    def distances(self, w: int, sources: list[int]) -> np.ndarray:
+        """Hop distances from ``sources`` avoiding w (inf where unreachable)."""
+        keys = [(u, v) for (u, v) in self.arcs if u != w and v != w]
+        if not keys:
+            return np.full((len(sources), self.n), np.inf)
+        m = csr_matrix((np.ones(len(keys)), ([u for u, _ in keys], [v for _, v in keys])), shape=(self.n, self.n))
+        return shortest_path(m, directed=True, unweighted=True, indices=sources)
+
+    def pair_order(self, w: int, ins: dict, outs: dict) -> list[list[tuple[int, int]]]:
+        """The (u, t) pairs of switch w in tiers, farthest first (hop distance from u to t avoiding w), self-loop
+        pairs last."""
+        us = sorted(ins)
+        dist = self.distances(w, us)
+        tiers: dict[float, list[tuple[int, int]]] = defaultdict(list)
+        loops = []
+        for i, u in enumerate(us):
+            for t in sorted(outs):
+                if t == u:
+                    loops.append((u, t))
+                else:
+                    tiers[float(dist[i, t])].append((u, t))
+        return [tiers[d] for d in sorted(tiers, reverse=True)] + ([loops] if loops else [])
+
+    # ------------------------------------------------------------------------------------------------ greedy
+    def greedy_switch(self, w: int) -> None:
+        ins, outs = self.ins(w), self.outs(w)
+        assert sum(ins.values()) == sum(outs.values()), "switch removal needs ingress = egress"
+        for tier in self.pair_order(w, ins, outs):
+            if not any(ins.values()):
+                break
+            self._transport(w, tier, ins, outs, even=True)
+            self._transport(w, tier, ins, outs, even=False)
+        assert not any(ins.values()) and not any(outs.values()), "a switch kept capacity after splitting"
+
+    def _transport(self, w: int, pairs, ins: dict, outs: dict, even: bool) -> None:
+        """Split as much as a max-flow can route from the ingress to the egress arcs over ``pairs``; with
+        ``even`` each pair gets at most its proportional share ceil(a_u b_t / total)."""
+        pairs = [(u, t) for u, t in pairs if ins[u] > 0 and outs[t] > 0]
+        if not pairs:
+            return
+        us = sorted({u for u, _ in pairs})
+        ts = sorted({t for _, t in pairs})
+        iu = {u: 1 + i for i, u in enumerate(us)}
+        it = {t: 1 + len(us) + i for i, t in enumerate(ts)}
+        sink = 1 + len(us) + len(ts)
+        total_in = sum(ins[u] for u in us)
+        total_out = sum(outs[t] for t in ts)
+        rows, cols, caps = [], [], []
+        for u in us:
+            rows.append(0), cols.append(iu[u]), caps.append(ins[u])
+        for t in ts:
+            rows.append(it[t]), cols.append(sink), caps.append(outs[t])
+        big = max(total_in, total_out)
+        for u, t in pairs:
+            cap = -(-ins[u] * outs[t] // total_out) if even else big
+            rows.append(iu[u]), cols.append(it[t]), caps.append(cap)
+        if max(caps) * 4 > 2 ** 31:
+            net = Network(sink + 1, {(r, c): x for r, c, x in zip(rows, cols, caps)})
+            flows = _exact_transport(net, 0, sink)
+        else:
+            m = csr_matrix((np.array(caps, dtype=np.int32), (rows, cols)), shape=(sink + 1, sink + 1))
+            res = maximum_flow(m, 0, sink).flow.tocoo()
+            flows = {(int(r), int(c)): int(x) for r, c, x in zip(res.row, res.col, res.data) if x > 0}
+        for u, t in pairs:
+            amount = flows.get((iu[u], it[t]), 0)
+            if amount:
+                ins[u] -= amount
+                outs[t] -= amount
+                self.split(u, w, t, amount)
+
+    # ------------------------------------------------------------------------------------------------- exact
+    def gamma(self, u: int, w: int, t: int) -> int:
+        """Theorem 8: the largest amount of (u, w), (w, t) that can be split into (u, t) keeping the invariant."""
+        nk = len(self.compute) * self.k
+        best = min(self.arcs.get((u, w), 0), self.arcs.get((w, t), 0))
+        if best <= 0:
+            return 0
+        s = self.n
+        base = dict(self.arcs)
+        for c in self.compute:
+            base[(s, c)] = self.k
+        inf = sum(base.values()) + nk + 1
+        for v in self.compute:
+            if v not in (u, t):
+                a = dict(base)
+                for e in ((u, s), (u, t), (v, w)):
+                    a[e] = inf
+                best = min(best, Network(self.n + 1, a).flow(u, w) - nk)
+                if best <= 0:
+                    return 0
+            a = dict(base)
+            for e in ((w, s), (u, t), (v, t)):
+                a[e] = inf
+            best = min(best, Network(self.n + 1, a).flow(w, t) - nk)
+            if best <= 0:
+                return 0
+        return best
+
+    def exact_switch(self, w: int) -> None:
+        """Algorithm 4 on one switch: for every egress arc, split with ingress arcs (in tier order) by γ."""
+        ins, outs = self.ins(w), self.outs(w)
+        order = [p for tier in self.pair_order(w, ins, outs) for p in tier]
+        for t in sorted(outs):
+            for u, t2 in order:
+                if t2 != t:
+                    continue
+                if self.arcs.get((w, t), 0) == 0:
+                    break
+                if self.arcs.get((u, w), 0) == 0:
+                    continue
+                self.split(u, w, t, self.gamma(u, w, t))
+            assert self.arcs.get((w, t), 0) == 0, "Theorem 7: some split must clear every egress arc"
+        assert not self.ins(w), "an Eulerian switch has no ingress left once its egress is gone"
+
+
+def _exact_transport(net: Network, s: int, t: int) -> dict:
+    import networkx as nx
+
+    g = nx.DiGraph()
+    for (u, v), c in net.arcs.items():
+        g.add_edge(u, v, capacity=c)
+    _, flow = nx.maximum_flow(g, s, t)
+    return {(u, v): x for u, d in flow.items() for v, x in d.items() if x > 0}
+
+
+def switch_order(n: int, compute, arcs: dict) -> list[int]:
+    """Switches by decreasing number of neighbours (the big spine switches first), then by index."""
+    comp = set(compute)
+    nbrs: dict[int, set] = defaultdict(set)
+    for u, v in arcs:
+        nbrs[u].add(v)
+        nbrs[v].add(u)
+    switches = [v for v in range(n) if v not in comp]
+    return sorted(switches, key=lambda v: (-len(nbrs[v]), v))
+
+
+def remove_switches(n: int, compute, arcs: dict, k: int, method: str = "auto", progress=None) -> Logical:
+    """D* and the split record (module docstring). ``method``: "auto" (greedy, checked, exact if the check
+    fails), "greedy" (greedy, checked; AssertionError if the check fails) or "exact"."""
+    if method not in ("auto", "greedy", "exact"):
+        raise ValueError(f"unknown switch-removal method {method!r}")
+    order = switch_order(n, compute, arcs)
+    if not order:
+        return Logical(dict(arcs), {}, 0, "none")
+    if method in ("auto", "greedy"):
+        sp = _Splitter(n, compute, arcs, k)
+        for i, w in enumerate(order):
+            if progress:
+                progress("switch removal", i / len(order))
+            sp.greedy_switch(w)
+        ok = meets_invariant(n, compute, sp.arcs, k)
+        if ok:
+            return Logical(sp.arcs, dict(sp.via), sp.discarded, "greedy")
+        if method == "greedy":
+            raise AssertionError("the greedy splitting broke the invariant of Theorem 5")
+    sp = _Splitter(n, compute, arcs, k)
+    for i, w in enumerate(order):
+        if progress:
+            progress("switch removal (Algorithm 4)", i / len(order))
+        sp.exact_switch(w)
+    assert meets_invariant(n, compute, sp.arcs, k), "Algorithm 4 broke the invariant of Theorem 5"
+    return Logical(sp.arcs, dict(sp.via), sp.discarded, "exact")
