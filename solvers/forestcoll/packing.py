@@ -9,8 +9,9 @@ Theorem 10 guarantees the packing exists when min over v of F(s, v; D⃗*_k) >= 
   μ = min(g(x, y), m(R_1), F(x, y; D̄) - Σ_{i≠1} m(R_i)) and D̄ is the residual graph plus a node s_i per
   other unfinished batch (x -> s_i of capacity m(R_i), s_i -> every node of R_i unbounded). If μ < m(R_1) the
   batch splits. One max-flow per edge tried.
-* ``greedy`` (the default first try): grow each batch by the widest residual edge leaving it (Prim's order:
-  a tree fills a box over its wide internal links before it takes the next narrow link out), adding it to
+* ``greedy`` (the default first try): grow each batch by the widest edge leaving it, by capacity, then by
+  what is left of it (Prim's order: a tree fills a box over its wide internal links before it takes the next
+  narrow link out, and does not leave early once the internal links are partly used), adding it to
   min(g, m) copies and splitting the batch when g < m. No max-flows; if some batch cannot grow any further the
   greedy run is abandoned and Algorithm 5 runs instead (``method="auto"``).
 
@@ -68,114 +69,135 @@ def check_packing(nodes, arcs: dict, k: int, batches: list[Batch]) -> None:
         raise PackingError(f"edge {a[0]}->{a[1]} carries {x} trees over its capacity {arcs.get(a, 0)}")
 
 
-def greedy_packing(nodes, arcs: dict, k: int, progress=None) -> list[Batch] | None:
-    """The greedy of the module docstring; None when some batch gets stuck."""
+class _MuOracle:
+    """Eq. (5) for the batch being grown while the other open batches stay fixed: D̄ as one CSR matrix whose
+    residual capacities are updated in place. The arcs x -> s_i of eq. (5) become σ -> s_i from a fixed node σ
+    joined to x by an unbounded arc for the query (σ and x then act as one node)."""
+
+    def __init__(self, nodes: list[int], g: dict, others: list[tuple[Batch, set]]):
+        import numpy as np
+        from scipy.sparse import csr_matrix
+
+        self.pos = {v: i for i, v in enumerate(nodes)}
+        n, nb = len(nodes), len(others)
+        self.sigma = n + nb
+        self.base = sum(b.mult for b, _ in others)
+        self.inf = sum(g.values()) + self.base + 1
+        rows, cols, caps = [], [], []
+        for (x, y), c in g.items():
+            rows.append(self.pos[x]), cols.append(self.pos[y]), caps.append(c)
+        for i, (b, members) in enumerate(others):
+            rows.append(self.sigma), cols.append(n + i), caps.append(b.mult)
+            for v in members:
+                rows.append(n + i), cols.append(self.pos[v]), caps.append(self.inf)
+        for v in nodes:
+            rows.append(self.sigma), cols.append(self.pos[v]), caps.append(0)
+        self.exact = self.inf * (n + 1) >= 2 ** 31
+        m = csr_matrix((np.array(caps, dtype=np.int64), (rows, cols)), shape=(n + nb + 1, n + nb + 1))
+        m.sum_duplicates()
+        m.sort_indices()
+        self.matrix = m if self.exact else m.astype(np.int32)
+        self.slot = {}
+        indptr, indices = self.matrix.indptr, self.matrix.indices
+        for r in range(self.matrix.shape[0]):
+            for j in range(indptr[r], indptr[r + 1]):
+                self.slot[(r, int(indices[j]))] = j
+
+    def set(self, x: int, y: int, value: int) -> None:
+        self.matrix.data[self.slot[(self.pos[x], self.pos[y])]] = value
+
+    def flow(self, x: int, y: int) -> int:
+        from scipy.sparse.csgraph import maximum_flow
+
+        j = self.slot[(self.sigma, self.pos[x])]
+        self.matrix.data[j] = self.inf
+        try:
+            if self.exact:
+                m = self.matrix.tocoo()
+                arcs = {(int(r), int(c)): int(v) for r, c, v in zip(m.row, m.col, m.data) if v > 0 and r != c}
+                return Network(self.matrix.shape[0], arcs).flow(self.sigma, self.pos[y])
+            return int(maximum_flow(self.matrix, self.sigma, self.pos[y]).flow_value)
+        finally:
+            self.matrix.data[j] = 0
+
+    def mu(self, x: int, y: int, cap: int) -> int:
+        """min(cap, F(x, y; D̄) - Σ_{i≠1} m(R_i)), at least 0."""
+        return max(0, min(cap, self.flow(x, y) - self.base))
+
+
+def _packing(nodes, arcs: dict, k: int, exact: bool, progress=None) -> list[Batch] | None:
+    """Grow the batches one at a time in Prim's order (module docstring). With ``exact`` every edge is added to
+    μ copies (eq. (5)), so the growth never gets stuck (Theorem 11/12); without, to min(g, m) copies, and the
+    run returns None if a batch cannot grow."""
     nodes = sorted(nodes)
     total = len(nodes)
-    g = dict(arcs)
+    g = {a: c for a, c in arcs.items() if c > 0}
     out: dict[int, list[int]] = {v: [] for v in nodes}
-    for (x, y) in sorted(arcs, key=lambda a: (-arcs[a], a)):
+    for (x, y) in sorted(g, key=lambda a: (-g[a], a)):
         out[x].append(y)
-    queue = deque(Batch(v, k) for v in nodes)
+    queue: deque = deque((Batch(v, k), {v}) for v in nodes)
     done: list[Batch] = []
     while queue:
-        b = queue.popleft()
-        have = b.nodes()
+        b, have = queue.popleft()
+        oracle = _MuOracle(nodes, g, list(queue)) if exact and queue else None
         ptr: dict[int, int] = {}
+        dead: set = set()
         heap: list = []
 
         def offer(x: int) -> None:
             lst, i = out[x], ptr.get(x, 0)
-            while i < len(lst) and (lst[i] in have or g.get((x, lst[i]), 0) == 0):
+            while i < len(lst) and (lst[i] in have or g[(x, lst[i])] == 0 or (x, lst[i]) in dead):
                 i += 1
             ptr[x] = i
             if i < len(lst):
-                heapq.heappush(heap, (-g[(x, lst[i])], x))
+                y = lst[i]
+                heapq.heappush(heap, (-arcs[(x, y)], -g[(x, y)], x, y))
 
         for x in have:
             offer(x)
         while len(have) < total:
             if not heap:
+                if exact:
+                    raise PackingError(f"Algorithm 5 found no edge to grow the batch of root {b.root}: the input "
+                                       "breaks Theorem 10's condition")
                 return None
-            neg, x = heapq.heappop(heap)
-            i = ptr[x]
-            y = out[x][i] if i < len(out[x]) else None
-            if y is None or y in have or g.get((x, y), 0) != -neg:
+            _, neg, x, y = heapq.heappop(heap)
+            if y in have or g[(x, y)] != -neg or (x, y) in dead:
                 offer(x)                      # stale entry: look again from x
                 continue
-            mu = min(-neg, b.mult)
+            cap = min(-neg, b.mult)
+            mu = oracle.mu(x, y, cap) if oracle is not None else cap
+            if mu == 0:                       # μ only falls while this batch grows: never try (x, y) again
+                dead.add((x, y))
+                offer(x)
+                continue
             if mu < b.mult:
-                queue.append(Batch(b.root, b.mult - mu, list(b.edges)))
+                queue.append((Batch(b.root, b.mult - mu, list(b.edges)), set(have)))
                 b.mult = mu
+                if exact:
+                    oracle = _MuOracle(nodes, g, list(queue))
             b.edges.append((x, y))
             have.add(y)
             g[(x, y)] -= mu
+            if oracle is not None:
+                oracle.set(x, y, g[(x, y)])
             offer(x)
             offer(y)
         done.append(b)
-        if progress and len(done) % 64 == 0:
-            progress("tree packing", min(0.99, len(done) / (len(done) + len(queue) + 1)))
+        if progress and (exact or len(done) % 64 == 0):
+            progress("tree packing" + (" (Algorithm 5)" if exact else ""),
+                     min(0.99, len(done) / (len(done) + len(queue) + 1)))
     return done
 
 
-def _mu(nodes, g: dict, batch: Batch, have: set, others: list[tuple[Batch, set]], x: int, y: int) -> int:
-    """Eq. (5)."""
-    cap = min(g.get((x, y), 0), batch.mult)
-    if cap <= 0:
-        return 0
-    if not others:
-        return cap
-    n = max(nodes) + 1
-    arcs = {a: c for a, c in g.items() if c > 0}
-    inf = sum(arcs.values()) + sum(b.mult for b, _ in others) + 1
-    for i, (other, members) in enumerate(others):
-        si = n + i
-        arcs[(x, si)] = other.mult
-        for v in members:
-            arcs[(si, v)] = inf
-    flow = Network(n + len(others), arcs).flow(x, y)
-    return max(0, min(cap, flow - sum(b.mult for b, _ in others)))
+def greedy_packing(nodes, arcs: dict, k: int, progress=None) -> list[Batch] | None:
+    """The greedy of the module docstring; None when some batch gets stuck."""
+    return _packing(nodes, arcs, k, False, progress)
 
 
 def exact_packing(nodes, arcs: dict, k: int, progress=None) -> list[Batch]:
-    """Algorithm 5 (module docstring), batches grown breadth-first with successors in index order."""
-    nodes = sorted(nodes)
-    total = len(nodes)
-    g = {a: c for a, c in arcs.items() if c > 0}
-    succ: dict[int, list[int]] = {v: [] for v in nodes}
-    for (x, y) in sorted(g):
-        succ[x].append(y)
-    open_batches: deque = deque((Batch(v, k), {v}) for v in nodes)
-    done: list[Batch] = []
-    while open_batches:
-        batch, have = open_batches.popleft()
-        while len(have) < total:
-            others = [(b, h) for b, h in open_batches]
-            grown = False
-            for x in sorted(have):
-                for y in succ[x]:
-                    if y in have or g.get((x, y), 0) == 0:
-                        continue
-                    mu = _mu(nodes, g, batch, have, others, x, y)
-                    if mu == 0:
-                        continue
-                    if mu < batch.mult:
-                        open_batches.append((Batch(batch.root, batch.mult - mu, list(batch.edges)), set(have)))
-                        batch.mult = mu
-                    batch.edges.append((x, y))
-                    have.add(y)
-                    g[(x, y)] -= mu
-                    grown = True
-                    break
-                if grown:
-                    break
-            if not grown:
-                raise PackingError(f"Algorithm 5 found no edge to grow the batch of root {batch.root}: the "
-                                   "input breaks Theorem 10's condition")
-        done.append(batch)
-        if progress:
-            progress("tree packing (Algorithm 5)", len(done) / (len(done) + len(open_batches)))
-    return done
+    """Algorithm 5 (module docstring), each batch grown in Prim's order with μ from eq. (5)."""
+    return _packing(nodes, arcs, k, True, progress)
 
 
 def pack_trees(nodes, arcs: dict, k: int, method: str = "auto", progress=None) -> tuple[list[Batch], str]:

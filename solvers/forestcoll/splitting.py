@@ -31,6 +31,8 @@ from scipy.sparse.csgraph import maximum_flow, shortest_path
 
 from ..maxflow import Network
 
+BAND = 2 / 3
+
 
 @dataclass
 class Logical:
@@ -90,8 +92,10 @@ class _Splitter:
         return shortest_path(m, directed=True, unweighted=True, indices=sources)
 
     def pair_order(self, w: int, ins: dict, outs: dict) -> list[list[tuple[int, int]]]:
-        """The (u, t) pairs of switch w in tiers, farthest first (hop distance from u to t avoiding w), self-loop
-        pairs last."""
+        """The (u, t) pairs of switch w in tiers, farthest first by hop distance from u to t avoiding w, self-loop
+        pairs last. Distances within a factor BAND of a tier's largest share it (10 and 9 hops are one tier;
+        3 hops, inside a box, is not 8 hops, across boxes), so a tier spreads evenly over comparable pairs
+        rather than pouring everything into the single farthest one."""
         us = sorted(ins)
         dist = self.distances(w, us)
         tiers: dict[float, list[tuple[int, int]]] = defaultdict(list)
@@ -102,7 +106,14 @@ class _Splitter:
                     loops.append((u, t))
                 else:
                     tiers[float(dist[i, t])].append((u, t))
-        return [tiers[d] for d in sorted(tiers, reverse=True)] + ([loops] if loops else [])
+        bands: list[list[tuple[int, int]]] = []
+        top = None
+        for d in sorted(tiers, reverse=True):
+            if top is None or d < BAND * top:
+                bands.append([])
+                top = d
+            bands[-1].extend(tiers[d])
+        return bands + ([loops] if loops else [])
 
     # ------------------------------------------------------------------------------------------------ greedy
     def greedy_switch(self, w: int) -> None:
@@ -117,7 +128,7 @@ class _Splitter:
 
     def _transport(self, w: int, pairs, ins: dict, outs: dict, even: bool) -> None:
         """Split as much as a max-flow can route from the ingress to the egress arcs over ``pairs``; with
-        ``even`` each pair gets at most its proportional share ceil(a_u b_t / total)."""
+        ``even`` each pair gets at most its proportional share ceil(a_u b_t / Σ b_t') over the t' paired with u."""
         pairs = [(u, t) for u, t in pairs if ins[u] > 0 and outs[t] > 0]
         if not pairs:
             return
@@ -126,16 +137,18 @@ class _Splitter:
         iu = {u: 1 + i for i, u in enumerate(us)}
         it = {t: 1 + len(us) + i for i, t in enumerate(ts)}
         sink = 1 + len(us) + len(ts)
-        total_in = sum(ins[u] for u in us)
-        total_out = sum(outs[t] for t in ts)
+        total_in, total_out = sum(ins[u] for u in us), sum(outs[t] for t in ts)
         rows, cols, caps = [], [], []
         for u in us:
             rows.append(0), cols.append(iu[u]), caps.append(ins[u])
         for t in ts:
             rows.append(it[t]), cols.append(sink), caps.append(outs[t])
         big = max(total_in, total_out)
+        reach: dict[int, int] = defaultdict(int)         # the egress u can spread over within these pairs
         for u, t in pairs:
-            cap = -(-ins[u] * outs[t] // total_out) if even else big
+            reach[u] += outs[t]
+        for u, t in pairs:
+            cap = -(-ins[u] * outs[t] // reach[u]) if even else big
             rows.append(iu[u]), cols.append(it[t]), caps.append(cap)
         if max(caps) * 4 > 2 ** 31:
             net = Network(sink + 1, {(r, c): x for r, c, x in zip(rows, cols, caps)})
@@ -207,39 +220,57 @@ def _exact_transport(net: Network, s: int, t: int) -> dict:
 
 
 def switch_order(n: int, compute, arcs: dict) -> list[int]:
-    """Switches by decreasing number of neighbours (the big spine switches first), then by index."""
+    """Switches by increasing number of neighbours, then by index: relays such as NICs (two neighbours, so every
+    split is forced: GPU <-> network) first, the box and spine switches after, once their neighbours are GPUs."""
     comp = set(compute)
     nbrs: dict[int, set] = defaultdict(set)
     for u, v in arcs:
         nbrs[u].add(v)
         nbrs[v].add(u)
     switches = [v for v in range(n) if v not in comp]
-    return sorted(switches, key=lambda v: (-len(nbrs[v]), v))
+    return sorted(switches, key=lambda v: (len(nbrs[v]), v))
 
 
 def remove_switches(n: int, compute, arcs: dict, k: int, method: str = "auto", progress=None) -> Logical:
-    """D* and the split record (module docstring). ``method``: "auto" (greedy, checked, exact if the check
-    fails), "greedy" (greedy, checked; AssertionError if the check fails) or "exact"."""
+    """D* and the split record (module docstring). ``method``:
+
+    * "greedy": every switch split greedily, the invariant checked once at the end (AssertionError if broken);
+    * "exact": Algorithm 4 on every switch;
+    * "auto": greedy with one check at the end; if that fails, again switch by switch with a check after each
+      (N max-flows) and Algorithm 4 for any switch whose greedy split breaks the invariant.
+    """
     if method not in ("auto", "greedy", "exact"):
         raise ValueError(f"unknown switch-removal method {method!r}")
     order = switch_order(n, compute, arcs)
     if not order:
         return Logical(dict(arcs), {}, 0, "none")
+
+    def tell(text: str, i: int) -> None:
+        if progress:
+            progress(text, i / len(order))
+
     if method in ("auto", "greedy"):
         sp = _Splitter(n, compute, arcs, k)
         for i, w in enumerate(order):
-            if progress:
-                progress("switch removal", i / len(order))
+            tell("switch removal", i)
             sp.greedy_switch(w)
-        ok = meets_invariant(n, compute, sp.arcs, k)
-        if ok:
+        if meets_invariant(n, compute, sp.arcs, k):
             return Logical(sp.arcs, dict(sp.via), sp.discarded, "greedy")
         if method == "greedy":
             raise AssertionError("the greedy splitting broke the invariant of Theorem 5")
     sp = _Splitter(n, compute, arcs, k)
+    exact = 0
     for i, w in enumerate(order):
-        if progress:
-            progress("switch removal (Algorithm 4)", i / len(order))
+        tell("switch removal (checked)", i)
+        if method == "auto":
+            saved = (dict(sp.arcs), {a: list(x) for a, x in sp.via.items()}, sp.discarded)
+            sp.greedy_switch(w)
+            if meets_invariant(n, compute, sp.arcs, k):
+                continue
+            sp.arcs, sp.discarded = saved[0], saved[2]
+            sp.via = defaultdict(list, saved[1])
         sp.exact_switch(w)
+        exact += 1
     assert meets_invariant(n, compute, sp.arcs, k), "Algorithm 4 broke the invariant of Theorem 5"
-    return Logical(sp.arcs, dict(sp.via), sp.discarded, "exact")
+    return Logical(sp.arcs, dict(sp.via), sp.discarded,
+                   "exact" if exact == len(order) else f"greedy, Algorithm 4 on {exact} of {len(order)} switches")
