@@ -101,6 +101,21 @@ def tb_factor(topo: Topology, schedule: Schedule) -> Fraction:
     return sum(step_factors(topo, schedule).values(), Fraction(0))
 
 
+def pipelined_factor(topo: Topology, schedule: Schedule) -> Fraction:
+    """The flow-model time of a pipelined schedule (ForestColl section 3.2), in units of (M/N) / (GB/s): data
+    streams through every step at once, so a phase lasts as long as its busiest link needs for everything it
+    carries, max over links of load / bandwidth (load in shards). An allreduce adds its reduce-scatter and
+    allgather phases. algbw = M / T = N / this factor (GB/s)."""
+    split = schedule.notes.get("rs_steps") if schedule.collective is Collective.ALLREDUCE else None
+    phases: list[dict[int, Fraction]] = [defaultdict(Fraction), defaultdict(Fraction)]
+    for step, per_link in link_loads(schedule).items():
+        phase = phases[1 if split is not None and step > split else 0]
+        for link, load in per_link.items():
+            phase[link] += load
+    return sum((max((load / topo.links[l].bandwidth for l, load in ph.items()), default=Fraction(0))
+                for ph in phases), Fraction(0))
+
+
 def tb_lower_bound(topo: Topology, collective: Collective) -> Fraction:
     """The bandwidth lower bound of the module docstring, in units of M/B."""
     n, big_b = topo.n, node_bandwidth(topo)

@@ -670,7 +670,14 @@ def check_xml(text: str, dialect: str | None = None, sm_budget: int = DEFAULT_SM
 def export(topo: Topology, schedule: Schedule, dialect: str = "executor", sm_budget: int = DEFAULT_SM_BUDGET,
            **kwargs) -> tuple[str, Report]:
     """Lower, write, then validate and simulate the written text; raise XmlError naming the first problem
-    rather than return a file that fails."""
+    rather than return a file that fails. On a switched fabric the schedule is first turned into the GPU-to-GPU
+    sends the runtime issues (``solvers.switch_paths.network_view``), which are verified again."""
+    if topo.switch_nodes:
+        from .switch_paths import network_view
+        from .verify import verify
+
+        topo, schedule = network_view(topo, schedule)
+        verify(topo, schedule).raise_if_failed()
     text = to_xml(lower(topo, schedule, **kwargs), dialect)
     report = check_xml(text, dialect, sm_budget)
     if not report.ok:

@@ -27,7 +27,7 @@ from topologies.model import Topology
 from ..errors import NotApplicable
 from ..schedule import Collective, Schedule, Transfer
 from ..transform import compose_allreduce, reverse
-from .mapping import Router, logical_allgather, lower_allgather, physical_routes
+from .mapping import Router, lower_allgather, physical_routes
 from .packing import Batch, pack_trees
 from .search import Fabric, check_eulerian, fabric, fixed_k_search, floored, optimal_ratio
 from .splitting import Logical, remove_switches
@@ -87,12 +87,6 @@ class Forest:
         sched = lower_allgather(self.topo, self.batches, self.routes, self.k)
         sched.notes.update(self.notes())
         return sched
-
-    def network_view(self) -> tuple[Topology, Schedule]:
-        """The allgather as GPU-to-GPU sends (``mapping.logical_allgather``), the form an MSCCL program takes."""
-        net, sched = logical_allgather(self.topo, self.batches, self.k)
-        sched.notes.update(self.notes())
-        return net, sched
 
     def notes(self) -> dict:
         return {"k": self.k, "U": self.u, "inv_x_star": self.inv_x_star, "algbw_GBps": self.algbw,

@@ -107,26 +107,3 @@ def lower_allgather(topo: Topology, batches: list[Batch], routes, k: int) -> Sch
                 lo += units
             ready[y] = arrive
     return Schedule(Collective.ALLGATHER, transfers, "forestcoll")
-
-
-def logical_allgather(topo: Topology, batches: list[Batch], k: int) -> tuple[Topology, Schedule]:
-    """The forest as sends between GPUs: a compute-only topology with one link per GPU pair that some tree
-    edge uses (a path through switches is one network send, as an MSCCL program sees it), and the allgather on
-    it, one step per tree level."""
-    compute = topo.compute_nodes
-    index = {v: i for i, v in enumerate(compute)}
-    pairs = sorted({(index[x], index[y]) for b in batches for x, y in b.edges})
-    link_of = {p: i for i, p in enumerate(pairs)}
-    net = Topology.from_edges(len(compute), pairs, name=f"network view of {topo.name or topo.expr}",
-                              node_names=[topo.names[v] for v in compute])
-    transfers = []
-    start: dict[int, int] = {}
-    for b in batches:
-        first = start.get(b.root, 0)
-        start[b.root] = first + b.mult
-        depth = {b.root: 0}
-        a, z = Fraction(first, k), Fraction(first + b.mult, k)
-        for x, y in b.edges:
-            depth[y] = depth[x] + 1
-            transfers.append(Transfer(index[b.root], a, z, link_of[(index[x], index[y])], depth[y]))
-    return net, Schedule(Collective.ALLGATHER, transfers, "forestcoll")

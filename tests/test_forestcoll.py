@@ -1,0 +1,223 @@
+"""ForestColl: the paper's oracles (digest notes/forestcoll.md sections 5.1-5.3 and 8), brute force on random
+small fabrics, and every schedule verified and exported."""
+from fractions import Fraction
+from itertools import combinations
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from solvers.cost import pipelined_factor
+from solvers.errors import NotApplicable
+from solvers.forestcoll import collective_schedule, forestcoll
+from solvers.forestcoll.packing import check_packing
+from solvers.forestcoll.search import (fabric, fixed_k_search, optimal_ratio, optimal_ratio_bisect,
+                                       simplest_between)
+from solvers.forestcoll.splitting import meets_invariant
+from solvers.msccl import check_xml, export
+from solvers.schedule import Collective
+from solvers.verify import verify
+from topologies import parse_topology
+from topologies.model import COMPUTE, SWITCH, Link, Topology
+
+
+def brute_inv_x(topo: Topology) -> Fraction:
+    """max over S ⊂ V with S ⊉ V_c of |S ∩ V_c| / B⁺(S), by enumerating every subset."""
+    nodes = range(topo.num_nodes)
+    compute = set(topo.compute_nodes)
+    best = Fraction(0)
+    for r in range(1, topo.num_nodes):
+        for side in combinations(nodes, r):
+            side = set(side)
+            if compute <= side:
+                continue
+            inside = len(compute & side)
+            if not inside:
+                continue
+            out = sum((l.bandwidth for l in topo.links if l.src in side and l.dst not in side), Fraction(0))
+            best = max(best, Fraction(inside) / out)
+    return best
+
+
+def link_time(topo: Topology, schedule) -> Fraction:
+    """max over links of load / bandwidth (shards per GB/s): the pipelined allgather time in units of M/N."""
+    return pipelined_factor(topo, schedule)
+
+
+def assert_sound(topo: Topology, forest) -> None:
+    """The forest's allgather verifies, respects every link's capacity, and achieves N k / U exactly."""
+    ag = forest.allgather()
+    v = verify(topo, ag)
+    assert v.ok, v.errors[:3]
+    assert link_time(topo, ag) == forest.u / forest.k
+    check_packing(topo.compute_nodes, forest.logical.arcs, forest.k, forest.batches)
+    assert forest.trees == forest.k * topo.n
+
+
+# ------------------------------------------------------------------------------------------- paper oracles
+def test_dgx_a100_two_boxes():
+    topo = parse_topology("dgx_a100(boxes=2)")
+    f = forestcoll(topo)
+    assert f.inv_x_star == Fraction(3, 65)
+    assert f.k == 13 and f.u == Fraction(3, 5)
+    assert f.algbw == f.optimal_algbw == Fraction(1040, 3)          # 346.67 GB/s
+    assert round(float(f.algbw), 2) == 346.67
+    assert_sound(topo, f)
+    # the bottleneck: everything but one GPU (its ingress 300 + 25 GB/s)
+    b = f.bottleneck_summary()
+    assert len(b["outside"]) == 1 and b["egress_GBps"] == 325
+    f1 = forestcoll(topo, fixed_k=1)
+    assert f1.u == Fraction(7, 150) and round(float(f1.algbw), 3) == 342.857
+    assert_sound(topo, f1)
+
+
+def test_mi250_two_clusters():
+    topo = parse_topology("mi250(clusters=2)")
+    fab = fabric(topo)
+    opt = optimal_ratio(fab)
+    assert opt.ratio == Fraction(15, 166) and opt.k == 83 and opt.u == Fraction(15, 2)
+    assert round(32 / float(opt.ratio), 2) == 354.13
+    algbw = {k: Fraction(32 * k) / fixed_k_search(fab, k)[0] for k in (1, 2, 3, 4, 5)}
+    assert algbw[1] == 320 and round(float(algbw[2]), 2) == 341.33
+    assert [round(float(algbw[k]), 2) for k in (3, 4, 5)] == [342.86, 341.33, 347.83]   # not monotone in k
+    f2 = forestcoll(topo, fixed_k=2)
+    assert f2.u == Fraction(3, 16)
+    assert_sound(topo, f2)
+
+
+def test_mi250_two_clusters_optimal_forest():
+    topo = parse_topology("mi250(clusters=2)")
+    f = forestcoll(topo)
+    assert f.k == 83 and round(float(f.algbw), 2) == 354.13
+    assert_sound(topo, f)
+
+
+def test_mi250_eight_plus_eight():
+    topo = parse_topology("mi250(clusters=2,gpus_per_cluster=8)")
+    f = forestcoll(topo)
+    assert f.inv_x_star == Fraction(1, 13) and f.k == 13 and f.algbw == 208
+    assert_sound(topo, f)
+    assert forestcoll(topo, fixed_k=1).algbw == 200
+
+
+def test_figure2_example():
+    topo = parse_topology("cluster(2,4,10,1)")
+    f = forestcoll(topo)
+    assert f.inv_x_star == 1 and f.k == 1 and f.u == 1 and f.algbw == 8
+    assert len(f.batches) == 8 and all(b.mult == 1 and len(b.edges) == 7 for b in f.batches)
+    assert sorted(b.root for b in f.batches) == list(topo.compute_nodes)
+    b = f.bottleneck_summary()
+    assert len(b["compute"]) == 4 and b["egress_GBps"] == 4     # one cluster and its switch
+    assert_sound(topo, f)
+
+
+@pytest.mark.parametrize("expr, algbw", [("dgx_a100(boxes=1)", Fraction(2400, 7)),
+                                         ("mi250(clusters=1)", Fraction(2400, 7))])
+def test_single_box(expr, algbw):
+    topo = parse_topology(expr)
+    f = forestcoll(topo)
+    assert f.optimal_algbw == algbw == f.algbw
+    assert_sound(topo, f)
+
+
+def test_mi250_single_cluster_fixed_k():
+    fab = fabric(parse_topology("mi250(clusters=1)"))
+    got = [round(float(16 * k / fixed_k_search(fab, k)[0]), 2) for k in (1, 2, 3, 4, 5)]
+    assert got == [266.67, 320.0, 342.86, 320.0, 333.33]
+
+
+def test_bisection_agrees_with_cut_iteration():
+    for expr in ("dgx_a100(boxes=2)", "mi250(clusters=2)", "cluster(2,4,10,1)", "cluster(3,2,5,2)",
+                 "fat_tree(4)", "torus(3,3)"):
+        fab = fabric(parse_topology(expr))
+        assert optimal_ratio_bisect(fab)[0] == optimal_ratio(fab).ratio, expr
+
+
+def test_simplest_between():
+    assert simplest_between(Fraction(3, 65), Fraction(3, 65)) == Fraction(3, 65)
+    assert simplest_between(Fraction(1, 3) - Fraction(1, 1000), Fraction(1, 3) + Fraction(1, 1000)) == Fraction(1, 3)
+    assert simplest_between(Fraction(2), Fraction(5, 2)) == 2
+    assert simplest_between(Fraction(7, 10), Fraction(8, 10)) == Fraction(3, 4)
+
+
+# ----------------------------------------------------------------------------- collectives, exact methods, export
+@pytest.mark.parametrize("expr, k", [("cluster(2,4,10,1)", None), ("dgx_a100(boxes=2)", 1),
+                                     ("mi250(clusters=2,gpus_per_cluster=8)", 2)])
+def test_collectives_verify_and_export(expr, k):
+    topo = parse_topology(expr)
+    f = forestcoll(topo, k)
+    for coll in Collective:
+        sched = collective_schedule(topo, coll, forest=f)
+        v = verify(topo, sched)
+        assert v.ok, (coll, v.errors[:3])
+        factor = pipelined_factor(topo, sched)
+        assert factor == (2 if coll is Collective.ALLREDUCE else 1) * f.u / f.k
+        text, report = export(topo, sched)
+        assert report.ok and report.ranks == topo.n
+        assert check_xml(text).ok
+
+
+def test_exact_methods_match_the_theory():
+    topo = parse_topology("cluster(2,4,10,1)")
+    for k in (None, 2):
+        f = forestcoll(topo, k, split_method="exact", pack_method="exact")
+        assert f.logical.method == "exact" and f.packing_method == "exact"
+        assert_sound(topo, f)
+
+
+def test_bad_input_is_refused_in_one_line():
+    with pytest.raises(NotApplicable, match="strongly connected"):
+        forestcoll(Topology.from_edges(3, [(0, 1), (1, 0)]))
+    with pytest.raises(NotApplicable, match="fixed k"):
+        forestcoll(parse_topology("ring(4)"), fixed_k=0)
+    lopsided = Topology(("a", "b", "sw"), (COMPUTE, COMPUTE, SWITCH),
+                        (Link(0, 2, Fraction(2)), Link(2, 0, Fraction(1)), Link(1, 2, Fraction(1)),
+                         Link(2, 1, Fraction(2))))
+    with pytest.raises(NotApplicable, match="ingress"):
+        forestcoll(lopsided)
+
+
+# --------------------------------------------------------------------------------------- random small fabrics
+@st.composite
+def fabrics(draw):
+    """Bidirectional fabrics of 2-6 GPUs and 0-4 switches (<= 10 nodes), bandwidths 1..4, parallel links."""
+    n_c = draw(st.integers(2, 6))
+    n_s = draw(st.integers(0, min(4, 10 - n_c)))
+    n = n_c + n_s
+    kinds = (COMPUTE,) * n_c + (SWITCH,) * n_s
+    pairs = []
+    order = list(range(n))
+    for i in range(1, n):                                  # a random spanning tree keeps it connected
+        pairs.append((order[draw(st.integers(0, i - 1))], order[i]))
+    extra = draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=8))
+    pairs += [(a, b) for a, b in extra if a != b]
+    links = []
+    for a, b in pairs:
+        bw = Fraction(draw(st.integers(1, 4)))
+        links += [Link(a, b, bw), Link(b, a, bw)]
+    return Topology(tuple(f"v{i}" for i in range(n)), kinds, tuple(links))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(fabrics(), st.sampled_from([None, 1, 2]))
+def test_random_fabrics_against_brute_force(topo, k):
+    f = forestcoll(topo, k)
+    assert f.inv_x_star == brute_inv_x(topo)
+    if k is None:
+        assert f.algbw == f.optimal_algbw
+    else:
+        assert f.algbw <= f.optimal_algbw
+        # Theorem 15: U*/k <= 1/x* + 1/(k min b_e)
+        assert f.u / k <= f.inv_x_star + 1 / (k * min(l.bandwidth for l in topo.links))
+    assert_sound(topo, f)
+    fab = fabric(topo)
+    caps = {a: int(f.u / fab.scale * c) if k is None else (f.u / fab.scale * c).__floor__()
+            for a, c in fab.arcs.items()}
+    assert meets_invariant(fab.n, fab.compute, {a: c for a, c in caps.items() if c}, f.k)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(fabrics())
+def test_random_fabrics_exact_methods(topo):
+    f = forestcoll(topo, split_method="exact", pack_method="exact")
+    assert f.algbw == f.optimal_algbw
+    assert_sound(topo, f)
