@@ -10,10 +10,11 @@ from typing import Callable
 
 from topologies.model import Topology
 
-from .cost import Cost, cost, time_us
+from .cost import Cost, cost, pipelined_factor, time_us
 from .bfb import bfb_allgather, bfb_timed
 from .errors import NotApplicable
 from .expansion import expansion_allgather
+from .forestcoll import collective_schedule as forestcoll_schedule, forestcoll
 from .ring import ring_allgather
 from .schedule import Collective, Schedule
 from .sptree import sptree_allgather
@@ -35,6 +36,8 @@ ALGORITHMS: dict[str, Algorithm] = {a.name: a for a in [
     Algorithm("bfb", bfb_allgather, "optimal breadth-first-broadcast schedule (LP (1), solved exactly)", True),
     Algorithm("expansion", expansion_allgather,
               "follow the expression: base schedules through line/degree/power/bidir expansions"),
+    Algorithm("forestcoll", lambda g: forestcoll(g).allgather(),
+              "throughput-optimal spanning-tree packing (ForestColl), switches and mixed bandwidths included", True),
 ]}
 
 
@@ -62,20 +65,30 @@ class Result:
             out["steps_report"] = [{"step": r.step, "U": str(r.u), "receiver": r.receiver, "sources": r.sources,
                                     "in_links": r.in_links, "hall_sources": r.tight_sources,
                                     "hall_links": r.tight_links, "balanced": r.balanced} for r in notes["report"]]
+        if "algbw_GBps" in notes:            # a pipelined (tree) schedule: ForestColl's flow model
+            factor = pipelined_factor(self.topology, self.schedule)
+            out.update({"k": notes["k"], "U": str(notes["U"]), "inv_x_star": str(notes["inv_x_star"]),
+                        "algbw_GBps": float(self.topology.n / factor),
+                        "optimal_allgather_algbw_GBps": float(notes["optimal_algbw_GBps"]),
+                        "pipelined_factor": str(factor)})
         if total_bytes is not None:
             out["bytes"] = total_bytes
             out["time_us"] = time_us(self.topology, self.schedule, total_bytes)
+            if "algbw_GBps" in notes:
+                out["pipelined_time_us"] = float(pipelined_factor(self.topology, self.schedule)) * total_bytes \
+                    / self.topology.n / 1e3
         return out
 
 
 def synthesize(topo: Topology, algo: str, collective: Collective | str,
-               progress: Callable[[str, float], None] | None = None, total_bytes: float | None = None) -> Result:
+               progress: Callable[[str, float], None] | None = None, total_bytes: float | None = None,
+               fixed_k: int | None = None) -> Result:
     """Build ``collective`` on ``topo`` with algorithm ``algo``, verify it and cost it.
 
     Raises NotApplicable (with the reason) when the algorithm does not fit the topology, and ScheduleError
     when the produced schedule fails verification. ``progress(phase, fraction)`` hears about long work.
     With ``total_bytes`` on a topology whose links have alpha, ``bfb`` solves LP (14) for that vector size
-    (App. E.3) instead of LP (1).
+    (App. E.3) instead of LP (1). ``fixed_k`` asks ForestColl for k trees per root (Algorithm 3).
     """
     if isinstance(collective, str):
         collective = Collective.parse(collective)
@@ -93,7 +106,13 @@ def synthesize(topo: Topology, algo: str, collective: Collective | str,
         def builder(g: Topology) -> Schedule:
             phase = f"{algorithm.name} allgather {next(calls)}" if collective is Collective.ALLREDUCE else algorithm.name
             return algorithm.allgather(g, progress=lambda f: progress(phase, f))
-    schedule = build_collective(topo, collective, builder)
+    if fixed_k is not None and algo != "forestcoll":
+        raise NotApplicable("--fixed-k applies to forestcoll only")
+    if algo == "forestcoll":
+        schedule = forestcoll_schedule(topo, collective, fixed_k,
+                                       progress=(lambda p, f: progress(f"forestcoll: {p}", f)) if progress else None)
+    else:
+        schedule = build_collective(topo, collective, builder)
     schedule.algo = algorithm.name
     if progress is not None:
         progress("verify", 0.0)

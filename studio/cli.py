@@ -45,6 +45,7 @@ def _parser() -> argparse.ArgumentParser:
     sched.add_argument("--max-nodes", type=int, default=None, help="refuse larger topologies (default 4096)")
     sched.add_argument("--progress", action="store_true",
                        help="report progress on stderr (on by default when stderr is a terminal)")
+    sched.add_argument("--fixed-k", type=int, default=None, help="forestcoll: k trees per root (Algorithm 3)")
 
     export = sub.add_parser("export", help="lower a verified schedule to MSCCL XML (validated and simulated)")
     export.add_argument("expr", help="an expression or a topology file")
@@ -55,6 +56,7 @@ def _parser() -> argparse.ArgumentParser:
                         help="executor: MSCCL executor / RCCL (default); msccl: msccl-tools' attributes")
     export.add_argument("--proto", default="Simple", choices=["Simple", "LL", "LL128"])
     export.add_argument("--sm-budget", type=int, default=108, help="threadblocks per GPU that fit (default 108)")
+    export.add_argument("--fixed-k", type=int, default=None, help="forestcoll: k trees per root (Algorithm 3)")
     export.add_argument("--place", default="default", choices=["default", "in", "out"],
                         help="serve the in-place or the out-of-place call (default: in place for allgather and "
                              "allreduce, out of place for reduce-scatter)")
@@ -81,6 +83,16 @@ def _parser() -> argparse.ArgumentParser:
     fnd.add_argument("--bandwidth", type=float, default=12.5, help="B, node bandwidth in GB/s (default 12.5)")
     fnd.add_argument("--json", action="store_true", help="print JSON")
 
+    fc = sub.add_parser("forestcoll", help="ForestColl: optimal allgather throughput, bottleneck cut, k and trees")
+    fc.add_argument("expr", help="an expression or a topology file")
+    fc.add_argument("--fixed-k", type=int, default=None, help="k trees per root (Algorithm 3) instead of the optimum")
+    fc.add_argument("--scan", type=int, default=0, metavar="K",
+                    help="also the algbw of every fixed k = 1..K (searches only, no trees)")
+    fc.add_argument("--json", action="store_true", help="print JSON")
+    fc.add_argument("--max-nodes", type=int, default=None, help="refuse larger topologies (default 4096)")
+    fc.add_argument("--progress", action="store_true",
+                    help="report progress on stderr (on by default when stderr is a terminal)")
+
     check = sub.add_parser("check-xml", help="validate and simulate any MSCCL XML file")
     check.add_argument("file")
     check.add_argument("--dialect", default=None, choices=["executor", "msccl"],
@@ -94,7 +106,7 @@ def _cmd_export(args) -> int:
     from solvers.msccl import XmlError, export
 
     topo = load(args.expr, max_nodes=args.max_nodes)
-    result = synthesize(topo, args.algo, Collective.parse(args.collective))
+    result = synthesize(topo, args.algo, Collective.parse(args.collective), fixed_k=args.fixed_k)
     try:
         text, report = export(topo, result.schedule, args.dialect, args.sm_budget, proto=args.proto,
                               in_place={"default": None, "in": True, "out": False}[args.place],
@@ -218,7 +230,8 @@ def _cmd_schedule(args) -> int:
         raise UsageError("--bytes must be positive")
     topo = load(args.expr, max_nodes=args.max_nodes)
     progress = _progress_printer() if (args.progress or sys.stderr.isatty()) else None
-    result = synthesize(topo, args.algo, collective, progress=progress, total_bytes=args.total_bytes)
+    result = synthesize(topo, args.algo, collective, progress=progress, total_bytes=args.total_bytes,
+                        fixed_k=args.fixed_k)
     out = result.as_dict(args.total_bytes)
     if args.json:
         print(json.dumps(out))
@@ -229,7 +242,33 @@ def _cmd_schedule(args) -> int:
     return 0
 
 
-COMMANDS = {"topo": _cmd_topo, "schedule": _cmd_schedule, "export": _cmd_export, "check-xml": _cmd_check_xml,
+def _cmd_forestcoll(args) -> int:
+    from solvers.forestcoll import forestcoll
+    from solvers.forestcoll.search import fabric, fixed_k_search
+    from solvers.verify import verify
+
+    if not 0 <= args.scan <= 64:
+        raise UsageError("--scan must be between 0 and 64")
+    topo = load(args.expr, max_nodes=args.max_nodes)
+    progress = _progress_printer() if (args.progress or sys.stderr.isatty()) else None
+    forest = forestcoll(topo, args.fixed_k, progress=progress)
+    verify(topo, forest.allgather()).raise_if_failed()
+    out = {**forest.as_dict(), "verified": True}
+    if args.scan:
+        fab = fabric(topo)
+        out["scan"] = [{"k": k, "algbw_GBps": float(topo.n * k / (fixed_k_search(fab, k)[0] * fab.scale))}
+                       for k in range(1, args.scan + 1)]
+    if args.json:
+        print(json.dumps(out))
+    else:
+        bottleneck = out.pop("bottleneck")
+        _print_table({**out, "bottleneck outside": ", ".join(bottleneck["outside"][:12])
+                      + (" ..." if len(bottleneck["outside"]) > 12 else ""),
+                      "bottleneck egress_GBps": bottleneck["egress_GBps"]})
+    return 0
+
+
+COMMANDS = {"topo": _cmd_topo, "forestcoll": _cmd_forestcoll, "schedule": _cmd_schedule, "export": _cmd_export, "check-xml": _cmd_check_xml,
             "alltoall": _cmd_alltoall, "find": _cmd_find}
 
 
