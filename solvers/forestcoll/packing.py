@@ -9,9 +9,11 @@ Theorem 10 guarantees the packing exists when min over v of F(s, v; D⃗*_k) >= 
   μ = min(g(x, y), m(R_1), F(x, y; D̄) - Σ_{i≠1} m(R_i)) and D̄ is the residual graph plus a node s_i per
   other unfinished batch (x -> s_i of capacity m(R_i), s_i -> every node of R_i unbounded). If μ < m(R_1) the
   batch splits. One max-flow per edge tried.
-* ``greedy`` (the default first try): grow each batch by the widest edge leaving it, by capacity, then by
-  what is left of it (Prim's order: a tree fills a box over its wide internal links before it takes the next
-  narrow link out, and does not leave early once the internal links are partly used), adding it to
+* ``greedy`` (the default first try): grow each batch by the widest edge leaving it, by capacity, then from
+  the shallowest node of the tree, then by what is left of the edge (Prim's order: a tree fills a box over its
+  wide internal links before it takes the next narrow link out, does not leave early once the internal links
+  are partly used, and enters every other box straight from its root's box, where the links to that box were
+  sized for exactly the root box's trees), adding it to
   min(g, m) copies and splitting the batch when g < m. No max-flows; if some batch cannot grow any further the
   greedy run is abandoned and Algorithm 5 runs instead (``method="auto"``).
 
@@ -141,6 +143,9 @@ def _packing(nodes, arcs: dict, k: int, exact: bool, progress=None) -> list[Batc
         b, have = queue.popleft()
         oracle = _MuOracle(nodes, g, list(queue)) if exact and queue else None
         ptr: dict[int, int] = {}
+        depth = {b.root: 0}
+        for x, y in b.edges:
+            depth[y] = depth[x] + 1
         dead: set = set()
         heap: list = []
 
@@ -151,7 +156,7 @@ def _packing(nodes, arcs: dict, k: int, exact: bool, progress=None) -> list[Batc
             ptr[x] = i
             if i < len(lst):
                 y = lst[i]
-                heapq.heappush(heap, (-arcs[(x, y)], -g[(x, y)], x, y))
+                heapq.heappush(heap, (-arcs[(x, y)], depth[x], -g[(x, y)], x, y))
 
         for x in have:
             offer(x)
@@ -161,7 +166,7 @@ def _packing(nodes, arcs: dict, k: int, exact: bool, progress=None) -> list[Batc
                     raise PackingError(f"Algorithm 5 found no edge to grow the batch of root {b.root}: the input "
                                        "breaks Theorem 10's condition")
                 return None
-            _, neg, x, y = heapq.heappop(heap)
+            _, _, neg, x, y = heapq.heappop(heap)
             if y in have or g[(x, y)] != -neg or (x, y) in dead:
                 offer(x)                      # stale entry: look again from x
                 continue
@@ -178,6 +183,7 @@ def _packing(nodes, arcs: dict, k: int, exact: bool, progress=None) -> list[Batc
                     oracle = _MuOracle(nodes, g, list(queue))
             b.edges.append((x, y))
             have.add(y)
+            depth[y] = depth[x] + 1
             g[(x, y)] -= mu
             if oracle is not None:
                 oracle.set(x, y, g[(x, y)])

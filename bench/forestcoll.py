@@ -1,0 +1,52 @@
+"""ForestColl schedule generation time on DGX A100 and MI250 clusters, phase by phase, with the algbw reached.
+
+    python bench/forestcoll.py                 # dgx_a100 2..64 boxes, mi250 2..16 clusters (optimal k)
+    python bench/forestcoll.py --large         # also dgx_a100 with 128 boxes (1024 GPUs)
+    python bench/forestcoll.py --fixed-k 1     # the same with k = 1 trees per root
+    python bench/forestcoll.py --verify        # also lower to the schedule IR and run the verifier
+
+"total" is the generation time (search + switch removal + tree packing + map back); the paper's reference point
+is TACCL, which needed 10^4 s at 32 A100 GPUs and found nothing above 128 GPUs (ForestColl section 5.4).
+"""
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from solvers.forestcoll import forestcoll  # noqa: E402
+from solvers.verify import verify  # noqa: E402
+from topologies import parse_topology  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--large", action="store_true")
+    ap.add_argument("--fixed-k", type=int, default=None)
+    ap.add_argument("--verify", action="store_true")
+    args = ap.parse_args()
+    boxes = [2, 4, 8, 16, 32, 64] + ([128] if args.large else [])
+    cases = [f"dgx_a100(boxes={b})" for b in boxes] + [f"mi250(clusters={c})" for c in (2, 4, 8, 16)]
+    print(f"{'topology':<22} {'GPUs':>5} {'k':>4} {'algbw':>8} {'optimum':>8} {'batches':>7} {'split':>7} "
+          f"{'pack':>6} {'search s':>8} {'split s':>8} {'pack s':>8} {'map s':>7} {'total s':>8} {'verify s':>8}")
+    for expr in cases:
+        topo = parse_topology(expr)
+        t0 = time.perf_counter()
+        f = forestcoll(topo, args.fixed_k)
+        total = time.perf_counter() - t0
+        sec = f.seconds
+        search = sec.get("optimality search", 0) + sec.get("fixed-k search", 0)
+        ver = "-"
+        if args.verify:
+            t1 = time.perf_counter()
+            ok = verify(topo, f.allgather()).ok
+            ver = f"{time.perf_counter() - t1:8.1f}" + ("" if ok else " FAILED")
+        split = f.logical.method.split(",")[0]
+        print(f"{expr:<22} {topo.n:>5} {f.k:>4} {float(f.algbw):>8.2f} {float(f.optimal_algbw):>8.2f} "
+              f"{len(f.batches):>7} {split:>7} {f.packing_method:>6} {search:>8.2f} {sec['switch removal']:>8.2f} "
+              f"{sec['tree packing']:>8.2f} {sec['map back']:>7.2f} {total:>8.2f} {ver:>8}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
