@@ -70,7 +70,13 @@ def layered_layout(topo: Topology) -> list[tuple[float, float]]:
     for u in range(topo.num_nodes):
         rows[level.get(u, 1)].append(u)
     pos: list[tuple[float, float]] = [(0.0, 0.0)] * topo.num_nodes
-    for lv, members in rows.items():
+    for lv in sorted(rows):
+        members = rows[lv]
+        if lv > 0:          # above its neighbours: order a row by the mean x of the row below it
+            def centre(u: int) -> float:
+                xs = [pos[w][0] for w in g.neighbors(u) if level.get(w, 1) < lv]
+                return sum(xs) / len(xs) if xs else 0.5
+            members = sorted(members, key=lambda u: (centre(u), u))
         for j, u in enumerate(members):
             pos[u] = ((j + 0.5) / len(members), float(lv))
     return pos

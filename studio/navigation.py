@@ -9,4 +9,5 @@ COMPOSE = st.Page("studio/pages/page_compose.py", title="Compose", icon=":materi
 SCHEDULE = st.Page("studio/pages/page_schedule.py", title="Schedule", icon=":material/schedule:",
                    url_path="schedule")
 FINDER = st.Page("studio/pages/page_finder.py", title="Finder", icon=":material/travel_explore:", url_path="finder")
-PAGES = [HOME, COMPOSE, SCHEDULE, FINDER]
+CLUSTERS = st.Page("studio/pages/page_clusters.py", title="Clusters", icon=":material/dns:", url_path="clusters")
+PAGES = [HOME, COMPOSE, SCHEDULE, FINDER, CLUSTERS]

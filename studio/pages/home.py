@@ -19,13 +19,17 @@ def render() -> None:
         "bounds for the workload in the sidebar.\n"
         "- **Find** the Pareto-efficient designs for N nodes of degree d (steps against bandwidth cost, from the "
         "direct-connect paper's expansion search), the best one for your workload, and how the best allreduce "
-        "time grows with N.")
+        "time grows with N.\n"
+        "- **Clusters**: build a DGX A100 or MI250 cluster, a two-level switched cluster or a fat-tree (or upload "
+        "one), and let ForestColl find its throughput optimum, the cut that limits it, and spanning-tree "
+        "schedules that reach it, exported as MSCCL XML.")
     from studio import navigation
 
-    cols = st.columns(3)
+    cols = st.columns(4)
     cols[0].page_link(navigation.COMPOSE, label="Compose a topology", icon=":material/hub:")
     cols[1].page_link(navigation.SCHEDULE, label="Schedule a collective", icon=":material/schedule:")
     cols[2].page_link(navigation.FINDER, label="Find a topology", icon=":material/travel_explore:")
+    cols[3].page_link(navigation.CLUSTERS, label="Schedule a cluster", icon=":material/dns:")
     st.markdown("Some designs to start from (each link opens Compose):")
     for expr in EXAMPLES:
         st.markdown(f"- [`{expr}`](compose?expr={expr.replace('[', '%5B').replace(']', '%5D')})")

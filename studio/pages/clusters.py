@@ -1,0 +1,205 @@
+"""The Clusters page: build or upload a switched fabric, run ForestColl on it, and see the bottleneck cut, the trees
+of one root, throughput against a fixed k, and the MSCCL export (ForestColl, arXiv:2402.06787)."""
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from solvers.errors import NotApplicable
+from solvers.forestcoll import collective_schedule, forestcoll
+from solvers.forestcoll.search import fabric, fixed_k_search
+from solvers.schedule import Collective
+from solvers.verify import verify
+from studio.figures import choose_layout, topology_figure
+from studio.pages.compose import _from_upload
+from topologies import TopologyError
+from topologies.files import load
+
+MAX_CLUSTER_GPUS = 256
+MAX_SCAN_K = 8
+BUILDERS = {
+    "DGX A100 boxes": ("dgx_a100(boxes={a})", "boxes", 2, None),
+    "MI250 clusters (16 GPUs)": ("mi250(clusters={a})", "clusters", 2, None),
+    "MI250 clusters (8 GPUs: the 8+8 setting)": ("mi250(clusters={a},gpus_per_cluster=8)", "clusters", 2, None),
+    "two-level cluster (Fig. 2)": ("cluster({a},{b},10,1)", "boxes", 2, "GPUs per box"),
+    "fat-tree": ("fat_tree({a})", "k (even)", 4, None),
+}
+
+
+def _source() -> tuple[object, str] | None:
+    """(topology, identity) from the builder, an expression or an upload; None after showing an error."""
+    how = st.radio("Fabric", ["build", "expression", "upload"], horizontal=True, key="c_source")
+    try:
+        if how == "build":
+            c1, c2, c3 = st.columns([2, 1, 1])
+            family = c1.selectbox("Family", list(BUILDERS), key="c_family")
+            pattern, label, default, second = BUILDERS[family]
+            a = c2.number_input(label, min_value=1, max_value=256, value=default, step=1, key="c_a")
+            b = c3.number_input(second, min_value=1, max_value=64, value=4, step=1, key="c_b") if second else 0
+            expr = pattern.format(a=int(a), b=int(b))
+        elif how == "expression":
+            expr = st.text_input("Expression", value="dgx_a100(boxes=2)", key="c_expr",
+                                 help="Any expression, e.g. cluster(4,8,300,25) or mi250(clusters=2)")
+        else:
+            upload = st.file_uploader("A topology file (.json or .graphml) with compute and switch nodes",
+                                      type=["json", "graphml"], key="c_upload")
+            if upload is None:
+                st.info("Upload a topology file, or build one.")
+                return None
+            topo, _, digest = _from_upload(upload)
+            return topo, f"upload:{digest}"
+        topo = load(expr)
+    except (TopologyError, ValueError) as exc:
+        st.error(str(exc).splitlines()[0])
+        return None
+    return topo, expr
+
+
+def _run(topo, key: str, fixed_k: int | None):
+    """The forest for (fabric, k), kept in the session; its allgather verified before anything is shown."""
+    cache = st.session_state.setdefault("c_forests", {})
+    if (key, fixed_k) in cache:
+        return cache[(key, fixed_k)]
+    bar = st.progress(0.0, text="ForestColl")
+
+    def progress(phase: str, fraction: float) -> None:
+        bar.progress(min(max(fraction, 0.0), 1.0), text=f"ForestColl: {phase}")
+
+    forest = forestcoll(topo, fixed_k, progress=progress)
+    bar.progress(1.0, text="verifying the allgather")
+    verify(topo, forest.allgather()).raise_if_failed()
+    bar.empty()
+    cache[(key, fixed_k)] = forest
+    return forest
+
+
+def _summary(forest) -> None:
+    c = st.columns(5)
+    c[0].metric("optimal allgather algbw", f"{float(forest.optimal_algbw):.2f}",
+                help="GB/s. N·x*: no schedule can beat it (ForestColl eq. (1))")
+    c[1].metric("this forest", f"{float(forest.algbw):.2f}", help="GB/s. N·k/U in the flow model")
+    c[2].metric("1/x*", str(forest.inv_x_star))
+    c[3].metric("k trees per root", forest.k)
+    c[4].metric("U", str(forest.u), help="time = (M/(N k))·U")
+    seconds = ", ".join(f"{name} {t:.2f} s" for name, t in forest.seconds.items())
+    st.caption(f"{forest.trees} trees in {len(forest.batches)} batches; switch removal: {forest.logical.method}; "
+               f"packing: {forest.packing_method}; {seconds}. Allgather verified by the simulator.")
+
+
+def _cut_figure(topo, forest) -> go.Figure:
+    side = forest.bottleneck
+    crossing = {i: float(l.bandwidth) for i, l in enumerate(topo.links) if l.src in side and l.dst not in side}
+    b = forest.bottleneck_summary()
+    title = (f"Bottleneck cut: {len(b['compute'])} GPUs inside, {float(b['egress_GBps']):g} GB/s out "
+             f"(ratio {b['ratio']} s/GB)")
+    return topology_figure(topo, title, link_weight=crossing, weight_label="GB/s leaving the cut",
+                           layout=choose_layout(topo))
+
+
+def _tree_figure(topo, forest, root: int) -> go.Figure:
+    loads: dict[int, float] = {}
+    for t in forest.allgather().transfers:
+        if t.shard == root:
+            loads[t.link] = loads.get(t.link, 0.0) + float(t.hi - t.lo)
+    return topology_figure(topo, f"The {forest.k} tree(s) of {topo.names[root]}: share of its shard per link",
+                           link_weight=loads, weight_label="shard fraction", layout=choose_layout(topo))
+
+
+def _scan(topo, key: str) -> None:
+    cache = st.session_state.setdefault("c_scans", {})
+    if key not in cache:
+        fab = fabric(topo)
+        bar = st.progress(0.0, text="fixed-k searches")
+        rows = []
+        for k in range(1, MAX_SCAN_K + 1):
+            u, _ = fixed_k_search(fab, k)
+            rows.append({"k": k, "algbw GB/s": float(topo.n * k / (u * fab.scale)), "U": str(u * fab.scale)})
+            bar.progress(k / MAX_SCAN_K, text=f"fixed k = {k}")
+        bar.empty()
+        cache[key] = rows
+
+
+def _scan_figure(rows, optimum: float) -> go.Figure:
+    fig = go.Figure(go.Scatter(x=[r["k"] for r in rows], y=[r["algbw GB/s"] for r in rows], mode="lines+markers",
+                               name="best schedule with k trees per root"))
+    fig.add_hline(y=optimum, line_dash="dash", annotation_text=f"optimum {optimum:.2f} GB/s")
+    fig.update_layout(title="Allgather algbw against k (Algorithm 3; not monotone in k)", xaxis=dict(title="k", dtick=1),
+                      yaxis=dict(title="algbw (GB/s)"), height=380)
+    return fig
+
+
+def _export(topo, forest, key: str) -> None:
+    from solvers.msccl import XmlError, export
+
+    coll = st.selectbox("Collective", [c.value for c in Collective], key="c_coll")
+    if st.button("Build MSCCL XML", key="c_export"):
+        try:
+            sched = collective_schedule(topo, Collective(coll), forest=forest)
+            verify(topo, sched).raise_if_failed()
+            text, report = export(topo, sched, name=f"forestcoll {coll} {topo.name or topo.expr}")
+        except (XmlError, NotApplicable, ValueError) as exc:
+            st.error(str(exc).splitlines()[0])
+            return
+        st.session_state["c_xml"] = (key, coll, text, report)
+    held = st.session_state.get("c_xml")
+    if held and held[0] == key and held[1] == coll:
+        _, _, text, report = held
+        st.success(f"{report.ranks} ranks, {report.threadblocks} threadblocks, {report.steps} steps: validated "
+                   "against the runtime's rules and simulated.")
+        st.download_button("Download MSCCL XML", text, file_name=f"forestcoll_{coll}.xml", mime="application/xml",
+                           key="c_download")
+
+
+def render() -> None:
+    st.title("Clusters")
+    st.caption("ForestColl on switched and mixed-bandwidth fabrics: the throughput optimum, the cut that limits it, "
+               "and spanning-tree schedules that reach it (Zhao et al., ForestColl).")
+    got = _source()
+    if got is None:
+        return
+    topo, key = got
+    if topo.n > MAX_CLUSTER_GPUS:
+        st.error(f"{topo.n} GPUs is above this page's limit of {MAX_CLUSTER_GPUS}; use the CLI "
+                 "(python -m studio forestcoll) for larger fabrics.")
+        return
+    mode = st.radio("Trees per root", ["optimal k", "fixed k"], horizontal=True, key="c_mode",
+                    help="The optimal k can be large (83 on 2 x 16 MI250); a small fixed k is easier to run.")
+    fixed_k = int(st.number_input("k", min_value=1, max_value=64, value=1, step=1, key="c_k")) \
+        if mode == "fixed k" else None
+    try:
+        forest = _run(topo, key, fixed_k)
+    except (NotApplicable, ValueError) as exc:
+        st.error(str(exc).splitlines()[0])
+        return
+    _summary(forest)
+    tab_cut, tab_trees, tab_k, tab_export = st.tabs(["Bottleneck cut", "Trees", "k vs throughput", "Export"])
+    with tab_cut:
+        b = forest.bottleneck_summary()
+        if topo.num_nodes <= 512:
+            st.plotly_chart(_cut_figure(topo, forest), key="c_cut_fig")
+        st.markdown(f"**Outside the cut:** {', '.join(b['outside'][:24])}"
+                    + (" …" if len(b["outside"]) > 24 else ""))
+    with tab_trees:
+        names = [topo.names[v] for v in topo.compute_nodes]
+        root_name = st.selectbox("Root", names, key="c_root")
+        root = topo.index(root_name)
+        batches = [bt for bt in forest.batches if bt.root == root]
+        st.dataframe(pd.DataFrame([{"batch": i, "trees": bt.mult, "edges": len(bt.edges),
+                                    "first edges": ", ".join(f"{topo.names[x]}→{topo.names[y]}"
+                                                             for x, y in bt.edges[:6])}
+                                   for i, bt in enumerate(batches)]), hide_index=True)
+        if topo.num_nodes <= 512:
+            st.plotly_chart(_tree_figure(topo, forest, root), key="c_tree_fig")
+    with tab_k:
+        if st.button(f"Scan k = 1..{MAX_SCAN_K}", key="c_scan"):
+            try:
+                _scan(topo, key)
+            except NotApplicable as exc:
+                st.error(str(exc).splitlines()[0])
+        rows = st.session_state.get("c_scans", {}).get(key)
+        if rows:
+            st.plotly_chart(_scan_figure(rows, float(forest.optimal_algbw)), key="c_scan_fig")
+            st.dataframe(pd.DataFrame(rows), hide_index=True)
+    with tab_export:
+        _export(topo, forest, f"{key}|{fixed_k}")
