@@ -65,7 +65,16 @@ class Network:
         side = breadth_first_order(residual, s, directed=True, return_predecessors=False)
         return int(res.flow_value) * self.unit, frozenset(int(x) for x in side)
 
-    def _nx_flow(self, s: int, t: int, want_cut: bool = False):
+    def arc_flows(self, s: int, t: int) -> dict[tuple[int, int], int]:
+        """The positive arc flows of one maximum s-t flow."""
+        if s == t:
+            raise ValueError("source and sink coincide")
+        if self._exact:
+            return self._nx_flow(s, t, want_flows=True)
+        res = maximum_flow(self._csr, s, t).flow.tocoo()
+        return {(int(u), int(v)): int(x) * self.unit for u, v, x in zip(res.row, res.col, res.data) if x > 0}
+
+    def _nx_flow(self, s: int, t: int, want_cut: bool = False, want_flows: bool = False):
         import networkx as nx
 
         g = nx.DiGraph()
@@ -75,6 +84,9 @@ class Network:
         if want_cut:
             value, (side, _) = nx.minimum_cut(g, s, t)
             return int(value), frozenset(side)
+        if want_flows:
+            _, flow = nx.maximum_flow(g, s, t)
+            return {(u, v): int(x) for u, out in flow.items() for v, x in out.items() if x > 0}
         return int(nx.maximum_flow_value(g, s, t)), None
 
 

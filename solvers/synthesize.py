@@ -36,7 +36,7 @@ ALGORITHMS: dict[str, Algorithm] = {a.name: a for a in [
     Algorithm("bfb", bfb_allgather, "optimal breadth-first-broadcast schedule (LP (1), solved exactly)", True),
     Algorithm("expansion", expansion_allgather,
               "follow the expression: base schedules through line/degree/power/bidir expansions"),
-    Algorithm("forestcoll", lambda g: forestcoll(g).allgather(),
+    Algorithm("forestcoll", lambda g, progress=None: forestcoll(g, progress=progress).allgather(),
               "throughput-optimal spanning-tree packing (ForestColl), switches and mixed bandwidths included", True),
 ]}
 

@@ -243,12 +243,12 @@ def _cmd_schedule(args) -> int:
 
 
 def _cmd_forestcoll(args) -> int:
-    from solvers.forestcoll import forestcoll
-    from solvers.forestcoll.search import fabric, fixed_k_search
+    from solvers.forestcoll import MAX_FIXED_K, forestcoll
+    from solvers.forestcoll.search import fabric, fixed_k_algbw
     from solvers.verify import verify
 
-    if not 0 <= args.scan <= 64:
-        raise UsageError("--scan must be between 0 and 64")
+    if not 0 <= args.scan <= MAX_FIXED_K:
+        raise UsageError(f"--scan must be between 0 and {MAX_FIXED_K}")
     topo = load(args.expr, max_nodes=args.max_nodes)
     progress = _progress_printer() if (args.progress or sys.stderr.isatty()) else None
     forest = forestcoll(topo, args.fixed_k, progress=progress)
@@ -256,8 +256,7 @@ def _cmd_forestcoll(args) -> int:
     out = {**forest.as_dict(), "verified": True}
     if args.scan:
         fab = fabric(topo)
-        out["scan"] = [{"k": k, "algbw_GBps": float(topo.n * k / (fixed_k_search(fab, k)[0] * fab.scale))}
-                       for k in range(1, args.scan + 1)]
+        out["scan"] = [{"k": k, "algbw_GBps": float(fixed_k_algbw(fab, k))} for k in range(1, args.scan + 1)]
     if args.json:
         print(json.dumps(out))
     else:

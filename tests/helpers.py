@@ -1,5 +1,6 @@
 """Small topologies and strategies shared by the tests."""
 from fractions import Fraction
+from itertools import combinations
 
 from hypothesis import strategies as st
 
@@ -36,3 +37,16 @@ def strongly_connected_topologies(draw, max_nodes=9, switches=True):
         else:
             links.append(Link(s, d, Fraction(bw)))
     return Topology(tuple(names), tuple(kinds), tuple(links), name="random")
+
+
+def compute_cuts(topo: Topology):
+    """(compute nodes inside, bandwidth leaving) for every node set S, switches included, that holds some but not
+    all compute nodes: the cuts of ForestColl's bound (1). Exponential: small topologies only."""
+    compute = set(topo.compute_nodes)
+    for r in range(1, topo.num_nodes):
+        for side in combinations(range(topo.num_nodes), r):
+            side = set(side)
+            inside = len(compute & side)
+            if 0 < inside < len(compute):
+                yield inside, sum((l.bandwidth for l in topo.links if l.src in side and l.dst not in side),
+                                  Fraction(0))

@@ -1,7 +1,6 @@
 """ForestColl's allreduce LP (6) (App. E): it equals RS+AG (N x*/2) where RS+AG is optimal, and always lies
 between RS+AG and the least compute-separating cut."""
 from fractions import Fraction
-from itertools import product
 
 import pytest
 from hypothesis import given, settings
@@ -11,6 +10,8 @@ from solvers.allreduce_lp import allreduce_lp, allreduce_lp_model, model_size
 from solvers.errors import NotApplicable
 from topologies import COMPUTE, SWITCH, Link, Topology, parse_topology
 
+from .helpers import compute_cuts
+
 
 def cut_bounds(topo: Topology) -> tuple[Fraction, Fraction]:
     """(x*, lambda) by brute force over every node subset S (switches included; at most 12 nodes).
@@ -19,20 +20,10 @@ def cut_bounds(topo: Topology) -> tuple[Fraction, Fraction]:
     lambda = min over S holding some but not all compute nodes of B_out(S). Every allreduce rate is at most lambda:
     the LP's broadcast flows give B^BC_out(S) >= x(S) and its reduce flows B^RE_out(S) >= x(V_c - S).
     """
-    n = topo.num_nodes
-    assert n <= 12
-    compute = set(topo.compute_nodes)
-    worst, lam = Fraction(0), None
-    for bits in product((0, 1), repeat=n):
-        inside = {v for v in range(n) if bits[v]}
-        k = len(inside & compute)
-        if k == 0 or k == len(compute):
-            continue
-        b_out = sum((l.bandwidth for l in topo.links if l.src in inside and l.dst not in inside), Fraction(0))
-        assert b_out > 0, "not strongly connected"
-        worst = max(worst, Fraction(k) / b_out)
-        lam = b_out if lam is None else min(lam, b_out)
-    return 1 / worst, lam
+    assert topo.num_nodes <= 12
+    cuts = list(compute_cuts(topo))
+    assert all(b_out > 0 for _, b_out in cuts), "not strongly connected"
+    return 1 / max(Fraction(k) / b_out for k, b_out in cuts), min(b_out for _, b_out in cuts)
 
 
 def switched(groups: list[tuple[str, list[str], Fraction]], gpus: list[str]) -> Topology:

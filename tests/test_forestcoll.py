@@ -1,7 +1,6 @@
 """ForestColl: the paper's oracles (digest notes/forestcoll.md sections 5.1-5.3 and 8), brute force on random
 small fabrics, and every schedule verified and exported."""
 from fractions import Fraction
-from itertools import combinations
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -10,7 +9,7 @@ from solvers.cost import pipelined_factor
 from solvers.errors import NotApplicable
 from solvers.forestcoll import collective_schedule, forestcoll
 from solvers.forestcoll.packing import check_packing
-from solvers.forestcoll.search import (fabric, fixed_k_search, optimal_ratio, optimal_ratio_bisect,
+from solvers.forestcoll.search import (fabric, fixed_k_search, floored, optimal_ratio, optimal_ratio_bisect,
                                        simplest_between)
 from solvers.forestcoll.splitting import meets_invariant
 from solvers.msccl import check_xml, export
@@ -19,28 +18,12 @@ from solvers.verify import verify
 from topologies import parse_topology
 from topologies.model import COMPUTE, SWITCH, Link, Topology
 
+from .helpers import compute_cuts
+
 
 def brute_inv_x(topo: Topology) -> Fraction:
     """max over S ⊂ V with S ⊉ V_c of |S ∩ V_c| / B⁺(S), by enumerating every subset."""
-    nodes = range(topo.num_nodes)
-    compute = set(topo.compute_nodes)
-    best = Fraction(0)
-    for r in range(1, topo.num_nodes):
-        for side in combinations(nodes, r):
-            side = set(side)
-            if compute <= side:
-                continue
-            inside = len(compute & side)
-            if not inside:
-                continue
-            out = sum((l.bandwidth for l in topo.links if l.src in side and l.dst not in side), Fraction(0))
-            best = max(best, Fraction(inside) / out)
-    return best
-
-
-def link_time(topo: Topology, schedule) -> Fraction:
-    """max over links of load / bandwidth (shards per GB/s): the pipelined allgather time in units of M/N."""
-    return pipelined_factor(topo, schedule)
+    return max(Fraction(inside) / out for inside, out in compute_cuts(topo))
 
 
 def assert_sound(topo: Topology, forest) -> None:
@@ -48,7 +31,7 @@ def assert_sound(topo: Topology, forest) -> None:
     ag = forest.allgather()
     v = verify(topo, ag)
     assert v.ok, v.errors[:3]
-    assert link_time(topo, ag) == forest.u / forest.k
+    assert pipelined_factor(topo, ag) == forest.u / forest.k      # the busiest link, over all steps
     check_packing(topo.compute_nodes, forest.logical.arcs, forest.k, forest.batches)
     assert forest.trees == forest.k * topo.n
 
@@ -210,9 +193,7 @@ def test_random_fabrics_against_brute_force(topo, k):
         assert f.u / k <= f.inv_x_star + 1 / (k * min(l.bandwidth for l in topo.links))
     assert_sound(topo, f)
     fab = fabric(topo)
-    caps = {a: int(f.u / fab.scale * c) if k is None else (f.u / fab.scale * c).__floor__()
-            for a, c in fab.arcs.items()}
-    assert meets_invariant(fab.n, fab.compute, {a: c for a, c in caps.items() if c}, f.k)
+    assert meets_invariant(fab.n, fab.compute, floored(fab, f.u / fab.scale), f.k)
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])

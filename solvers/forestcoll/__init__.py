@@ -84,7 +84,7 @@ class Forest:
 
     def allgather(self) -> Schedule:
         """The allgather in the schedule IR, on the physical links (switch hops included); not yet verified."""
-        sched = lower_allgather(self.topo, self.batches, self.routes, self.k)
+        sched = lower_allgather(self.batches, self.routes, self.k)
         sched.notes.update(self.notes())
         return sched
 
@@ -144,7 +144,7 @@ def forestcoll(topo: Topology, fixed_k: int | None = None, *, progress: Progress
     batches, used = pack_trees(fab.compute, logical.arcs, k, pack_method, progress)
     lap("tree packing")
     units = {i: u_int * l.bandwidth * fab.scale for i, l in enumerate(topo.links) if l.src != l.dst}
-    routes = physical_routes(topo, Router(topo, units, logical.via), batches)
+    routes = physical_routes(Router(topo, units, logical.via), batches)
     lap("map back")
     if progress:
         progress("done", 1.0)
@@ -180,4 +180,4 @@ def collective_schedule(topo: Topology, collective: Collective, fixed_k: int | N
     return ar
 
 
-__all__ = ["Forest", "forestcoll", "collective_schedule", "NotApplicable"]
+__all__ = ["Forest", "forestcoll", "collective_schedule", "MAX_FIXED_K", "NotApplicable"]

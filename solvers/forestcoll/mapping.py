@@ -82,12 +82,12 @@ def _zip_paths(first: list, second: list) -> list[tuple[int, list[int]]]:
     return out
 
 
-def physical_routes(topo: Topology, router: Router, batches: list[Batch]) -> list[list[list[tuple[int, list[int]]]]]:
+def physical_routes(router: Router, batches: list[Batch]) -> list[list[list[tuple[int, list[int]]]]]:
     """For every batch and every one of its edges, the routes of its pieces: [(units, link path), ...]."""
     return [[router.route(x, y, b.mult) for x, y in b.edges] for b in batches]
 
 
-def lower_allgather(topo: Topology, batches: list[Batch], routes, k: int) -> Schedule:
+def lower_allgather(batches: list[Batch], routes, k: int) -> Schedule:
     """The schedule IR of the forest (module docstring)."""
     transfers: list[Transfer] = []
     start: dict[int, int] = {}

@@ -37,9 +37,6 @@ class Batch:
     mult: int
     edges: list = field(default_factory=list)
 
-    def nodes(self) -> set:
-        return {self.root, *(y for _, y in self.edges)}
-
 
 class PackingError(AssertionError):
     """A packing that breaks ForestColl's guarantees (a bug, never bad input)."""

@@ -52,9 +52,6 @@ class Fabric:
     def ingress(self, v: int) -> int:
         return sum(c for (_, b), c in self.arcs.items() if b == v)
 
-    def egress(self, v: int) -> int:
-        return sum(c for (a, _), c in self.arcs.items() if a == v)
-
 
 def fabric(topo: Topology) -> Fabric:
     """The integer fabric of ``topo``; NotApplicable (one line) when ForestColl cannot run on it."""
@@ -86,21 +83,22 @@ def check_eulerian(fab: Fabric, arcs: dict | None = None, what: str = "") -> Non
                                 "equal at every node (bidirectional links do that)")
 
 
-def source_network(fab: Fabric, arcs: dict, link_mult: int, source_cap: int) -> tuple[Network, int]:
-    """(G⃗ with every arc times ``link_mult`` and a source s -> c of ``source_cap`` for every compute c, s)."""
-    s = fab.n
+def with_source(n: int, compute, arcs: dict, link_mult: int, source_cap: int) -> dict:
+    """The arcs of G⃗ on nodes 0..n: every arc times ``link_mult``, and the source s = n with an arc of
+    ``source_cap`` to every compute node (Theorem 1's network; Theorem 5's D⃗_k with link_mult 1, cap k)."""
     scaled = {a: c * link_mult for a, c in arcs.items()}
-    for c in fab.compute:
-        scaled[(s, c)] = source_cap
-    return Network(fab.n + 1, scaled), s
+    for c in compute:
+        scaled[(n, c)] = source_cap
+    return scaled
 
 
-def first_shortfall(fab: Fabric, arcs: dict, link_mult: int, source_cap: int, need: int,
+def first_shortfall(n: int, compute, arcs: dict, link_mult: int, source_cap: int,
                     order: list[int]) -> tuple[int, frozenset] | None:
     """The first compute node (in ``order``, which is updated: the failing node moves to the front) whose
-    max-flow from s falls below ``need``, with the source side of its minimum cut (s removed); None when every
-    node receives ``need``."""
-    net, s = source_network(fab, arcs, link_mult, source_cap)
+    max-flow from s in ``with_source(...)`` falls below N ``source_cap`` (all that s sends), with the source side
+    of its minimum cut (s removed); None when every node receives it all."""
+    s, need = n, len(compute) * source_cap
+    net = Network(n + 1, with_source(n, compute, arcs, link_mult, source_cap))
     for i, c in enumerate(order):
         if net.flow(s, c) < need:
             _, side = net.cut(s, c)
@@ -147,7 +145,7 @@ def optimal_ratio(fab: Fabric, progress: Progress | None = None) -> Optimum:
         if progress:
             progress("optimality search", min(0.9, rounds / 6))
         p, q = ratio.numerator, ratio.denominator
-        found = first_shortfall(fab, fab.arcs, p, q, fab.size * q, order)
+        found = first_shortfall(fab.n, fab.compute, fab.arcs, p, q, order)
         if found is None:
             break
         _, new_side = found
@@ -173,7 +171,7 @@ def oracle_ok(fab: Fabric, inv_x: Fraction, order: list[int] | None = None) -> b
     """Theorem 1: True exactly when inv_x >= 1/x* (inv_x in integer units)."""
     p, q = inv_x.numerator, inv_x.denominator
     order = list(fab.compute) if order is None else order
-    return first_shortfall(fab, fab.arcs, p, q, fab.size * q, order) is None
+    return first_shortfall(fab.n, fab.compute, fab.arcs, p, q, order) is None
 
 
 def optimal_ratio_bisect(fab: Fabric) -> tuple[Fraction, int]:
@@ -207,7 +205,13 @@ def floored(fab: Fabric, u: Fraction) -> dict:
 
 def fixed_k_ok(fab: Fabric, k: int, u: Fraction, order: list[int]) -> bool:
     """N k trees with k per root fit in G({⌊U c_e⌋}) (Theorem 5 on the floored graph)."""
-    return first_shortfall(fab, floored(fab, u), 1, k, fab.size * k, order) is None
+    return first_shortfall(fab.n, fab.compute, floored(fab, u), 1, k, order) is None
+
+
+def fixed_k_algbw(fab: Fabric, k: int) -> Fraction:
+    """N k / U* in GB/s: the best allgather algbw with k trees per root (Algorithm 3)."""
+    u, _ = fixed_k_search(fab, k)
+    return fab.size * k / (u * fab.scale)
 
 
 def fixed_k_search(fab: Fabric, k: int, progress: Progress | None = None) -> tuple[Fraction, int]:

@@ -27,9 +27,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import maximum_flow, shortest_path
+from scipy.sparse.csgraph import shortest_path
 
 from ..maxflow import Network
+from .search import first_shortfall, with_source
 
 BAND = 2 / 3
 
@@ -47,13 +48,7 @@ class Logical:
 
 def meets_invariant(n: int, compute, arcs: dict, k: int) -> bool:
     """min over compute v of F(s, v; D⃗_k) >= N k (Theorem 5's condition)."""
-    s = n
-    full = dict(arcs)
-    for c in compute:
-        full[(s, c)] = k
-    net = Network(n + 1, full)
-    need = len(compute) * k
-    return all(net.flow(s, c) >= need for c in compute)
+    return first_shortfall(n, compute, arcs, 1, k, list(compute)) is None
 
 
 class _Splitter:
@@ -137,26 +132,15 @@ class _Splitter:
         iu = {u: 1 + i for i, u in enumerate(us)}
         it = {t: 1 + len(us) + i for i, t in enumerate(ts)}
         sink = 1 + len(us) + len(ts)
-        total_in, total_out = sum(ins[u] for u in us), sum(outs[t] for t in ts)
-        rows, cols, caps = [], [], []
-        for u in us:
-            rows.append(0), cols.append(iu[u]), caps.append(ins[u])
-        for t in ts:
-            rows.append(it[t]), cols.append(sink), caps.append(outs[t])
-        big = max(total_in, total_out)
+        arcs = {(0, iu[u]): ins[u] for u in us}
+        arcs.update({(it[t], sink): outs[t] for t in ts})
+        big = max(sum(ins[u] for u in us), sum(outs[t] for t in ts))
         reach: dict[int, int] = defaultdict(int)         # the egress u can spread over within these pairs
         for u, t in pairs:
             reach[u] += outs[t]
         for u, t in pairs:
-            cap = -(-ins[u] * outs[t] // reach[u]) if even else big
-            rows.append(iu[u]), cols.append(it[t]), caps.append(cap)
-        if max(caps) * 4 > 2 ** 31:
-            net = Network(sink + 1, {(r, c): x for r, c, x in zip(rows, cols, caps)})
-            flows = _exact_transport(net, 0, sink)
-        else:
-            m = csr_matrix((np.array(caps, dtype=np.int32), (rows, cols)), shape=(sink + 1, sink + 1))
-            res = maximum_flow(m, 0, sink).flow.tocoo()
-            flows = {(int(r), int(c)): int(x) for r, c, x in zip(res.row, res.col, res.data) if x > 0}
+            arcs[(iu[u], it[t])] = -(-ins[u] * outs[t] // reach[u]) if even else big
+        flows = Network(sink + 1, arcs).arc_flows(0, sink)
         for u, t in pairs:
             amount = flows.get((iu[u], it[t]), 0)
             if amount:
@@ -166,28 +150,27 @@ class _Splitter:
 
     # ------------------------------------------------------------------------------------------------- exact
     def gamma(self, u: int, w: int, t: int) -> int:
-        """Theorem 8: the largest amount of (u, w), (w, t) that can be split into (u, t) keeping the invariant."""
+        """Theorem 8: the largest amount of (u, w), (w, t) that can be split into (u, t) keeping the invariant:
+        min(c(u, w), c(w, t), min_v F(u, w; D̂_(u,w),v) - N k, min_v F(w, t; D̂_(w,t),v) - N k), each D̂ being
+        D⃗_k with three unbounded arcs."""
         nk = len(self.compute) * self.k
         best = min(self.arcs.get((u, w), 0), self.arcs.get((w, t), 0))
         if best <= 0:
             return 0
         s = self.n
-        base = dict(self.arcs)
-        for c in self.compute:
-            base[(s, c)] = self.k
+        base = with_source(self.n, self.compute, self.arcs, 1, self.k)
         inf = sum(base.values()) + nk + 1
+
+        def surplus(unbounded, source: int, sink: int) -> int:
+            arcs = dict(base)
+            arcs.update((e, inf) for e in unbounded)
+            return Network(self.n + 1, arcs).flow(source, sink) - nk
+
         for v in self.compute:
-            if v not in (u, t):
-                a = dict(base)
-                for e in ((u, s), (u, t), (v, w)):
-                    a[e] = inf
-                best = min(best, Network(self.n + 1, a).flow(u, w) - nk)
-                if best <= 0:
-                    return 0
-            a = dict(base)
-            for e in ((w, s), (u, t), (v, t)):
-                a[e] = inf
-            best = min(best, Network(self.n + 1, a).flow(w, t) - nk)
+            if v not in (u, t):            # v = u or t joins u to w unboundedly: no limit from this network
+                best = min(best, surplus(((u, s), (u, t), (v, w)), u, w))
+            if best > 0:
+                best = min(best, surplus(((w, s), (u, t), (v, t)), w, t))
             if best <= 0:
                 return 0
         return best
@@ -207,16 +190,6 @@ class _Splitter:
                 self.split(u, w, t, self.gamma(u, w, t))
             assert self.arcs.get((w, t), 0) == 0, "Theorem 7: some split must clear every egress arc"
         assert not self.ins(w), "an Eulerian switch has no ingress left once its egress is gone"
-
-
-def _exact_transport(net: Network, s: int, t: int) -> dict:
-    import networkx as nx
-
-    g = nx.DiGraph()
-    for (u, v), c in net.arcs.items():
-        g.add_edge(u, v, capacity=c)
-    _, flow = nx.maximum_flow(g, s, t)
-    return {(u, v): x for u, d in flow.items() for v, x in d.items() if x > 0}
 
 
 def switch_order(n: int, compute, arcs: dict) -> list[int]:

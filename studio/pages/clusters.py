@@ -7,8 +7,8 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from solvers.errors import NotApplicable
-from solvers.forestcoll import collective_schedule, forestcoll
-from solvers.forestcoll.search import fabric, fixed_k_search
+from solvers.forestcoll import MAX_FIXED_K, collective_schedule, forestcoll
+from solvers.forestcoll.search import fabric, fixed_k_algbw
 from solvers.schedule import Collective
 from solvers.verify import verify
 from studio.figures import choose_layout, topology_figure
@@ -113,8 +113,8 @@ def _scan(topo, key: str) -> None:
         bar = st.progress(0.0, text="fixed-k searches")
         rows = []
         for k in range(1, MAX_SCAN_K + 1):
-            u, _ = fixed_k_search(fab, k)
-            rows.append({"k": k, "algbw GB/s": float(topo.n * k / (u * fab.scale)), "U": str(u * fab.scale)})
+            algbw = fixed_k_algbw(fab, k)
+            rows.append({"k": k, "algbw GB/s": float(algbw), "U": str(topo.n * k / algbw)})
             bar.progress(k / MAX_SCAN_K, text=f"fixed k = {k}")
         bar.empty()
         cache[key] = rows
@@ -165,7 +165,7 @@ def render() -> None:
         return
     mode = st.radio("Trees per root", ["optimal k", "fixed k"], horizontal=True, key="c_mode",
                     help="The optimal k can be large (83 on 2 x 16 MI250); a small fixed k is easier to run.")
-    fixed_k = int(st.number_input("k", min_value=1, max_value=64, value=1, step=1, key="c_k")) \
+    fixed_k = int(st.number_input("k", min_value=1, max_value=MAX_FIXED_K, value=1, step=1, key="c_k")) \
         if mode == "fixed k" else None
     try:
         forest = _run(topo, key, fixed_k)
