@@ -93,6 +93,24 @@ def test_figure2_example():
     assert_sound(topo, f)
 
 
+@pytest.mark.parametrize("boxes", [3, 4, 8])
+def test_dgx_a100_many_boxes_stay_greedy(boxes):
+    """From 3 boxes on the box cut is tight (1/x* = (boxes - 1)/25, k = 1): every tree must enter every other
+    box exactly once. The greedy split gives each GPU one IB unit to every other box and the greedy packing then
+    succeeds, with no fall-back to Algorithms 4 and 5 (what makes 512 GPUs take seconds, bench/forestcoll.py)."""
+    topo = parse_topology(f"dgx_a100(boxes={boxes})")
+    f = forestcoll(topo)
+    assert f.inv_x_star == Fraction(boxes - 1, 25) and f.k == 1
+    assert f.logical.method == "greedy" and f.packing_method == "greedy"
+    box = {v: v // 8 for v in topo.compute_nodes}
+    cross: dict = {}
+    for (x, y), c in f.logical.arcs.items():
+        if box[x] != box[y]:
+            cross[(x, box[y])] = cross.get((x, box[y]), 0) + c
+    assert set(cross.values()) == {1} and len(cross) == 8 * boxes * (boxes - 1)
+    assert_sound(topo, f)
+
+
 @pytest.mark.parametrize("expr, algbw", [("dgx_a100(boxes=1)", Fraction(2400, 7)),
                                          ("mi250(clusters=1)", Fraction(2400, 7))])
 def test_single_box(expr, algbw):

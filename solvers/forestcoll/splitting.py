@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import shortest_path
+from scipy.sparse.csgraph import connected_components, shortest_path
 
 from ..maxflow import Network
 from .search import first_shortfall, with_source
@@ -79,18 +79,21 @@ class _Splitter:
             self.via[(u, t)].append((w, amount))
 
     def distances(self, w: int, sources: list[int]) -> np.ndarray:
-        """Hop distances from ``sources`` avoiding w (inf where unreachable)."""
+        """Distances from ``sources`` avoiding w, an arc of capacity c counting 1/c (inf where unreachable): two
+        hops over wide NVLink inside a box stay far shorter than one narrow hop to another box."""
         keys = [(u, v) for (u, v) in self.arcs if u != w and v != w]
         if not keys:
             return np.full((len(sources), self.n), np.inf)
-        m = csr_matrix((np.ones(len(keys)), ([u for u, _ in keys], [v for _, v in keys])), shape=(self.n, self.n))
-        return shortest_path(m, directed=True, unweighted=True, indices=sources)
+        m = csr_matrix(([1.0 / self.arcs[a] for a in keys], ([u for u, _ in keys], [v for _, v in keys])),
+                       shape=(self.n, self.n))
+        return shortest_path(m, directed=True, indices=sources)
 
-    def pair_order(self, w: int, ins: dict, outs: dict) -> list[list[tuple[int, int]]]:
-        """The (u, t) pairs of switch w in tiers, farthest first by hop distance from u to t avoiding w, self-loop
-        pairs last. Distances within a factor BAND of a tier's largest share it (10 and 9 hops are one tier;
-        3 hops, inside a box, is not 8 hops, across boxes), so a tier spreads evenly over comparable pairs
-        rather than pouring everything into the single farthest one."""
+    def pair_order(self, w: int, ins: dict, outs: dict) -> list[tuple[float, list[tuple[int, int]]]]:
+        """The (u, t) pairs of switch w in bands, farthest first by hop distance from u to t avoiding w, self-loop
+        pairs last, each band with its largest distance (0 for the self-loops). Distances within a factor BAND of
+        a band's largest share it (10 and 9 hops are one band; 3 hops, inside a box, is not 8 hops, across
+        boxes), so a band spreads evenly over comparable pairs rather than pouring everything into the single
+        farthest one."""
         us = sorted(ins)
         dist = self.distances(w, us)
         tiers: dict[float, list[tuple[int, int]]] = defaultdict(list)
@@ -101,25 +104,71 @@ class _Splitter:
                     loops.append((u, t))
                 else:
                     tiers[float(dist[i, t])].append((u, t))
-        bands: list[list[tuple[int, int]]] = []
-        top = None
+        bands: list[tuple[float, list[tuple[int, int]]]] = []
         for d in sorted(tiers, reverse=True):
-            if top is None or d < BAND * top:
-                bands.append([])
-                top = d
-            bands[-1].extend(tiers[d])
-        return bands + ([loops] if loops else [])
+            if not bands or d < BAND * bands[-1][0]:
+                bands.append((d, []))
+            bands[-1][1].extend(tiers[d])
+        return bands + ([(0.0, loops)] if loops else [])
+
+    def target_groups(self, w: int, targets: list[int], far: float) -> dict[int, int]:
+        """Group label of each target: targets closer to each other (avoiding w) than BAND * ``far`` share one,
+        transitively. Behind a spine switch these are the boxes, whatever the builder called them."""
+        dist = self.distances(w, targets)[:, targets]
+        close = (dist < BAND * far) | (dist.T < BAND * far)
+        _, label = connected_components(csr_matrix(close), directed=False)
+        return {t: int(g) for t, g in zip(targets, label)}
 
     # ------------------------------------------------------------------------------------------------ greedy
     def greedy_switch(self, w: int) -> None:
         ins, outs = self.ins(w), self.outs(w)
         assert sum(ins.values()) == sum(outs.values()), "switch removal needs ingress = egress"
-        for tier in self.pair_order(w, ins, outs):
+        for far, band in self.pair_order(w, ins, outs):
             if not any(ins.values()):
                 break
-            self._transport(w, tier, ins, outs, even=True)
-            self._transport(w, tier, ins, outs, even=False)
+            if far > 0:
+                self._spread_over_groups(w, band, far, ins, outs)
+            self._transport(w, band, ins, outs, even=True)
+            self._transport(w, band, ins, outs, even=False)
         assert not any(ins.values()) and not any(outs.values()), "a switch kept capacity after splitting"
+
+    def _spread_over_groups(self, w: int, pairs, far: float, ins: dict, outs: dict) -> None:
+        """Split every ingress arc over the target groups of the band in proportion to what each group can take
+        (a max-flow with those shares as capacities), then within each group as ``_transport`` does. A GPU
+        behind an IB switch then reaches every other box by its own links, so a tree rooted there can enter
+        each box straight from its root (what the greedy packing needs on a tight box cut)."""
+        pairs = [(u, t) for u, t in pairs if ins[u] > 0 and outs[t] > 0]
+        if not pairs:
+            return
+        group = self.target_groups(w, sorted({t for _, t in pairs}), far)
+        if len(set(group.values())) < 2:
+            return
+        reach: dict[int, dict[int, int]] = defaultdict(lambda: defaultdict(int))
+        for u, t in pairs:
+            reach[u][group[t]] += outs[t]
+        room: dict[int, int] = defaultdict(int)
+        for t, g in group.items():
+            room[g] += outs[t]
+        us, gs = sorted(reach), sorted(room)
+        iu = {u: 1 + i for i, u in enumerate(us)}
+        ig = {g: 1 + len(us) + i for i, g in enumerate(gs)}
+        sink = 1 + len(us) + len(gs)
+        arcs = {(0, iu[u]): ins[u] for u in us}
+        arcs.update({(ig[g], sink): room[g] for g in gs})
+        for u in us:
+            total = sum(reach[u].values())
+            for g, r in reach[u].items():
+                arcs[(iu[u], ig[g])] = -(-ins[u] * r // total)
+        flows = Network(sink + 1, arcs).arc_flows(0, sink)
+        for g in gs:
+            supply = {u: flows.get((iu[u], ig[g]), 0) for u in us}
+            supply = {u: a for u, a in supply.items() if a}
+            inner = [(u, t) for u, t in pairs if group[t] == g and u in supply]
+            before = dict(supply)
+            self._transport(w, inner, supply, outs, even=True)
+            self._transport(w, inner, supply, outs, even=False)
+            for u, a in before.items():
+                ins[u] -= a - supply[u]
 
     def _transport(self, w: int, pairs, ins: dict, outs: dict, even: bool) -> None:
         """Split as much as a max-flow can route from the ingress to the egress arcs over ``pairs``; with
@@ -178,7 +227,7 @@ class _Splitter:
     def exact_switch(self, w: int) -> None:
         """Algorithm 4 on one switch: for every egress arc, split with ingress arcs (in tier order) by γ."""
         ins, outs = self.ins(w), self.outs(w)
-        order = [p for tier in self.pair_order(w, ins, outs) for p in tier]
+        order = [p for _, band in self.pair_order(w, ins, outs) for p in band]
         for t in sorted(outs):
             for u, t2 in order:
                 if t2 != t:
