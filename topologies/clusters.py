@@ -44,7 +44,8 @@ A100_GPUS = 8
 
 
 class _Net:
-    """Accumulates nodes and cables; a cable is two opposite links of equal bandwidth."""
+    """Accumulates nodes, cables and links; a cable is two opposite links of equal bandwidth and alpha (alpha 0
+    unless given), a link one directed link."""
 
     def __init__(self):
         self.names: list[str] = []
@@ -56,11 +57,14 @@ class _Net:
         self.kinds.append(kind)
         return len(self.names) - 1
 
-    def cable(self, u: int, v: int, bw: int, count: int = 1) -> None:
-        b = Fraction(bw)
+    def cable(self, u: int, v: int, bw: int, count: int = 1, alpha=0) -> None:
+        b, a = Fraction(bw), Fraction(alpha)
         for _ in range(count):
-            self.links.append(Link(u, v, b))
-            self.links.append(Link(v, u, b))
+            self.links.append(Link(u, v, b, a))
+            self.links.append(Link(v, u, b, a))
+
+    def link(self, u: int, v: int, bw, alpha=0) -> None:
+        self.links.append(Link(u, v, Fraction(bw), Fraction(alpha)))
 
     def topology(self, name: str, expr: str) -> Topology:
         return Topology(tuple(self.names), tuple(self.kinds), tuple(self.links), name=name, expr=expr)

@@ -19,7 +19,7 @@ from typing import Callable
 
 from math import prod
 
-from . import clusters, distance_regular, expansions, families, reconstructed
+from . import clusters, distance_regular, expansions, families, reconstructed, teccl_fabrics
 from .model import Topology, TopologyError
 
 DEFAULT_MAX_NODES = int(os.environ.get("STUDIO_MAX_NODES", "4096"))
@@ -231,6 +231,18 @@ FAMILIES: dict[str, Family] = {
                       "cluster(boxes,gpus,box_bw,spine_bw): box switches plus one spine switch"),
     "fat_tree": Family(clusters.fat_tree, clusters.fat_tree_size,
                        "fat_tree(k,bw=25): k-ary fat-tree, k even, k^3/4 hosts"),
+    # TE-CCL's fabrics; the grammar has only integers, so their alphas are given in whole nanoseconds
+    "dgx1": Family(teccl_fabrics.dgx1_ns, teccl_fabrics.dgx1_size,
+                   "dgx1(alpha_ns=700): DGX1 cube-mesh, 8 GPUs, 50/25 GB/s links (TE-CCL)"),
+    "ndv2": Family(teccl_fabrics.ndv2_ns, teccl_fabrics.ndv2_size,
+                   "ndv2(chassis=1,alpha_ns=700,inter_alpha_ns=1300): NDv2 cube-mesh chassis, 12.5 GB/s between "
+                   "chassis (TE-CCL)"),
+    "dgx2": Family(teccl_fabrics.dgx2_ns, teccl_fabrics.dgx2_size,
+                   "dgx2(chassis=2,alpha_ns=350,inter_alpha_ns=2600): DGX2, 16 GPUs on an NVSwitch at 125 GB/s, "
+                   "12.5 GB/s odd->even GPU links between chassis (TE-CCL)"),
+    "mi250_teccl": Family(teccl_fabrics.mi250_teccl_ns, teccl_fabrics.mi250_teccl_size,
+                          "mi250_teccl(chassis=1,alpha_ns=0,switch_alpha_ns=0): AMD MI250 chassis, 200/100/50 GB/s; "
+                          "if chassis > 1, 25 GB/s pair and global switches (TE-CCL)"),
 }
 for _name, (_build, _size, _usage) in distance_regular.EXPRESSIONS.items():
     FAMILIES[_name] = Family(_build, _size, _usage)

@@ -1,0 +1,288 @@
+"""TE-CCL: collectives as a time-expanded multi-commodity flow (Liu et al., SIGCOMM 2024; digest
+notes/te-ccl.md), solved with Pyomo and HiGHS.
+
+``teccl(topo, collective, ...)`` cuts time into epochs and data into chunks (``instance``), solves
+
+* the MILP with copy (``milp``, section 3) for demands that copy helps (allgather, any demand that sends one chunk
+  to several nodes), or
+* the LP (``lp``, section 4.1) for demands copy cannot help (all-to-all, a demand matrix), optimal for them,
+
+with the smallest number of epochs K that admits a schedule when K is not given (probes at increasing K from a
+lower bound, then a bisection; a probe stops at the first feasible point), then optimises early delivery at that K
+under the time limit and gap. It keeps only the flows that serve a demand (reverse DFS), lowers them to the
+schedule IR and verifies the result. Reduce-scatter is the reverse of an allgather on the transposed topology and
+allreduce is reduce-scatter then allgather (``collective_schedule``).
+
+Transfer time = the epoch at whose start the last demand is met, times τ; algbw = output buffer / transfer time
+(the paper's metrics, section 6).
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Callable
+
+from topologies.model import Topology
+from topologies.properties import is_strongly_connected
+
+from ..errors import NotApplicable
+from ..schedule import Collective, Schedule
+from ..verify import check
+from . import lower as lowering
+from .instance import (ALPHA_THRESHOLD, Demand, Timing, allgather_demand, alltoall_demand, lag_distances,
+                       matrix_demand, read_demand_matrix, timing)
+from .lp import build_lp, decompose, finish_epoch, fluid_values, lower_paths, lp_size
+from .milp import MAX_BINARIES, build_milp, chosen_flows, milp_size
+from .solve import FEASIBLE, INFEASIBLE, OPTIMAL, TIMEOUT, Outcome, solve
+
+__all__ = ["teccl", "collective_schedule", "TecclResult", "read_demand_matrix", "DEFAULT_TIME_LIMIT_S"]
+
+DEFAULT_TIME_LIMIT_S = 60.0
+DEFAULT_BUFFER_BYTES = 1_000_000
+MAX_LP_VARIABLES = 400_000
+Progress = Callable[[str, float], None]
+
+
+@dataclass
+class Probe:
+    epochs: int
+    status: str
+    seconds: float
+
+
+@dataclass
+class TecclResult:
+    """A verified TE-CCL schedule and how it was found."""
+
+    topology: Topology
+    demand: Demand
+    timing: Timing
+    method: str                      # "milp" or "lp"
+    epochs: int                      # K of the final model
+    finish: int                      # epochs until the last demand is met
+    status: str                      # optimal / feasible (time limit, gap below) of the final solve
+    gap: float | None
+    minimal: bool                    # K - 1 proven infeasible (or K given and met exactly at the lower bound)
+    probes: list[Probe]
+    seconds: float
+    variables: int
+    constraints: int
+    schedule: Schedule
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def transfer_time_us(self) -> Fraction:
+        return self.finish * self.timing.tau_us
+
+    @property
+    def output_bytes(self) -> Fraction:
+        """Bytes each GPU holds at the end (its own chunks and what it receives), the most over GPUs."""
+        into: dict[int, int] = {}
+        for _, _, d in self.demand.wants:
+            into[d] = into.get(d, 0) + 1
+        own = self.demand.chunks if self.demand.collective is Collective.ALLGATHER else \
+            self.demand.chunks // max(1, self.topology.n) if self.demand.collective is Collective.ALLTOALL else 0
+        return self.timing.chunk_bytes * (max(into.values(), default=0) + own)
+
+    @property
+    def algbw_GBps(self) -> float:
+        return float(self.output_bytes / self.transfer_time_us / 1000) if self.finish else float("inf")
+
+    def epoch_table(self) -> list[dict]:
+        """One row per transfer: epoch sent, link, source, chunk interval (for the epoch-by-epoch view)."""
+        lag = self.timing.lag
+        names = self.topology.names
+        rows = []
+        for t in self.schedule.transfers:
+            l = self.topology.links[t.link]
+            rows.append({"epoch": t.step - lag[t.link], "arrives": t.step, "from": names[l.src], "to": names[l.dst],
+                         "source": names[t.shard], "lo": str(t.lo), "hi": str(t.hi)})
+        return rows
+
+    def as_dict(self) -> dict:
+        return {"algo": "teccl", "method": self.method, "collective": self.demand.collective.value,
+                "topology": self.topology.expr, "chunks": self.demand.chunks,
+                "chunk_bytes": float(self.timing.chunk_bytes), "epoch_us": float(self.timing.tau_us),
+                "epochs": self.epochs, "finish_epochs": self.finish,
+                "transfer_time_us": float(self.transfer_time_us), "algbw_GBps": self.algbw_GBps,
+                "status": self.status, "gap": self.gap, "minimal_epochs_proven": self.minimal,
+                "probes": [{"epochs": p.epochs, "status": p.status, "seconds": round(p.seconds, 3)}
+                           for p in self.probes],
+                "solver_seconds": round(self.seconds, 3), "variables": self.variables,
+                "constraints": self.constraints, "transfers": self.schedule.count, "verified": True,
+                "notes": self.notes}
+
+
+def make_demand(topo: Topology, collective, chunks: int = 1, matrix=None) -> Demand:
+    """The demand of ``collective`` (allgather, alltoall or custom with ``matrix``)."""
+    coll = collective if isinstance(collective, Collective) else Collective.parse(str(collective))
+    if matrix is not None:
+        return matrix_demand(topo, matrix)
+    if coll is Collective.ALLGATHER:
+        return allgather_demand(topo, chunks)
+    if coll is Collective.ALLTOALL:
+        return alltoall_demand(topo, chunks)
+    if coll is Collective.CUSTOM:
+        raise NotApplicable("a custom collective needs a demand matrix")
+    raise NotApplicable(f"TE-CCL solves allgather, alltoall and custom demands directly; {coll.value} is composed "
+                        "by collective_schedule")
+
+
+def epoch_lower_bound(topo: Topology, demand: Demand, t: Timing, whole_chunks: bool) -> int:
+    """No schedule finishes before the farthest demand's lag distance, nor before every destination's ingress
+    links (at most ⌈K / κ_e⌉ windows of capacity each) could carry what it wants."""
+    dist = lag_distances(topo, t.lag)
+    far = max(dist[s, d] for s, _, d in demand.wants)
+    if not math.isfinite(far):
+        raise NotApplicable("some destination cannot be reached from its source")
+    need: dict[int, int] = {}
+    for _, _, d in demand.wants:
+        need[d] = need.get(d, 0) + 1
+    k = int(far)
+    for d, n in need.items():
+        ins = [(t.kappa[i], math.floor(t.window_cap[i]) if whole_chunks else t.window_cap[i])
+               for i, l in enumerate(topo.links) if l.dst == d and l.src != d]
+        while sum(-(-k // kap) * cap for kap, cap in ins) < n:
+            k += 1
+    return max(k, 1)
+
+
+def teccl(topo: Topology, collective="allgather", *, chunks: int = 1, chunk_bytes=None,
+          buffer_bytes=DEFAULT_BUFFER_BYTES, epoch="slowest", multiplier: int = 1, epochs: int | None = None,
+          method: str = "auto", switch_copy: bool = False, time_limit: float = DEFAULT_TIME_LIMIT_S,
+          gap: float = 1e-4, alpha_threshold=ALPHA_THRESHOLD, matrix=None,
+          progress: Progress | None = None) -> TecclResult:
+    """Solve one TE-CCL instance (module docstring). ``chunk_bytes`` defaults to the output ``buffer_bytes`` of
+    one GPU over the chunks it ends with (the paper's chunk = buffer / #GPUs for one chunk per GPU)."""
+    if topo.n < 2:
+        raise NotApplicable("TE-CCL needs at least two compute nodes")
+    if not is_strongly_connected(topo):
+        raise NotApplicable("TE-CCL needs every compute node to reach every other one")
+    if not (isinstance(time_limit, (int, float)) and 0 < time_limit <= 24 * 3600):
+        raise NotApplicable(f"the time limit must be between 0 and 86400 s, got {time_limit!r}")
+    if not (isinstance(gap, (int, float)) and 0 <= gap < 1):
+        raise NotApplicable(f"the gap must be in [0, 1), got {gap!r}")
+    if method not in ("auto", "milp", "lp"):
+        raise NotApplicable(f"unknown TE-CCL method {method!r} (auto, milp or lp)")
+    demand = make_demand(topo, collective, chunks, matrix)
+    if method == "auto":
+        method = "milp" if demand.copy else "lp"
+    if method == "lp" and demand.copy:
+        raise NotApplicable("the LP drops copy: it is exact only when every chunk has one destination "
+                            "(alltoall, demand matrices); use the MILP for allgather")
+    if chunk_bytes is None:
+        per_gpu = demand.chunks if demand.collective is not Collective.ALLTOALL else demand.chunks
+        ends_with = demand.chunks * topo.n if demand.collective is Collective.ALLGATHER else per_gpu
+        chunk_bytes = Fraction(buffer_bytes) / ends_with
+    t = timing(topo, chunk_bytes, epoch, multiplier, Fraction(alpha_threshold))
+    whole = method == "milp"
+    lower_bound = epoch_lower_bound(topo, demand, t, whole)
+    if epochs is not None and (isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1):
+        raise NotApplicable(f"the number of epochs must be a positive integer, got {epochs!r}")
+    start = time.perf_counter()
+    deadline = start + time_limit
+
+    def left() -> float:
+        return max(0.0, deadline - time.perf_counter())
+
+    def build(k: int):
+        size = milp_size(topo, demand, t, k) if whole else lp_size(topo, demand, t, k)
+        limit = MAX_BINARIES if whole else MAX_LP_VARIABLES
+        if size > limit:
+            raise NotApplicable(f"the TE-CCL {method.upper()} at {k} epochs would have {size:,} flow variables "
+                                f"(more than {limit:,}); use fewer chunks, slowest-link epochs or a multiplier")
+        return build_milp(topo, demand, t, k, switch_copy) if whole else build_lp(topo, demand, t, k)
+
+    def tell(text: str, frac: float) -> None:
+        if progress:
+            progress(text, min(0.99, frac))
+
+    probes: list[Probe] = []
+    notes: list[str] = []
+    best = None                      # (K, model, outcome) with a loaded solution
+    if epochs is not None:
+        if epochs < lower_bound:
+            raise NotApplicable(f"no schedule fits in {epochs} epochs: at least {lower_bound} are needed "
+                                "(the farthest demand's lag or a destination's ingress capacity)")
+        tell(f"solving at K = {epochs}", 0.1)
+        fm = build(epochs)
+        out = solve(fm.model, left(), gap)
+        probes.append(Probe(epochs, out.status, out.seconds))
+        if out.status == INFEASIBLE:
+            raise NotApplicable(f"no schedule fits in {epochs} epochs (proven infeasible); allow more epochs")
+        if not out.has_solution:
+            raise NotApplicable(f"the solver found no schedule in {time_limit:g} s at {epochs} epochs; raise the "
+                                "time limit or the number of epochs")
+        best = (epochs, fm, out)
+        minimal = False
+    else:
+        infeasible_below = lower_bound - 1   # the largest K known to have no schedule
+        k, step, feasible_at = lower_bound, 1, None
+        found = None
+        while feasible_at is None:
+            if left() <= 0:
+                break
+            tell(f"probing K = {k}", 0.1 + 0.5 * (len(probes) / (len(probes) + 4)))
+            fm = build(k)
+            out = solve(fm.model, left(), gap, first_solution=whole)
+            probes.append(Probe(k, out.status, out.seconds))
+            if out.has_solution:
+                feasible_at, found = k, (k, fm, out)
+            else:
+                if out.status == INFEASIBLE:
+                    infeasible_below = k
+                k += step
+                step *= 2
+        if found is None:
+            raise NotApplicable(f"no schedule found within the {time_limit:g} s limit (last K tried "
+                                f"{probes[-1].epochs if probes else lower_bound}); raise the time limit")
+        lo, hi = infeasible_below, feasible_at
+        unknown = False
+        while hi - lo > 1 and left() > 0:
+            mid = (lo + hi) // 2
+            tell(f"bisecting K in ({lo}, {hi}]", 0.6)
+            fm = build(mid)
+            out = solve(fm.model, left(), gap, first_solution=whole)
+            probes.append(Probe(mid, out.status, out.seconds))
+            if out.has_solution:
+                hi, found = mid, (mid, fm, out)
+            elif out.status == INFEASIBLE:
+                lo = mid
+            else:
+                unknown = True
+                lo = mid                   # not proven: treat as infeasible and say so
+        minimal = hi - lo == 1 and not unknown and all(p.status != TIMEOUT for p in probes if p.epochs < hi)
+        if hi - lo > 1 or unknown:
+            notes.append(f"K = {hi} is the smallest feasible number of epochs found, not proven minimal")
+        best = found
+        if whole and left() > 0:   # the probe stopped at its first point: now optimise early delivery
+            tell(f"optimising delivery at K = {hi}", 0.8)
+            fm = build(hi)
+            out = solve(fm.model, left(), gap)
+            probes.append(Probe(hi, out.status, out.seconds))
+            if out.has_solution:
+                best = (hi, fm, out)
+    k, fm, out = best
+    tell("extracting the schedule", 0.9)
+    if whole:
+        flows = chosen_flows(fm)
+        kept = lowering.prune(topo, demand, t.lag, flows)
+        finish = max(f[3] + t.lag[f[2]] for f, _ in kept)
+        sched = lowering.lower(topo, demand, t.lag, kept, "teccl")
+    else:
+        flows, stock, reads = fluid_values(fm)
+        finish = finish_epoch(reads)
+        paths = decompose(topo, demand, t.lag, flows, stock, reads)
+        sched = lower_paths(topo, demand, t.lag, paths, "teccl")
+        finish = max(finish, max((tr.step for tr in sched.transfers), default=0))
+    status = out.status
+    if status == FEASIBLE and out.gap is not None:
+        notes.append(f"stopped at the time limit {out.gap:.1%} from the proven bound on the delivery objective")
+    sched.notes.update({"epoch_us": t.tau_us, "epochs": k, "finish_epochs": finish})
+    check(topo, sched)
+    if progress:
+        progress("done", 1.0)
+    return TecclResult(topo, demand, t, method, k, finish, status, out.gap, minimal, probes,
+                       time.perf_counter() - start, out.variables, out.constraints, sched, notes)
