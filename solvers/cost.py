@@ -125,12 +125,18 @@ def tb_lower_bound(topo: Topology, collective: Collective) -> Fraction:
         return share * big_b / b_in
     if collective is Collective.REDUCE_SCATTER:
         return share * big_b / b_out
+    if collective is Collective.ALLTOALL:          # each node takes (N-1) pieces of 1/N of a shard
+        return share * big_b / (n * min(b_in, b_out))
+    if collective is Collective.CUSTOM:            # no bound without reading the demand
+        return Fraction(0)
     return share * big_b / b_out + share * big_b / b_in
 
 
 def steps_lower_bound(topo: Topology, collective: Collective) -> int:
-    """D(G) for allgather and reduce-scatter (Theorem 3); 2 D(G) for allreduce as RS + AG."""
+    """D(G) for allgather, reduce-scatter and all-to-all (Theorem 3); 2 D(G) for allreduce as RS + AG."""
     d = diameter(topo) or 0
+    if collective is Collective.CUSTOM:
+        return 0
     return 2 * d if collective is Collective.ALLREDUCE else d
 
 

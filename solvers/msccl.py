@@ -13,6 +13,15 @@ the schedule's step order, so the k-th send on a connection meets the k-th recei
 come from the chunks each instruction reads and writes: a send waits for the last write of its chunks, a receive
 for the last write and the reads since (write after read), and concurrent reductions into one chunk are chained.
 Every dependency points to an earlier (step, send-before-receive) position, so the lowered program cannot deadlock.
+
+All-to-all (``_lower_alltoall``, msccl-tools' ``AllToAll`` layout, out of place only). With L the common denominator
+of the schedule's bounds and N, nchunksperloop = L = N m: shard s is rank s's whole input buffer ``i``, so its
+piece for rank j, [j/N, (j+1)/N), is input chunks j m .. j m + m - 1, and rank r's output chunk s m + k receives
+input chunk r m + k of rank s. A rank keeps a piece it relays (meant for a third rank) in its scratch buffer ``s``
+(one slot per chunk it relays, laid out in (shard, chunk) order), so a send reads from ``i`` (its own shard),
+``o`` (its own piece of another shard) or ``s``; its own piece goes from ``i`` to ``o`` by a local ``cpy`` first,
+as the out-of-place allgather's own shard does. Sends and receives name both ends: src is the sender's slot and
+dst the receiver's. A custom collective is refused: MSCCL cannot call it.
 """
 from __future__ import annotations
 
@@ -20,6 +29,7 @@ import re
 import xml.etree.ElementTree as ET
 from collections import Counter, defaultdict, deque
 from dataclasses import dataclass, field
+from math import lcm
 
 from topologies.model import Topology
 
@@ -36,8 +46,10 @@ MAX_CHUNKS_PER_LOOP = 1 << 20
 OPS_PER_THREADBLOCK = 160      # instructions of one link per threadblock, leaving room for dependency nops
 PROTOCOLS = ("Simple", "LL", "LL128")
 STEP_TYPES = ("s", "r", "rcs", "rrs", "rrc", "rrcs", "cpy", "re", "nop", "ra")
-DIALECT_COLL = {"executor": {"allgather": "allgather", "reduce_scatter": "reducescatter", "allreduce": "allreduce"},
-                "msccl": {"allgather": "allgather", "reduce_scatter": "reduce_scatter", "allreduce": "allreduce"}}
+DIALECT_COLL = {"executor": {"allgather": "allgather", "reduce_scatter": "reducescatter", "allreduce": "allreduce",
+                             "alltoall": "alltoall"},
+                "msccl": {"allgather": "allgather", "reduce_scatter": "reduce_scatter", "allreduce": "allreduce",
+                          "alltoall": "alltoall"}}
 KNOWN_COLLS = {"executor": {"allgather", "reducescatter", "allreduce", "alltoall", "send", "recv", "gather", "scatter",
                             "alltoallv", "broadcast", "reduce", "custom"},
                "msccl": {"allgather", "reduce_scatter", "allreduce", "alltoall", "broadcast", "reduce", "custom"}}
@@ -107,6 +119,7 @@ class _Op:
     deps: set = field(default_factory=set)
     index: int = -1      # position of the real step in its tb, after nops
     copy_from: tuple | None = None   # cpy: (source buffer, source offset); buf/off name the destination
+    ends: tuple | None = None        # s/r naming both ends: (srcbuf, srcoff, dstbuf, dstoff); else buf/off for both
 
 
 def lower(topo: Topology, schedule: Schedule, *, proto: str = "Simple", name: str | None = None,
@@ -114,7 +127,9 @@ def lower(topo: Topology, schedule: Schedule, *, proto: str = "Simple", name: st
     """The MSCCL program of a verified schedule (see the module docstring). ``in_place`` picks the call the file
     serves (default: in place for allgather and allreduce, out of place for reduce-scatter). Out of place, the
     allgather first copies the input shard into its slot of ``o`` and the allreduce copies ``i`` into ``o`` and
-    works there; in place, the reduce-scatter leaves rank r's result in its own slot of ``i``."""
+    works there; in place, the reduce-scatter leaves rank r's result in its own slot of ``i``. An all-to-all is
+    lowered out of place (module docstring); a custom collective is refused."""
+    _refuse_custom(schedule)
     if topo.switch_nodes:
         raise NotApplicable("MSCCL lowering needs GPUs linked directly; this topology has switches")
     if proto not in PROTOCOLS:
@@ -122,20 +137,17 @@ def lower(topo: Topology, schedule: Schedule, *, proto: str = "Simple", name: st
     cols = columns(schedule)
     if cols is None:
         raise NotApplicable("the schedule's chunk bounds have no common denominator small enough for chunks")
+    coll = schedule.collective
+    if coll is Collective.ALLTOALL:
+        return _lower_alltoall(topo, schedule, cols, proto, name, min_bytes, max_bytes, in_place)
     n, per = topo.n, cols.one
     if n * per > MAX_CHUNKS_PER_LOOP:
         raise NotApplicable(f"the schedule cuts shards into {per} chunks, so nchunksperloop would be {n * per}; "
                             f"use a chunked schedule (for BFB: fewer chunks per shard, e.g. bfb_chunked) instead")
-    coll = schedule.collective
     if in_place is None:
         in_place = coll is not Collective.REDUCE_SCATTER
     work = "o" if coll is Collective.ALLGATHER or (coll is Collective.ALLREDUCE and not in_place) else "i"
     reduce_buf = copy_buf = work
-    parallel_index = {}
-    seen: Counter = Counter()
-    for i, l in enumerate(topo.links):
-        parallel_index[i] = seen[(l.src, l.dst)]
-        seen[(l.src, l.dst)] += 1
     # every transfer as instructions of < MAX_COUNT chunks: (step, link, shard, first chunk, count, reduce)
     items = []
     for step, link, shard, lo, hi, red in zip(cols.step.tolist(), cols.link.tolist(), cols.shard.tolist(),
@@ -156,8 +168,7 @@ def lower(topo: Topology, schedule: Schedule, *, proto: str = "Simple", name: st
                             f"the runtime parser's {MAX_NODES_PER_RANK} XML nodes per rank; use fewer chunks per "
                             "shard or a schedule with fewer transfers")
     ops: list[_Op] = []
-    last_write: dict[tuple, int] = {}
-    reads: dict[tuple, list[int]] = defaultdict(list)
+    touch = _tracker(ops)
     first_copies = []            # out of place: (rank, source offset in i, offset in o, count) before anything
     if not in_place and coll is Collective.ALLGATHER:
         first_copies = [(r, a, r * per + a, min(per - a, MAX_COUNT - 1)) for r in range(n)
@@ -165,27 +176,7 @@ def lower(topo: Topology, schedule: Schedule, *, proto: str = "Simple", name: st
     elif not in_place and coll is Collective.ALLREDUCE:
         first_copies = [(r, a, a, min(n * per - a, MAX_COUNT - 1)) for r in range(n)
                         for a in range(0, n * per, MAX_COUNT - 1)]
-
-    def touch(op_id: int, node: int, buf: str, first: int, cnt: int, writes: bool) -> None:
-        op = ops[op_id]
-        for c in range(first, first + cnt):
-            key = (node, buf, c)
-            if key in last_write:
-                op.deps.add(last_write[key])
-            if writes:
-                op.deps.update(reads.pop(key, []))
-                last_write[key] = op_id
-            else:
-                reads[key].append(op_id)
-
-    # a link whose instructions would overflow one threadblock continues on further channels (exact: the two ends
-    # of every connection still see the same sequence)
-    width = 1 + max(parallel_index.values(), default=0)
-    sent_on: Counter = Counter()
-    channel_of = []
-    for _, link, _, _, _ in items:
-        channel_of.append(parallel_index[link] + width * (sent_on[link] // OPS_PER_THREADBLOCK))
-        sent_on[link] += 1
+    channel_of = _channels(topo, [it[1] for it in items])
     for r, src_off, dst_off, cnt in first_copies:
         ops.append(_Op(r, ("local",), "cpy", "o", dst_off, cnt, (0, -1, 0), copy_from=("i", src_off)))
         touch(len(ops) - 1, r, "o", dst_off, cnt, writes=True)
@@ -218,7 +209,130 @@ def lower(topo: Topology, schedule: Schedule, *, proto: str = "Simple", name: st
                      min_bytes, max_bytes, in_place)
 
 
-def _assemble(topo, coll, ops, per, proto, name, min_bytes, max_bytes, in_place) -> Algo:
+def _refuse_custom(schedule: Schedule) -> None:
+    if schedule.collective is Collective.CUSTOM:
+        raise NotApplicable("MSCCL has no custom collective; export a schedule whose demand is an all-to-all or an "
+                            "allgather as alltoall/allgather")
+
+
+def _tracker(ops: list[_Op]):
+    """``touch(op_id, node, buf, first, cnt, writes)``: record that op ``op_id`` reads or writes chunks
+    ``first .. first + cnt - 1`` of ``buf`` on ``node`` and add its dependencies: a read waits for the last write,
+    a write for the last write and the reads since."""
+    last_write: dict[tuple, int] = {}
+    reads: dict[tuple, list[int]] = defaultdict(list)
+
+    def touch(op_id: int, node: int, buf: str, first: int, cnt: int, writes: bool) -> None:
+        op = ops[op_id]
+        for c in range(first, first + cnt):
+            key = (node, buf, c)
+            if key in last_write:
+                op.deps.add(last_write[key])
+            if writes:
+                op.deps.update(reads.pop(key, []))
+                last_write[key] = op_id
+            else:
+                reads[key].append(op_id)
+    return touch
+
+
+def _channels(topo: Topology, links: list[int]) -> list[int]:
+    """The channel of each instruction on ``links`` (given in program order): the k-th parallel link of a GPU
+    pair uses channel k, and a link whose instructions would overflow one threadblock continues on further
+    channels (exact: the two ends of every connection still see the same sequence)."""
+    parallel_index = {}
+    seen: Counter = Counter()
+    for i, l in enumerate(topo.links):
+        parallel_index[i] = seen[(l.src, l.dst)]
+        seen[(l.src, l.dst)] += 1
+    width = 1 + max(parallel_index.values(), default=0)
+    sent_on: Counter = Counter()
+    channel_of = []
+    for link in links:
+        channel_of.append(parallel_index[link] + width * (sent_on[link] // OPS_PER_THREADBLOCK))
+        sent_on[link] += 1
+    return channel_of
+
+
+def _lower_alltoall(topo: Topology, schedule: Schedule, cols, proto: str, name: str | None, min_bytes: int,
+                    max_bytes: int, in_place: bool | None) -> Algo:
+    """The all-to-all layout of the module docstring."""
+    if in_place:
+        raise NotApplicable("an all-to-all is lowered out of place only (each rank's output differs from its input)")
+    n = topo.n
+    chunks = lcm(cols.one, n)                # nchunksperloop: shard s = rank s's input, cut into `chunks` chunks
+    if chunks > MAX_CHUNKS_PER_LOOP:
+        raise NotApplicable(f"the schedule cuts shards into {chunks} chunks, above nchunksperloop's "
+                            f"{MAX_CHUNKS_PER_LOOP}; use fewer, larger chunks")
+    m, scale = chunks // n, chunks // cols.one
+    if cols.reduce.any():
+        raise NotApplicable("an all-to-all schedule only copies; this one reduces")
+    # every transfer as segments inside one piece of < MAX_COUNT chunks: (step, link, shard, first chunk, count)
+    items = []
+    for step, link, shard, lo, hi in zip(cols.step.tolist(), cols.link.tolist(), cols.shard.tolist(),
+                                         (cols.lo * scale).tolist(), (cols.hi * scale).tolist()):
+        start = lo
+        while start < hi:
+            cnt = min(hi - start, MAX_COUNT - 1, (start // m + 1) * m - start)
+            items.append((step, link, shard, start, cnt))
+            start += cnt
+    items.sort()
+    # relayed chunks (neither the rank's own shard nor its own piece) live in scratch, one slot each
+    relayed: dict[int, set] = defaultdict(set)
+    for _, link, shard, first, cnt in items:
+        w = topo.links[link].dst
+        if w == shard or first // m != w:
+            relayed[w].update((shard, c) for c in range(first, first + cnt))
+    slot = {r: {key: k for k, key in enumerate(sorted(keys))} for r, keys in relayed.items()}
+
+    def where(rank: int, shard: int, first: int, receive: bool) -> tuple[str, int]:
+        if rank == shard and not receive:
+            return "i", first
+        if rank != shard and first // m == rank:
+            return "o", shard * m + first % m
+        try:
+            return "s", slot[rank][(shard, first)]
+        except KeyError:
+            raise NotApplicable(f"rank {rank} sends chunk {first} of shard {shard} that it never received; lower a "
+                                "verified schedule") from None
+
+    per_rank: Counter = Counter()
+    for _, link, _, _, _ in items:
+        per_rank[topo.links[link].src] += 1
+        per_rank[topo.links[link].dst] += 1
+    busiest, count = max(per_rank.items(), key=lambda kv: kv[1], default=(0, 0))
+    if count + 2 + n + m // (MAX_COUNT - 1) > MAX_NODES_PER_RANK:
+        raise NotApplicable(f"rank {busiest} would run {count} instructions, above the runtime parser's "
+                            f"{MAX_NODES_PER_RANK} XML nodes per rank; use fewer chunks or fewer transfers")
+    channel_of = _channels(topo, [it[1] for it in items])
+    ops: list[_Op] = []
+    touch = _tracker(ops)
+    for r in range(n):                       # the rank's own piece: input block r -> output block r
+        for a in range(0, m, MAX_COUNT - 1):
+            cnt = min(m - a, MAX_COUNT - 1)
+            ops.append(_Op(r, ("local",), "cpy", "o", r * m + a, cnt, (0, -1, 0), copy_from=("i", r * m + a)))
+            touch(len(ops) - 1, r, "o", r * m + a, cnt, writes=True)
+    by_step: dict[int, list] = defaultdict(list)
+    for it, chan in zip(items, channel_of):
+        by_step[it[0]].append((*it, chan))
+    for step in sorted(by_step):
+        batch = [(link, topo.links[link], shard, first, cnt, chan) for _, link, shard, first, cnt, chan in
+                 by_step[step]]
+        ends = [(*where(l.src, shard, first, False), *where(l.dst, shard, first, True))
+                for _, l, shard, first, _, _ in batch]
+        for (link, l, _, _, cnt, chan), e in zip(batch, ends):      # sends read what the end of step - 1 holds
+            ops.append(_Op(l.src, ("send", l.dst, chan), "s", e[0], e[1], cnt, (step, 0, link), ends=e))
+            touch(len(ops) - 1, l.src, e[0], e[1], cnt, writes=False)
+        for (link, l, _, _, cnt, chan), e in zip(batch, ends):
+            ops.append(_Op(l.dst, ("recv", l.src, chan), "r", e[2], e[3], cnt, (step, 1, link), ends=e))
+            touch(len(ops) - 1, l.dst, e[2], e[3], cnt, writes=True)
+    scratch = {r: len(keys) for r, keys in slot.items()}
+    return _assemble(topo, Collective.ALLTOALL, ops, m, proto,
+                     name or f"{schedule.algo or 'schedule'} {Collective.ALLTOALL.value}", min_bytes, max_bytes,
+                     False, scratch)
+
+
+def _assemble(topo, coll, ops, per, proto, name, min_bytes, max_bytes, in_place, scratch=None) -> Algo:
     n = topo.n
     tb_keys: dict[int, list[tuple]] = defaultdict(list)
     for op in ops:
@@ -257,11 +371,11 @@ def _assemble(topo, coll, ops, per, proto, name, min_bytes, max_bytes, in_place)
     gpus = []
     sizes = {("allgather", True): (0, n * per), ("allgather", False): (per, n * per),
              ("reduce_scatter", True): (n * per, 0), ("reduce_scatter", False): (n * per, per),
-             ("allreduce", True): (n * per, 0), ("allreduce", False): (n * per, n * per)}
+             ("allreduce", True): (n * per, 0), ("allreduce", False): (n * per, n * per),
+             ("alltoall", False): (n * per, n * per)}
     i_chunks, o_chunks = sizes[(coll.value, in_place)]
-    s_chunks = 0
     for r in range(n):
-        gpu = Gpu(r, i_chunks, o_chunks, s_chunks)
+        gpu = Gpu(r, i_chunks, o_chunks, (scratch or {}).get(r, 0))
         for tbk in tb_keys.get(r, []):
             kind = tbk[0]
             tb = Tb(tb_ids[(r, tbk)], tbk[1] if kind == "send" else -1, tbk[1] if kind == "recv" else -1,
@@ -275,6 +389,8 @@ def _assemble(topo, coll, ops, per, proto, name, min_bytes, max_bytes, in_place)
                 depid, depstep = (tb_ids[(r, ops[deps[-1]].tb)], ops[deps[-1]].index) if deps else (-1, -1)
                 if op.kind == "cpy":
                     (src, soff), dst, doff = op.copy_from, op.buf, op.off
+                elif op.ends is not None:
+                    src, soff, dst, doff = op.ends
                 else:
                     src, soff, dst, doff = op.buf, op.off, op.buf, op.off
                 tb.steps.append(Step(len(tb.steps), op.kind, src, soff, dst, doff, op.cnt, depid, depstep,
@@ -628,10 +744,10 @@ def _postcondition(algo: Algo, bufs, per, in_place) -> list[str]:
                 err = check(r, "i" if in_place else "o", k, (k, full, False))
                 if err:
                     return err
-        elif coll == "alltoall":
+        elif coll == "alltoall":           # output block s of rank r = input block r of rank s (in place: in i)
             for s in range(n):
                 for k in range(per):
-                    err = check(r, "o", s * per + k, (r * per + k, 1 << s, False))
+                    err = check(r, "i" if in_place else "o", s * per + k, (r * per + k, 1 << s, False))
                     if err:
                         return err
         else:
@@ -671,7 +787,9 @@ def export(topo: Topology, schedule: Schedule, dialect: str = "executor", sm_bud
            **kwargs) -> tuple[str, Report]:
     """Lower, write, then validate and simulate the written text; raise XmlError naming the first problem
     rather than return a file that fails. On a switched fabric the schedule is first turned into the GPU-to-GPU
-    sends the runtime issues (``solvers.switch_paths.network_view``), which are verified again."""
+    sends the runtime issues (``solvers.switch_paths.network_view``), which are verified again. A custom
+    collective is refused (NotApplicable)."""
+    _refuse_custom(schedule)
     if topo.switch_nodes:
         from .switch_paths import network_view
         from .verify import verify

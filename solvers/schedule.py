@@ -9,11 +9,19 @@ with the link named by index, so parallel links stay distinct.
 ``reduce`` says what the receiver does: ``False`` copies fully reduced data into place (allgather, broadcast),
 ``True`` adds a partial sum into the receiver's partial sum (reduce-scatter). A switch does neither; it only
 forwards what it received (see ``solvers.verify``).
+
+Copy-only collectives besides allgather. In all of them shard ``s`` is node ``s``'s input, which only ``s`` holds
+at the start, and transfers never reduce:
+
+* all-to-all: with R the compute nodes in index order (``topo.compute_nodes``) and j(d) the position of d in R,
+  the piece of shard s meant for d is [j(d)/|R|, (j(d)+1)/|R|); every d must end holding that piece of every shard;
+* custom: the schedule carries its own postcondition, ``demand``: entries (dst, shard, lo, hi) that each ask
+  node dst to end holding [lo, hi) of shard ``shard``.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import Enum, EnumMeta
 from fractions import Fraction
 from math import gcd
 from typing import NamedTuple
@@ -23,20 +31,48 @@ import numpy as np
 ZERO, ONE = Fraction(0), Fraction(1)
 
 
-class Collective(str, Enum):
+_BUILT = ("allgather", "reduce_scatter", "allreduce")
+
+
+class _CollectiveType(EnumMeta):
+    """Iterating ``Collective`` (and ``len``) gives only the collectives every synthesizer builds (allgather,
+    reduce-scatter, allreduce: what the UI offers and ``transform.build_collective`` makes from an allgather);
+    ALLTOALL and CUSTOM are members all the same (by attribute, value, ``parse``, ``Collective.every()``)."""
+
+    def __iter__(cls):
+        return (m for m in super().__iter__() if m.value in _BUILT)
+
+    def __len__(cls):
+        return len(_BUILT)
+
+
+class Collective(str, Enum, metaclass=_CollectiveType):
     ALLGATHER = "allgather"
     REDUCE_SCATTER = "reduce_scatter"
     ALLREDUCE = "allreduce"
+    ALLTOALL = "alltoall"
+    CUSTOM = "custom"
+
+    @classmethod
+    def every(cls) -> tuple["Collective", ...]:
+        """All members, the copy-only ALLTOALL and CUSTOM included."""
+        return tuple(cls.__members__.values())
+
+    @property
+    def copy_only(self) -> bool:
+        """Whether the collective moves final data only (no transfer reduces)."""
+        return self in (Collective.ALLGATHER, Collective.ALLTOALL, Collective.CUSTOM)
 
     @classmethod
     def parse(cls, text: str) -> "Collective":
         key = text.strip().lower().replace("-", "_")
-        aliases = {"ag": "allgather", "rs": "reduce_scatter", "reducescatter": "reduce_scatter", "ar": "allreduce"}
+        aliases = {"ag": "allgather", "rs": "reduce_scatter", "reducescatter": "reduce_scatter", "ar": "allreduce",
+                   "a2a": "alltoall", "all_to_all": "alltoall"}
         key = aliases.get(key, key)
         try:
             return cls(key)
         except ValueError:
-            names = ", ".join(c.value for c in cls)
+            names = ", ".join(c.value for c in cls.every())
             raise ValueError(f"unknown collective {text!r} (choose from {names})") from None
 
 
@@ -51,6 +87,15 @@ class Transfer(NamedTuple):
     reduce: bool = False
 
 
+class DemandEntry(NamedTuple):
+    """One entry of a custom collective's postcondition: node ``dst`` ends holding ``[lo, hi)`` of shard ``shard``."""
+
+    dst: int
+    shard: int
+    lo: Fraction
+    hi: Fraction
+
+
 class Schedule:
     """The transfers of one collective on one topology, produced by algorithm ``algo``.
 
@@ -58,13 +103,19 @@ class Schedule:
     returns the millions of transfers of a large topology); ``transfers`` builds the tuples from the columns on
     first use (and then keeps only the list, which callers may edit), and ``columns()`` the columns from the
     tuples.
+
+    ``demand`` is the postcondition of a CUSTOM schedule: (dst, shard, lo, hi) entries, kept as a tuple of
+    ``DemandEntry``; it is None for the other collectives (the verifier rejects a CUSTOM schedule without one).
     """
 
     def __init__(self, collective: Collective, transfers=None, algo: str = "", notes: dict | None = None, *,
-                 cols: "Columns | None" = None):
+                 cols: "Columns | None" = None, demand=None):
         if (transfers is None) == (cols is None):
             raise ValueError("a Schedule takes either transfers or columns")
+        if demand is not None and collective is not Collective.CUSTOM:
+            raise ValueError(f"only a custom schedule carries a demand, not a {collective.value} one")
         self.collective = collective
+        self.demand = None if demand is None else tuple(DemandEntry(*entry) for entry in demand)
         self.algo = algo
         self.notes = dict(notes or {})
         self._transfers = list(transfers) if transfers is not None else None

@@ -18,6 +18,7 @@ from .forestcoll import collective_schedule as forestcoll_schedule, forestcoll
 from .ring import ring_allgather
 from .schedule import Collective, Schedule
 from .sptree import sptree_allgather
+from .teccl import collective_schedule as teccl_schedule
 from .transform import build_collective
 from .verify import Verification, verify
 
@@ -38,6 +39,8 @@ ALGORITHMS: dict[str, Algorithm] = {a.name: a for a in [
               "follow the expression: base schedules through line/degree/power/bidir expansions"),
     Algorithm("forestcoll", lambda g, progress=None: forestcoll(g, progress=progress).allgather(),
               "throughput-optimal spanning-tree packing (ForestColl), switches and mixed bandwidths included", True),
+    Algorithm("teccl", lambda g, progress=None: teccl_schedule(g, Collective.ALLGATHER, progress).schedule,
+              "time-expanded multi-commodity flow (TE-CCL): MILP with copy, LP without; any demand", True),
 ]}
 
 
@@ -71,6 +74,9 @@ class Result:
                         "algbw_GBps": float(self.topology.n / factor),
                         "optimal_allgather_algbw_GBps": float(notes["optimal_algbw_GBps"]),
                         "pipelined_factor": str(factor)})
+        if "teccl" in notes:                 # the time-expanded model's own clock
+            out["teccl"] = notes["teccl"]
+            out["transfer_time_us"] = notes["teccl"]["transfer_time_us"]
         if total_bytes is not None:
             out["bytes"] = total_bytes
             out["time_us"] = time_us(self.topology, self.schedule, total_bytes)
@@ -82,13 +88,15 @@ class Result:
 
 def synthesize(topo: Topology, algo: str, collective: Collective | str,
                progress: Callable[[str, float], None] | None = None, total_bytes: float | None = None,
-               fixed_k: int | None = None) -> Result:
+               fixed_k: int | None = None, teccl_options: dict | None = None) -> Result:
     """Build ``collective`` on ``topo`` with algorithm ``algo``, verify it and cost it.
 
     Raises NotApplicable (with the reason) when the algorithm does not fit the topology, and ScheduleError
     when the produced schedule fails verification. ``progress(phase, fraction)`` hears about long work.
     With ``total_bytes`` on a topology whose links have alpha, ``bfb`` solves LP (14) for that vector size
     (App. E.3) instead of LP (1). ``fixed_k`` asks ForestColl for k trees per root (Algorithm 3).
+    ``teccl_options`` go to ``solvers.teccl.teccl`` (chunks, epochs, time_limit, gap, method, epoch, ...); its
+    output buffer is ``total_bytes`` when given.
     """
     if isinstance(collective, str):
         collective = Collective.parse(collective)
@@ -108,7 +116,17 @@ def synthesize(topo: Topology, algo: str, collective: Collective | str,
             return algorithm.allgather(g, progress=lambda f: progress(phase, f))
     if fixed_k is not None and algo != "forestcoll":
         raise NotApplicable("--fixed-k applies to forestcoll only")
-    if algo == "forestcoll":
+    if teccl_options and algo != "teccl":
+        raise NotApplicable("the TE-CCL options (chunks, epochs, time limit, gap) apply to teccl only")
+    if algo == "teccl":
+        options = dict(teccl_options or {})
+        if total_bytes is not None:
+            options.setdefault("buffer_bytes", total_bytes)
+        found = teccl_schedule(topo, collective, progress=(lambda p, f: progress(f"teccl: {p}", f))
+                               if progress else None, **options)
+        schedule = found.schedule
+        schedule.notes["teccl"] = found.as_dict()
+    elif algo == "forestcoll":
         schedule = forestcoll_schedule(topo, collective, fixed_k,
                                        progress=(lambda p, f: progress(f"forestcoll: {p}", f)) if progress else None)
     else:

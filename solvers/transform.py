@@ -14,6 +14,7 @@ import numpy as np
 
 from topologies.model import Topology
 
+from .errors import NotApplicable
 from .schedule import Collective, Columns, Schedule, Transfer, columns, concat
 
 _REVERSED = {Collective.ALLGATHER: Collective.REDUCE_SCATTER, Collective.REDUCE_SCATTER: Collective.ALLGATHER}
@@ -56,6 +57,9 @@ def build_collective(topo: Topology, collective: Collective, allgather: Allgathe
     """Any of the three collectives on ``topo`` from an allgather builder (Cor. 1.1 for reduce-scatter)."""
     if collective is Collective.ALLGATHER:
         return allgather(topo)
+    if collective not in (Collective.REDUCE_SCATTER, Collective.ALLREDUCE):
+        raise NotApplicable(f"an allgather builder gives allgather, reduce-scatter and allreduce, not "
+                            f"{collective.value} (all-to-all and custom demands come from teccl)")
     rs = reverse(allgather(topo.transpose()))
     if collective is Collective.REDUCE_SCATTER:
         return rs

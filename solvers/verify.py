@@ -3,7 +3,7 @@
 State. Every compute node keeps, for every shard and every point x of [0, 1), the set of ranks whose
 contribution its buffer holds at x (a bitmask; FULL means the fully reduced value). Initially:
 
-* allgather: node v holds its own shard v as FULL and nothing else (each shard is final data);
+* allgather, all-to-all and custom: node v holds its own shard v as FULL and nothing else (each shard is final data);
 * reduce-scatter and allreduce: node u holds its own contribution {u} for every shard.
 
 Rules checked, each failure reported with the step, the nodes, the shard and the interval:
@@ -13,9 +13,13 @@ Rules checked, each failure reported with the step, the nodes, the shard and the
 * reductions never count a contribution twice (the receiver's set and the incoming set are disjoint);
 * a switch neither copies nor reduces: every piece it sends is a piece it received in an earlier step and has not
   sent yet, sent once over one link (store and forward);
-* the link exists, the step is a positive integer, the interval lies in [0, 1);
+* the link exists, the step is a positive integer, the interval lies in [0, 1); allgather, all-to-all and custom
+  schedules only copy;
 * postcondition: allgather leaves every node FULL on every shard, reduce-scatter leaves node v FULL on shard v,
-  allreduce leaves every node FULL on every shard.
+  allreduce leaves every node FULL on every shard, all-to-all leaves every compute node d FULL on its piece
+  [j(d)/N, (j(d)+1)/N) of every shard (j(d) = d's position among the N compute nodes, ``solvers.schedule``),
+  custom leaves node dst FULL on [lo, hi) of shard ``shard`` for every entry of the schedule's ``demand``.
+  Extra data anywhere is allowed.
 
 Definitions: direct-connect paper Def 4 (allgather, reduce-scatter as paths of chunks) with the stricter
 buffer semantics that a real runtime has (a reduce-scatter that adds a contribution twice is wrong).
@@ -26,6 +30,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from fractions import Fraction
 from math import lcm
+from numbers import Integral
 
 import numpy as np
 
@@ -35,6 +40,8 @@ from .errors import ScheduleError
 from .schedule import ONE, ZERO, Collective, Columns, Schedule, Transfer, columns
 
 MAX_ERRORS = 10
+_ARTICLE_NAME = {Collective.ALLGATHER: "an allgather", Collective.ALLTOALL: "an all-to-all",
+                 Collective.CUSTOM: "a custom collective"}
 
 
 class Piecewise:
@@ -97,6 +104,8 @@ class _Simulator:
         self.topo = topo
         self.one = 1
         self.collective = schedule.collective
+        self.copy_only = schedule.collective.copy_only
+        self.demand = getattr(schedule, "demand", None)
         self.bit = {u: i for i, u in enumerate(topo.compute_nodes)}
         self.full = (1 << topo.n) - 1
         self.state: dict[tuple[int, int], Piecewise] = {}
@@ -124,7 +133,7 @@ class _Simulator:
 
     # --- state
     def initial(self, node: int, shard: int) -> int:
-        if self.collective is Collective.ALLGATHER:
+        if self.copy_only:
             return self.full if node == shard else 0
         return 1 << self.bit[node]
 
@@ -140,7 +149,7 @@ class _Simulator:
         topo = self.topo
         if (type(t.step) is int and t.step >= 1 and 0 <= t.link < len(topo.links) and 0 <= t.shard < topo.num_nodes
                 and type(t.lo) is Fraction and type(t.hi) is Fraction and 0 <= t.lo < t.hi <= 1
-                and topo.is_compute(t.shard) and not (t.reduce and self.collective is Collective.ALLGATHER)):
+                and topo.is_compute(t.shard) and not (t.reduce and self.copy_only)):
             return True  # the common case, decided without building a message
         where = f"transfer {tuple(t)}"
         if not isinstance(t.step, int) or t.step < 1:
@@ -153,8 +162,8 @@ class _Simulator:
             self.fail(f"{where}: chunk bounds must be exact fractions, got {t.lo!r} and {t.hi!r}")
         elif not (ZERO <= t.lo < t.hi <= ONE):
             self.fail(f"{where}: chunk [{t.lo}, {t.hi}) is not a non-empty part of [0, 1)")
-        elif self.collective is Collective.ALLGATHER and t.reduce:
-            self.fail(f"{where}: an allgather does not reduce")
+        elif self.copy_only and t.reduce:
+            self.fail(f"{where}: {_ARTICLE_NAME[self.collective]} does not reduce")
         else:
             return True
         return False
@@ -233,8 +242,54 @@ class _Simulator:
             cell.merge(a, b, mask)
 
     # --- postcondition
+    def check_demand(self) -> bool:
+        """A custom schedule's demand is present and well formed (else the faults are recorded)."""
+        if self.demand is None:
+            self.fail("a custom schedule needs a demand (Schedule(..., demand=[(dst, shard, lo, hi), ...])), its "
+                      "postcondition; this one has none")
+            return False
+        topo = self.topo
+        wanted = []
+        for entry in self.demand:
+            dst, shard, lo, hi = entry
+            exact = all(isinstance(x, (Integral, Fraction)) and not isinstance(x, bool) for x in entry)
+            if not exact:
+                self.fail(f"demand entry {tuple(entry)}: nodes must be integers and bounds exact fractions")
+            elif not all(0 <= v < topo.num_nodes and topo.is_compute(int(v)) for v in (dst, shard)):
+                self.fail(f"demand entry {tuple(entry)}: destination and shard must be compute nodes")
+            elif not ZERO <= lo < hi <= ONE:
+                self.fail(f"demand entry {tuple(entry)}: [{lo}, {hi}) is not a non-empty part of [0, 1)")
+            else:
+                wanted.append((int(dst), int(shard), Fraction(lo), Fraction(hi)))
+            if len(self.errors) >= MAX_ERRORS:
+                break
+        self.demand = wanted
+        return not self.errors
+
     def check_postcondition(self) -> None:
         comp = self.topo.compute_nodes
+        if self.collective is Collective.ALLTOALL:
+            n = len(comp)
+            for d_index, d in enumerate(comp):
+                a0, b0 = d_index * self.one // n, (d_index + 1) * self.one // n
+                for s in comp:
+                    for a, b, mask in self.cell(d, s).pieces(a0, b0):
+                        if mask != self.full:
+                            self.fail(f"all-to-all piece never delivered: destination {self.nm(d)} ends without "
+                                      f"{self.piece(s, a, b)} (its piece of shard {self.nm(s)} is "
+                                      f"{self.span(a0, b0)})")
+                            if len(self.errors) >= MAX_ERRORS:
+                                return
+            return
+        if self.collective is Collective.CUSTOM:
+            for dst, shard, lo, hi in self.demand:
+                a0, b0 = int(lo * self.one), int(hi * self.one)
+                for a, b, mask in self.cell(dst, shard).pieces(a0, b0):
+                    if mask != self.full:
+                        self.fail(f"demand not met: destination {self.nm(dst)} ends without {self.piece(shard, a, b)}")
+                        if len(self.errors) >= MAX_ERRORS:
+                            return
+            return
         if self.collective is Collective.REDUCE_SCATTER:
             wanted = [(v, v) for v in comp]
         else:
@@ -258,9 +313,16 @@ class _Simulator:
                 by_step.setdefault(t.step, []).append(t)
             if len(self.errors) >= MAX_ERRORS:
                 break
+        if self.collective is Collective.CUSTOM:
+            self.check_demand()
         if self.errors:
             return Verification(False, self.errors[:MAX_ERRORS])
-        self.one = lcm(*{x.denominator for t in schedule.transfers for x in (t.lo, t.hi)})
+        denominators = {x.denominator for t in schedule.transfers for x in (t.lo, t.hi)}
+        if self.collective is Collective.ALLTOALL:
+            denominators.add(max(self.topo.n, 1))          # the pieces [j/N, (j+1)/N) are made of whole units
+        elif self.collective is Collective.CUSTOM:
+            denominators.update(x.denominator for e in self.demand for x in e[2:])
+        self.one = lcm(*denominators)
         for step, items in by_step.items():
             items[:] = [t._replace(lo=t.lo.numerator * (self.one // t.lo.denominator),
                                    hi=t.hi.numerator * (self.one // t.hi.denominator)) for t in items]
@@ -387,11 +449,14 @@ def _fast_partition_phase(topo: Topology, cols: Columns, rows) -> bool:
 
 def _fast_verify(topo: Topology, schedule: Schedule) -> Verification | None:
     """A vectorized proof that the schedule is correct, or None (the simulator then decides and explains).
+    Only allgather, reduce-scatter and allreduce have one; all-to-all and custom schedules always get None.
 
     Allgather: the copy check above. Reduce-scatter: by Theorem 1 its time reverse is an allgather on G^T; when
     that allgather is correct and never delivers a piece twice, every piece of shard v is summed over an
     in-tree whose branches carry disjoint, complete partial sums, so the reduce-scatter is correct. Allreduce:
     a reduce-scatter phase that ends before an allgather phase, each checked so."""
+    if schedule.collective not in (Collective.ALLGATHER, Collective.REDUCE_SCATTER, Collective.ALLREDUCE):
+        return None         # all-to-all and custom: the simulator decides (the fast checks prove allgathers)
     if topo.switch_nodes or schedule.count < FAST_MIN_TRANSFERS:
         return None
     cols = columns(schedule)

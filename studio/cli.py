@@ -38,7 +38,8 @@ def _parser() -> argparse.ArgumentParser:
     sched.add_argument("expr", help="an expression or a topology file")
     sched.add_argument("--algo", required=True, choices=sorted(ALGORITHMS), help="the synthesizer")
     sched.add_argument("--collective", default="allgather",
-                       help="allgather | reduce_scatter | allreduce (default allgather)")
+                       help="allgather | reduce_scatter | allreduce, and for teccl alltoall | custom "
+                            "(default allgather)")
     sched.add_argument("--bytes", type=float, default=None, dest="total_bytes",
                        help="M, the full vector in bytes: adds time_us under the links' bandwidths and alphas")
     sched.add_argument("--json", action="store_true", help="print JSON")
@@ -46,17 +47,20 @@ def _parser() -> argparse.ArgumentParser:
     sched.add_argument("--progress", action="store_true",
                        help="report progress on stderr (on by default when stderr is a terminal)")
     sched.add_argument("--fixed-k", type=int, default=None, help="forestcoll: k trees per root (Algorithm 3)")
+    _teccl_arguments(sched)
 
     export = sub.add_parser("export", help="lower a verified schedule to MSCCL XML (validated and simulated)")
     export.add_argument("expr", help="an expression or a topology file")
     export.add_argument("--algo", required=True, choices=sorted(ALGORITHMS), help="the synthesizer")
-    export.add_argument("--collective", default="allgather", help="allgather | reduce_scatter | allreduce")
+    export.add_argument("--collective", default="allgather",
+                        help="allgather | reduce_scatter | allreduce | alltoall (teccl)")
     export.add_argument("--format", default="msccl", choices=["msccl"], help="the output format")
     export.add_argument("--dialect", default="executor", choices=["executor", "msccl"],
                         help="executor: MSCCL executor / RCCL (default); msccl: msccl-tools' attributes")
     export.add_argument("--proto", default="Simple", choices=["Simple", "LL", "LL128"])
     export.add_argument("--sm-budget", type=int, default=108, help="threadblocks per GPU that fit (default 108)")
     export.add_argument("--fixed-k", type=int, default=None, help="forestcoll: k trees per root (Algorithm 3)")
+    _teccl_arguments(export)
     export.add_argument("--place", default="default", choices=["default", "in", "out"],
                         help="serve the in-place or the out-of-place call (default: in place for allgather and "
                              "allreduce, out of place for reduce-scatter)")
@@ -102,11 +106,55 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _teccl_arguments(p) -> None:
+    g = p.add_argument_group("teccl (time-expanded multi-commodity flow)")
+    g.add_argument("--chunks", type=int, default=None,
+                   help="chunks per GPU (allgather) or per pair (alltoall); default 1")
+    g.add_argument("--epochs", type=int, default=None, help="K epochs (default: the smallest feasible K)")
+    g.add_argument("--time-limit", type=float, default=None, help="seconds for all solves (default 60)")
+    g.add_argument("--gap", type=float, default=None, help="relative MIP gap to stop at (default 1e-4)")
+    g.add_argument("--method", default=None, choices=["auto", "milp", "lp"],
+                   help="auto: MILP with copy for allgather, LP for alltoall and demand matrices")
+    g.add_argument("--epoch", default=None,
+                   help="epoch length: slowest (default) or fastest link's chunk time, or microseconds")
+    g.add_argument("--demand", default=None, metavar="FILE",
+                   help="a demand matrix (CSV of chunk counts, one row per source GPU) for --collective custom")
+    g.add_argument("--switch-copy", action="store_true", help="switches copy (SHARP); default: they only forward")
+
+
+def _teccl_options(args) -> dict | None:
+    """The TE-CCL options given on the command line (None when there are none)."""
+    from solvers.teccl import read_demand_matrix
+
+    opts = {}
+    for key in ("chunks", "epochs", "time_limit", "gap", "method"):
+        if getattr(args, key, None) is not None:
+            opts[key] = getattr(args, key)
+    if args.epoch is not None:
+        if args.epoch in ("slowest", "fastest"):
+            opts["epoch"] = args.epoch
+        else:
+            try:
+                opts["epoch"] = Fraction(args.epoch)
+            except (ValueError, ZeroDivisionError):
+                raise UsageError(f"--epoch takes slowest, fastest or microseconds, not {args.epoch!r}") from None
+    if args.demand is not None:
+        try:
+            with open(args.demand, encoding="utf-8") as fh:
+                opts["matrix"] = read_demand_matrix(fh.read(100_000))
+        except OSError as exc:
+            raise UsageError(f"cannot read the demand file: {exc.strerror or exc}") from None
+    if args.switch_copy:
+        opts["switch_copy"] = True
+    return opts or None
+
+
 def _cmd_export(args) -> int:
     from solvers.msccl import XmlError, export
 
     topo = load(args.expr, max_nodes=args.max_nodes)
-    result = synthesize(topo, args.algo, Collective.parse(args.collective), fixed_k=args.fixed_k)
+    result = synthesize(topo, args.algo, Collective.parse(args.collective), fixed_k=args.fixed_k,
+                        teccl_options=_teccl_options(args))
     try:
         text, report = export(topo, result.schedule, args.dialect, args.sm_budget, proto=args.proto,
                               in_place={"default": None, "in": True, "out": False}[args.place],
@@ -231,13 +279,20 @@ def _cmd_schedule(args) -> int:
     topo = load(args.expr, max_nodes=args.max_nodes)
     progress = _progress_printer() if (args.progress or sys.stderr.isatty()) else None
     result = synthesize(topo, args.algo, collective, progress=progress, total_bytes=args.total_bytes,
-                        fixed_k=args.fixed_k)
+                        fixed_k=args.fixed_k, teccl_options=_teccl_options(args))
     out = result.as_dict(args.total_bytes)
     if args.json:
         print(json.dumps(out))
     else:
-        ratio = result.cost.tb_factor / result.cost.tb_lower_bound
-        _print_table({**out, "tb_factor / bound": f"{float(ratio):.4f}",
+        bound = result.cost.tb_lower_bound
+        ratio = f"{float(result.cost.tb_factor / bound):.4f}" if bound else "-"
+        table = {k: v for k, v in out.items() if k != "teccl"}
+        if "teccl" in out:
+            t = out["teccl"]
+            table.update({f"teccl {k}": t[k] for k in ("method", "epochs", "finish_epochs", "epoch_us", "status",
+                                                        "gap", "minimal_epochs_proven", "solver_seconds")
+                          if k in t})
+        _print_table({**table, "tb_factor / bound": ratio,
                       "tb_factor_exact": str(Fraction(out["tb_factor_exact"]))})
     return 0
 

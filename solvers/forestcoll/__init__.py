@@ -164,6 +164,8 @@ def collective_schedule(topo: Topology, collective: Collective, fixed_k: int | N
     """ForestColl's allgather, reduce-scatter (reversed trees) or allreduce (RS then AG) on ``topo``, not yet
     verified. On a bidirectional topology the reduce-scatter reverses the allgather's own trees onto the
     opposite links; otherwise it reverses a forest built on the transpose."""
+    if collective not in (Collective.ALLGATHER, Collective.REDUCE_SCATTER, Collective.ALLREDUCE):
+        raise NotApplicable(f"ForestColl builds allgather, reduce-scatter and allreduce, not {collective.value}")
     forest = forest or forestcoll(topo, fixed_k, progress=progress)
     ag = forest.allgather()
     if collective is Collective.ALLGATHER:

@@ -152,10 +152,12 @@ def epoch_lower_bound(topo: Topology, demand: Demand, t: Timing, whole_chunks: b
 def teccl(topo: Topology, collective="allgather", *, chunks: int = 1, chunk_bytes=None,
           buffer_bytes=DEFAULT_BUFFER_BYTES, epoch="slowest", multiplier: int = 1, epochs: int | None = None,
           method: str = "auto", switch_copy: bool = False, time_limit: float = DEFAULT_TIME_LIMIT_S,
-          gap: float = 1e-4, alpha_threshold=ALPHA_THRESHOLD, matrix=None,
+          gap: float = 1e-4, alpha_threshold=ALPHA_THRESHOLD, matrix=None, round_epochs: int | None = None,
           progress: Progress | None = None) -> TecclResult:
     """Solve one TE-CCL instance (module docstring). ``chunk_bytes`` defaults to the output ``buffer_bytes`` of
-    one GPU over the chunks it ends with (the paper's chunk = buffer / #GPUs for one chunk per GPU)."""
+    one GPU over the chunks it ends with (the paper's chunk = buffer / #GPUs for one chunk per GPU).
+    ``method="astar"`` solves rounds of ``round_epochs`` epochs (default twice the longest link lag, at least 4)
+    one after another (``astar``)."""
     if topo.n < 2:
         raise NotApplicable("TE-CCL needs at least two compute nodes")
     if not is_strongly_connected(topo):
@@ -164,8 +166,8 @@ def teccl(topo: Topology, collective="allgather", *, chunks: int = 1, chunk_byte
         raise NotApplicable(f"the time limit must be between 0 and 86400 s, got {time_limit!r}")
     if not (isinstance(gap, (int, float)) and 0 <= gap < 1):
         raise NotApplicable(f"the gap must be in [0, 1), got {gap!r}")
-    if method not in ("auto", "milp", "lp"):
-        raise NotApplicable(f"unknown TE-CCL method {method!r} (auto, milp or lp)")
+    if method not in ("auto", "milp", "lp", "astar"):
+        raise NotApplicable(f"unknown TE-CCL method {method!r} (auto, milp, lp or astar)")
     demand = make_demand(topo, collective, chunks, matrix)
     if method == "auto":
         method = "milp" if demand.copy else "lp"
@@ -177,6 +179,8 @@ def teccl(topo: Topology, collective="allgather", *, chunks: int = 1, chunk_byte
         ends_with = demand.chunks * topo.n if demand.collective is Collective.ALLGATHER else per_gpu
         chunk_bytes = Fraction(buffer_bytes) / ends_with
     t = timing(topo, chunk_bytes, epoch, multiplier, Fraction(alpha_threshold))
+    if method == "astar":
+        return _astar(topo, demand, t, round_epochs, switch_copy, time_limit, gap, progress)
     whole = method == "milp"
     lower_bound = epoch_lower_bound(topo, demand, t, whole)
     if epochs is not None and (isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1):
@@ -208,6 +212,8 @@ def teccl(topo: Topology, collective="allgather", *, chunks: int = 1, chunk_byte
                                 "(the farthest demand's lag or a destination's ingress capacity)")
         tell(f"solving at K = {epochs}", 0.1)
         fm = build(epochs)
+        if left() <= 0:
+            raise NotApplicable(f"the {time_limit:g} s time limit ran out while the model was built")
         out = solve(fm.model, left(), gap)
         probes.append(Probe(epochs, out.status, out.seconds))
         if out.status == INFEASIBLE:
@@ -286,3 +292,71 @@ def teccl(topo: Topology, collective="allgather", *, chunks: int = 1, chunk_byte
         progress("done", 1.0)
     return TecclResult(topo, demand, t, method, k, finish, status, out.gap, minimal, probes,
                        time.perf_counter() - start, out.variables, out.constraints, sched, notes)
+
+
+def _astar(topo: Topology, demand: Demand, t: Timing, round_epochs, switch_copy: bool, time_limit: float,
+           gap: float, progress: Progress | None) -> TecclResult:
+    from .astar import astar_flows
+
+    look = max(t.lag[i] for i, l in enumerate(topo.links) if l.src != l.dst)
+    if round_epochs is None:
+        round_epochs = max(4, 2 * look)
+    if isinstance(round_epochs, bool) or not isinstance(round_epochs, int) or round_epochs < 1:
+        raise NotApplicable(f"epochs per A* round must be a positive integer, got {round_epochs!r}")
+    start = time.perf_counter()
+    flows, rounds, _, variables = astar_flows(topo, demand, t, round_epochs, switch_copy, time_limit, gap,
+                                              progress)
+    kept = lowering.prune(topo, demand, t.lag, flows)
+    finish = max(f[3] + t.lag[f[2]] for f, _ in kept)
+    sched = lowering.lower(topo, demand, t.lag, kept, "teccl")
+    sched.notes.update({"epoch_us": t.tau_us, "epochs": finish, "finish_epochs": finish})
+    check(topo, sched)
+    if progress:
+        progress("done", 1.0)
+    probes = [Probe(r["round"], r["status"], r["seconds"]) for r in rounds]
+    notes = [f"A*: {len(rounds)} rounds of {round_epochs} epochs (+{look} look-ahead); not optimal by design"]
+    return TecclResult(topo, demand, t, "astar", finish, finish, FEASIBLE, None, False, probes,
+                       time.perf_counter() - start, variables, 0, sched, notes)
+
+
+@dataclass
+class Composed:
+    """Reduce-scatter or allreduce from TE-CCL allgathers: the schedule and its parts' results."""
+
+    schedule: Schedule
+    parts: list[TecclResult]
+
+    @property
+    def transfer_time_us(self) -> Fraction:
+        return sum((p.transfer_time_us for p in self.parts), Fraction(0))
+
+    def as_dict(self) -> dict:
+        return {"algo": "teccl", "collective": self.schedule.collective.value,
+                "transfer_time_us": float(self.transfer_time_us), "verified": True,
+                "parts": [p.as_dict() for p in self.parts]}
+
+
+def collective_schedule(topo: Topology, collective, progress: Progress | None = None, **options):
+    """Any collective: allgather, alltoall and custom directly (a TecclResult); reduce-scatter as the reverse of
+    the allgather on the transposed topology and allreduce as reduce-scatter then allgather (a Composed, whose
+    transfer time is the sum of its parts'). ``options`` go to ``teccl``; the time limit applies to each part."""
+    from ..transform import compose_allreduce, reverse
+
+    coll = collective if isinstance(collective, Collective) else Collective.parse(str(collective))
+    if coll not in (Collective.REDUCE_SCATTER, Collective.ALLREDUCE):
+        return teccl(topo, coll, progress=progress, **options)
+
+    def part(name: str, g: Topology) -> TecclResult:
+        hear = (lambda text, f: progress(f"{name}: {text}", f)) if progress else None
+        return teccl(g, Collective.ALLGATHER, progress=hear, **options)
+
+    rs_part = part("reduce-scatter", topo.transpose())
+    rs = reverse(rs_part.schedule)
+    if coll is Collective.REDUCE_SCATTER:
+        check(topo, rs)
+        return Composed(rs, [rs_part])
+    ag_part = part("allgather", topo)
+    ar = compose_allreduce(rs, ag_part.schedule)
+    ar.algo = "teccl"
+    check(topo, ar)
+    return Composed(ar, [rs_part, ag_part])

@@ -23,6 +23,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from topologies.model import Topology
 
 from .instance import Demand, Timing, lag_distances
@@ -41,35 +43,72 @@ class FlowModel:
     extra: dict = field(default_factory=dict)
 
 
-def milp_size(topo: Topology, demand: Demand, t: Timing, horizon: int) -> int:
+@dataclass
+class Start:
+    """Where the chunks are when a model starts (the A* rounds' carry-over; digest 5.3). ``holders[(σ, c)]``:
+    compute nodes holding the chunk at epoch 0 (default {σ}); ``pending[(σ, c, n)]``: the epoch at whose start a
+    chunk still in flight lands at n; ``wants``: the demands still open (default all); ``send_until``: no send
+    starts at or after this epoch (the round's end; arrivals may land later, in the look-ahead)."""
+
+    holders: dict = field(default_factory=dict)
+    pending: dict = field(default_factory=dict)
+    wants: tuple | None = None
+    send_until: int | None = None
+
+
+def milp_size(topo: Topology, demand: Demand, t: Timing, horizon: int, start: Start | None = None) -> int:
     """The number of flow binaries the model would have (without building it)."""
-    return len(_flow_keys(topo, demand, t, horizon))
+    return len(_flow_keys(topo, demand, t, horizon, start or Start()))
 
 
-def _flow_keys(topo: Topology, demand: Demand, t: Timing, horizon: int) -> list:
+def _open(demand: Demand, start: Start) -> dict[tuple[int, int], tuple[int, ...]]:
+    """(σ, c) -> the destinations still waiting for it."""
+    if start.wants is None:
+        return demand.commodities
+    out: dict = {}
+    for s, c, d in start.wants:
+        out.setdefault((s, c), []).append(d)
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def _flow_keys(topo: Topology, demand: Demand, t: Timing, horizon: int, start: Start) -> list:
     dist = lag_distances(topo, t.lag)
     lag = t.lag
+    last_send = horizon - 1 if start.send_until is None else min(horizon, start.send_until) - 1
     keys = []
     links = [(i, l) for i, l in enumerate(topo.links) if l.src != l.dst]
-    for (s, c), dests in demand.commodities.items():
+    for (s, c), dests in _open(demand, start).items():
         near = dist[:, list(dests)].min(axis=1)          # lag from each node to the nearest destination
+        have = start.holders.get((s, c), {s})
+        reach = dist[sorted(have), :].min(axis=0)         # lag from the nearest holder
+        for (s2, c2, n), a in start.pending.items():
+            if (s2, c2) == (s, c):
+                reach = np.minimum(reach, a + dist[n, :])
         for i, l in links:
-            if l.dst == s:
+            if l.dst in have:
                 continue
-            first = dist[s, l.src]
-            last = horizon - lag[i] - near[l.dst]
+            first = reach[l.src]
+            last = min(last_send, horizon - lag[i] - near[l.dst]) if start.wants is None else \
+                min(last_send, horizon - lag[i])
             if not math.isfinite(first) or not math.isfinite(last):
                 continue
             keys.extend((s, c, i, k) for k in range(int(first), int(last) + 1))
     return keys
 
 
-def build_milp(topo: Topology, demand: Demand, t: Timing, horizon: int, switch_copy: bool = False) -> FlowModel:
-    """The MILP of the module docstring over epochs 0 .. horizon - 1 (B read at the start of epoch ``horizon``)."""
+def build_milp(topo: Topology, demand: Demand, t: Timing, horizon: int, switch_copy: bool = False,
+               start: Start | None = None, progress_weight: float = 0.0) -> FlowModel:
+    """The MILP of the module docstring over epochs 0 .. horizon - 1 (B read at the start of epoch ``horizon``).
+    With a ``start`` (an A* round) the demands are not forced: the objective pays for each open demand met,
+    early, and ``progress_weight`` / (1 + lag distance) for each chunk that lands at a node on its way to an open
+    destination (Appendix D's distance objective in a form that needs no extra variables)."""
     import pyomo.environ as pyo
 
+    start = start or Start()
+    forced = start.wants is None
     lag = t.lag
-    keys = _flow_keys(topo, demand, t, horizon)
+    keys = _flow_keys(topo, demand, t, horizon, start)
+    opened = _open(demand, start)
     m = pyo.ConcreteModel()
     m.F = pyo.Var(range(len(keys)), domain=pyo.Binary)
     arrive: dict = {}                 # (σ, c, node, epoch of arrival) -> [var index]
@@ -82,16 +121,13 @@ def build_milp(topo: Topology, demand: Demand, t: Timing, horizon: int, switch_c
         per_link.setdefault((i, k), []).append(idx)
 
     compute = set(topo.compute_nodes)
-    b_keys = []
     b_index: dict = {}
-    for (s, c), dests in demand.commodities.items():
-        for n in compute:
-            if n == s:
-                continue
+    for (s, c) in opened:
+        have = start.holders.get((s, c), {s})
+        for n in compute - set(have):
             for k in range(horizon + 1):
-                b_index[(s, c, n, k)] = len(b_keys)
-                b_keys.append((s, c, n, k))
-    m.B = pyo.Var(range(len(b_keys)), bounds=(0, 1))
+                b_index[(s, c, n, k)] = len(b_index)
+    m.B = pyo.Var(range(len(b_index)), bounds=(0, 1))
     m.buffer = pyo.ConstraintList()
     m.hold = pyo.ConstraintList()
     m.switch = pyo.ConstraintList()
@@ -99,12 +135,13 @@ def build_milp(topo: Topology, demand: Demand, t: Timing, horizon: int, switch_c
     m.demand = pyo.ConstraintList()
     for (s, c, n, k), bi in b_index.items():
         incoming = pyo.quicksum(m.F[j] for j in arrive.get((s, c, n, k), ()))
+        landing = 1 if start.pending.get((s, c, n)) == k else 0
         if k == 0:
-            m.buffer.add(m.B[bi] == 0)
+            m.buffer.add(m.B[bi] == landing)
         else:
-            m.buffer.add(m.B[bi] == m.B[b_index[(s, c, n, k - 1)]] + incoming)
+            m.buffer.add(m.B[bi] == m.B[b_index[(s, c, n, k - 1)]] + incoming + landing)
     for (s, c, n, k), idxs in send.items():
-        if n == s:
+        if n in start.holders.get((s, c), {s}):
             continue
         if n in compute:
             for j in idxs:
@@ -115,7 +152,7 @@ def build_milp(topo: Topology, demand: Demand, t: Timing, horizon: int, switch_c
                 m.switch.add(m.F[j] <= pyo.quicksum(m.F[a] for a in incoming))
     if not switch_copy:
         for w in topo.switch_nodes:
-            for (s, c) in demand.commodities:
+            for (s, c) in opened:
                 for k in range(horizon + 1):
                     out = send.get((s, c, w, k), ())
                     incoming = arrive.get((s, c, w, k), ())
@@ -130,19 +167,23 @@ def build_milp(topo: Topology, demand: Demand, t: Timing, horizon: int, switch_c
             window = [j for kk in range(k - kappa + 1, k + 1) for j in per_link.get((i, kk), ())]
             if len(window) > cap:
                 m.cap.add(pyo.quicksum(m.F[j] for j in window) <= cap)
-    for s, c, d in demand.wants:
-        m.demand.add(m.B[b_index[(s, c, d, horizon)]] == 1)
+    if forced:
+        for s, c, d in demand.wants:
+            m.demand.add(m.B[b_index[(s, c, d, horizon)]] == 1)
     reward = [0.0] * (horizon + 2)    # reward[a]: for holding from the start of epoch a on, Σ_{k=a-1}^{K-1} 1/(k+1)
     for a in range(horizon, 0, -1):
         reward[a] = reward[a + 1] + 1.0 / a
-    m.obj = pyo.Objective(expr=pyo.quicksum(reward[k + lag[i]] * m.F[j] for j, (s, c, i, k) in enumerate(keys)
-                                            if topo.links[i].dst in _dests(demand, s, c)),
-                          sense=pyo.maximize)
+    terms = []
+    dist = lag_distances(topo, lag) if progress_weight else None
+    for j, (s, c, i, k) in enumerate(keys):
+        dst = topo.links[i].dst
+        dests = opened[(s, c)]
+        if dst in dests:
+            terms.append(reward[min(k + lag[i], horizon + 1)] * m.F[j])
+        elif progress_weight and dst in compute:
+            terms.append(progress_weight / (1.0 + float(dist[dst, list(dests)].min())) * m.F[j])
+    m.obj = pyo.Objective(expr=pyo.quicksum(terms), sense=pyo.maximize)
     return FlowModel(m, keys, horizon, lag)
-
-
-def _dests(demand: Demand, s: int, c: int) -> tuple:
-    return demand.commodities[(s, c)]
 
 
 def chosen_flows(fm: FlowModel) -> list[tuple[int, int, int, int]]:

@@ -1,0 +1,72 @@
+"""TE-CCL solver time and transfer time against the paper's figures (digest notes/te-ccl.md sections 9 and 10).
+
+    python bench/teccl.py              # DGX1 Table 3 / Table 7 cases, NDv2 2-chassis allgather (slowest epochs)
+    python bench/teccl.py --large      # also NDv2 2-chassis all-to-all and A* on NDv2, longer limits
+    python bench/teccl.py --time-limit 120
+
+Each row: the instance, the epochs found (and whether K - 1 was proven infeasible), the transfer time and the
+paper's, the solver time (all probes, build included) and the paper's (Gurobi on the authors' machine; Table 7's
+are on a 6-core desktop). The last column is our time over the paper's, measured in this run.
+"""
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from solvers.errors import NotApplicable  # noqa: E402
+from solvers.teccl import teccl  # noqa: E402
+from topologies import parse_topology  # noqa: E402
+
+KB = 1000
+MB = 1000 * KB
+GB = 1000 * MB
+
+# (label, expression, collective, options, paper transfer time in us or None, paper solver seconds or None)
+CASES = [
+    ("DGX1 AG 1 chunk (T3)", "dgx1()", "allgather", {"chunks": 1, "chunk_bytes": 25 * KB}, 4, 0.65),
+    ("DGX1 AG 2 chunks (T3)", "dgx1()", "allgather", {"chunks": 2, "chunk_bytes": 25 * KB}, 5, 0.65),
+    ("DGX1 AG 3 chunks (T3)", "dgx1()", "allgather", {"chunks": 3, "chunk_bytes": 25 * KB}, 6.1, 0.65),
+    ("DGX1 A2A 1 chunk (T3)", "dgx1()", "alltoall", {"chunks": 1, "chunk_bytes": 25 * KB}, 4, 0.97),
+    ("DGX1 AG C=4 a=0 (T7)", "dgx1(alpha_ns=0)", "allgather", {"chunks": 4, "chunk_bytes": 25 * KB}, 5, 1.45),
+    ("DGX1 AG C=5 a=0 (T7)", "dgx1(alpha_ns=0)", "allgather", {"chunks": 5, "chunk_bytes": 25 * KB}, 6, 8.96),
+    ("DGX1 A2A m=3 a=0 (T7)", "dgx1(alpha_ns=0)", "alltoall", {"chunks": 3, "chunk_bytes": 25 * KB}, None, 0.18),
+    ("DGX1 A2A m=8 a=0 (T7)", "dgx1(alpha_ns=0)", "alltoall", {"chunks": 8, "chunk_bytes": 25 * KB}, 21, 1.88),
+    ("NDv2x2 AG 1GB slow (T8e)", "ndv2(chassis=2)", "allgather", {"chunks": 1, "buffer_bytes": GB}, 50000, 0.94),
+    ("NDv2x2 AG 1MB slow (T8e)", "ndv2(chassis=2)", "allgather", {"chunks": 1, "buffer_bytes": MB}, 70, 1.04),
+]
+LARGE = [
+    ("NDv2x2 A2A 1GB slow (T8b)", "ndv2(chassis=2)", "alltoall", {"chunks": 1, "buffer_bytes": GB}, 325000, 14.82),
+    ("NDv2x2 AG 1GB A* (T8e)", "ndv2(chassis=2)", "allgather",
+     {"chunks": 1, "buffer_bytes": GB, "method": "astar"}, 50000, None),
+    ("DGX2x2 AG 1GB slow (code)", "dgx2(chassis=2)", "allgather", {"chunks": 1, "buffer_bytes": GB}, 4 * 80000, None),
+]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--large", action="store_true")
+    ap.add_argument("--time-limit", type=float, default=300.0, help="seconds per instance (default 300)")
+    args = ap.parse_args()
+    print(f"{'instance':<27} {'method':>6} {'K':>5} {'min?':>4} {'epoch us':>9} {'time us':>10} {'paper us':>9} "
+          f"{'solve s':>8} {'paper s':>8} {'ours/paper':>10}  status")
+    for label, expr, coll, opts, paper_us, paper_s in CASES + (LARGE if args.large else []):
+        topo = parse_topology(expr)
+        t0 = time.perf_counter()
+        try:
+            r = teccl(topo, coll, time_limit=args.time_limit, **opts)
+        except NotApplicable as exc:
+            print(f"{label:<27} {'-':>6} failed after {time.perf_counter() - t0:.1f} s: {exc}", flush=True)
+            continue
+        took = time.perf_counter() - t0
+        ratio = f"{took / paper_s:10.2f}" if paper_s else f"{'-':>10}"
+        status = r.status + ("" if r.gap in (None, 0.0) else f" gap {r.gap:.1%}")
+        print(f"{label:<27} {r.method:>6} {r.finish:>5} {'yes' if r.minimal else 'no':>4} "
+              f"{float(r.timing.tau_us):>9.4g} {float(r.transfer_time_us):>10.6g} "
+              f"{paper_us if paper_us is not None else '-':>9} {took:>8.2f} {paper_s if paper_s else '-':>8} "
+              f"{ratio}  {status}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
