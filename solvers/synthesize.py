@@ -52,6 +52,7 @@ class Result:
     schedule: Schedule
     verification: Verification
     cost: Cost
+    detail: object = None           # the synthesizer's own result where it has one (TE-CCL's, for its epoch view)
 
     def as_dict(self, total_bytes: float | None = None) -> dict:
         out = {"algo": self.schedule.algo, "collective": self.schedule.collective.value,
@@ -105,6 +106,7 @@ def synthesize(topo: Topology, algo: str, collective: Collective | str,
     except KeyError:
         raise NotApplicable(f"unknown algorithm {algo!r} (choose from {', '.join(ALGORITHMS)})") from None
     builder = algorithm.allgather
+    detail = None
     if algo == "bfb" and total_bytes is not None and any(l.alpha for l in topo.links):
         def builder(g: Topology) -> Schedule:
             return bfb_timed(g, total_bytes)
@@ -126,6 +128,7 @@ def synthesize(topo: Topology, algo: str, collective: Collective | str,
                                if progress else None, **options)
         schedule = found.schedule
         schedule.notes["teccl"] = found.as_dict()
+        detail = found
     elif algo == "forestcoll":
         schedule = forestcoll_schedule(topo, collective, fixed_k,
                                        progress=(lambda p, f: progress(f"forestcoll: {p}", f)) if progress else None)
@@ -136,4 +139,4 @@ def synthesize(topo: Topology, algo: str, collective: Collective | str,
         progress("verify", 0.0)
     verification = verify(topo, schedule)
     verification.raise_if_failed()
-    return Result(topo, schedule, verification, cost(topo, schedule))
+    return Result(topo, schedule, verification, cost(topo, schedule), detail)

@@ -211,6 +211,97 @@ def load_heatmap(topo: Topology, loads: dict[int, dict[int, Fraction]], max_link
     return fig
 
 
+# ------------------------------------------------------------------------------------------ TE-CCL epoch views
+def chunk_label(source: str, lo: str, hi: str) -> str:
+    """A chunk as ``source`` (the whole shard) or ``source[lo,hi)``."""
+    return source if (lo, hi) == ("0", "1") else f"{source}[{lo},{hi})"
+
+
+def _pair_indices(topo: Topology) -> dict[tuple[str, str], int]:
+    """(from name, to name) -> the first link index between them."""
+    out: dict[tuple[str, str], int] = {}
+    for i, l in enumerate(topo.links):
+        out.setdefault((topo.names[l.src], topo.names[l.dst]), i)
+    return out
+
+
+def epoch_figure(topo: Topology, rows: list[dict], epoch: int, layout: tuple[str, list] | None = None,
+                 max_labels: int = 3, max_labelled_links: int = 48) -> go.Figure:
+    """The topology with the links that start sending in ``epoch`` highlighted (thicker for more chunks) and
+    labelled near their head with the chunks they carry (up to ``max_labelled_links`` links; hover always).
+    ``rows`` are ``TecclResult.epoch_table()`` rows (epoch, arrives, from, to, source, lo, hi)."""
+    sent = [r for r in rows if r["epoch"] == epoch]
+    pairs = _pair_indices(topo)
+    on: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for r in sent:
+        on[(r["from"], r["to"])].append(r)
+    weight = {pairs[p]: float(len(rs)) for p, rs in on.items() if p in pairs}
+    title = (f"Epoch {epoch}: {len(sent)} chunk send(s) on {len(on)} link(s)" if sent
+             else f"Epoch {epoch}: no link starts a send (chunks in flight or waiting)")
+    fig = topology_figure(topo, title, link_weight=weight, weight_label="chunks", layout=layout)
+    if on:
+        _, pos = layout if layout is not None else choose_layout(topo)
+        index = {name: u for u, name in enumerate(topo.names)}
+        xs, ys, texts, hovers = [], [], [], []
+        for j, ((a, b), rs) in enumerate(sorted(on.items())):
+            (x0, y0), (x1, y1) = pos[index[a]], pos[index[b]]
+            f = (0.72, 0.58)[j % 2]     # nearer the head (the two directions of a pair do not meet), staggered
+            xs.append(x0 + f * (x1 - x0))
+            ys.append(y0 + f * (y1 - y0))
+            labels = [chunk_label(r["source"], r["lo"], r["hi"]) for r in rs]
+            texts.append("<br>".join(labels[:max_labels]) + (f"<br>+{len(labels) - max_labels}"
+                                                            if len(labels) > max_labels else ""))
+            hovers.append(f"{a} → {b}<br>" + "<br>".join(
+                f"{chunk_label(r['source'], r['lo'], r['hi'])}: arrives at the start of epoch {r['arrives']}"
+                for r in rs[:20]) + ("<br>…" if len(rs) > 20 else ""))
+        labelled = len(on) <= max_labelled_links
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="text" if labelled else "markers", text=texts,
+                                 marker=dict(size=8, color="rgba(139, 26, 26, 0.6)"),
+                                 textfont=dict(size=10, color="#8b1a1a"), hovertext=hovers, hoverinfo="text",
+                                 showlegend=False, name="chunks"))
+    return fig
+
+
+def epoch_gantt(topo: Topology, rows: list[dict], max_links: int = 400) -> go.Figure:
+    """Links (the ones that carry anything, at most ``max_links`` busiest) against epochs: a cell is a link
+    starting a send in that epoch, coloured by the source GPU of its (first) chunk; hover lists every chunk."""
+    index = {name: u for u, name in enumerate(topo.names)}
+    gpu = {topo.names[u]: j for j, u in enumerate(topo.compute_nodes)}
+    busy: dict[tuple[str, str], int] = defaultdict(int)
+    for r in rows:
+        busy[(r["from"], r["to"])] += 1
+    pairs = sorted(busy, key=lambda p: (-busy[p], index[p[0]], index[p[1]]))[:max_links]
+    pairs.sort(key=lambda p: (index[p[0]], index[p[1]]))
+    row_of = {p: i for i, p in enumerate(pairs)}
+    last = max((r["epoch"] for r in rows), default=0)
+    z: list[list[float | None]] = [[None] * (last + 1) for _ in pairs]
+    text: list[list[str]] = [[""] * (last + 1) for _ in pairs]
+    for r in rows:
+        i = row_of.get((r["from"], r["to"]))
+        if i is None:
+            continue
+        e = r["epoch"]
+        if z[i][e] is None:
+            z[i][e] = float(gpu.get(r["source"], 0))
+        label = f"{chunk_label(r['source'], r['lo'], r['hi'])} → epoch {r['arrives']}"
+        text[i][e] = f"{text[i][e]}<br>{label}" if text[i][e] else label
+    n = max(len(topo.compute_nodes), 1)
+    names = [topo.names[u] for u in topo.compute_nodes]
+    ticks = list(range(0, n, max(1, n // 16)))
+    fig = go.Figure(go.Heatmap(
+        z=z, x=list(range(last + 1)), y=[f"{a}→{b}" for a, b in pairs], text=text, colorscale="Turbo", zmin=0,
+        zmax=max(n - 1, 1), xgap=1, ygap=1, hoverongaps=False,
+        colorbar=dict(title="source GPU", tickvals=ticks, ticktext=[names[j] for j in ticks]),
+        hovertemplate="%{y}, epoch %{x}<br>%{text}<extra></extra>"))
+    fig.update_layout(title="Sends per link and epoch (colour: source GPU)",
+                      xaxis=dict(title="epoch", dtick=1 if last <= 40 else None, automargin=True),
+                      yaxis=dict(title="links", autorange="reversed", showticklabels=len(pairs) <= 80,
+                                 automargin=True),
+                      height=min(900, max(320, 60 + 16 * len(pairs))), margin=dict(l=10, r=10, t=40, b=10),
+                      plot_bgcolor="white")
+    return fig
+
+
 # --------------------------------------------------------------------------------------------- finder figures
 def frontier_figure(rows: list[dict], bound: tuple[int, Fraction], recommended: int | None = None,
                     title: str = "Pareto frontier") -> go.Figure:

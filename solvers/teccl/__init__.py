@@ -175,8 +175,8 @@ def teccl(topo: Topology, collective="allgather", *, chunks: int = 1, chunk_byte
         raise NotApplicable("the LP drops copy: it is exact only when every chunk has one destination "
                             "(alltoall, demand matrices); use the MILP for allgather")
     if chunk_bytes is None:
-        per_gpu = demand.chunks if demand.collective is not Collective.ALLTOALL else demand.chunks
-        ends_with = demand.chunks * topo.n if demand.collective is Collective.ALLGATHER else per_gpu
+        # allgather: N C chunks end up at each GPU; all-to-all and matrices: the shard's own chunk count
+        ends_with = demand.chunks * topo.n if demand.collective is Collective.ALLGATHER else demand.chunks
         chunk_bytes = Fraction(buffer_bytes) / ends_with
     t = timing(topo, chunk_bytes, epoch, multiplier, Fraction(alpha_threshold))
     if method == "astar":

@@ -1,17 +1,19 @@
 """The Clusters page: build or upload a switched fabric, run ForestColl on it, and see the bottleneck cut, the trees
-of one root, throughput against a fixed k, and the MSCCL export (ForestColl, arXiv:2402.06787)."""
+of one root, throughput against a fixed k, and the MSCCL export (ForestColl, arXiv:2402.06787); or run TE-CCL on it
+with the Schedule page's knobs and result panel (``studio.teccl_view``)."""
 from __future__ import annotations
 
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from solvers.errors import NotApplicable
+from solvers.errors import NotApplicable, ScheduleError
 from solvers.forestcoll import MAX_FIXED_K, collective_schedule, forestcoll
 from solvers.forestcoll.search import fabric, fixed_k_algbw
 from solvers.schedule import Collective
 from solvers.verify import verify
-from studio.figures import choose_layout, topology_figure
+from studio import teccl_view, workload
+from studio.figures import MAX_DRAWN_NODES, choose_layout, topology_figure
 from studio.pages.compose import _from_upload
 from topologies import TopologyError
 from topologies.files import load
@@ -151,10 +153,29 @@ def _export(topo, forest, key: str) -> None:
                            key="c_download")
 
 
+def _teccl(topo, key: str) -> None:
+    """TE-CCL on the fabric: the shared knobs and result panel, and a compact MSCCL export."""
+    work = workload.current()
+    coll = st.selectbox("Collective", teccl_view.COLLECTIVES, key="ct_coll")
+    options = teccl_view.knobs("ct_", coll)
+    if options is None:
+        return
+    try:
+        result, found = teccl_view.cached_solve(key, coll, options, work.total_bytes, lambda: topo)
+    except (NotApplicable, ScheduleError, ValueError) as exc:
+        st.error(f"TE-CCL: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+        return
+    layout = choose_layout(topo) if topo.num_nodes <= MAX_DRAWN_NODES else None
+    teccl_view.panel(result, found, "ct_", work.total_bytes, layout=layout)
+    with st.expander("Export to MSCCL XML (validated and simulated before download)"):
+        teccl_view.export_button(topo, result.schedule, f"{key}|{coll}|{options}|{work.total_bytes}", "ct_")
+
+
 def render() -> None:
     st.title("Clusters")
     st.caption("ForestColl on switched and mixed-bandwidth fabrics: the throughput optimum, the cut that limits it, "
-               "and spanning-tree schedules that reach it (Zhao et al., ForestColl).")
+               "and spanning-tree schedules that reach it (Zhao et al., ForestColl); or TE-CCL's time-expanded flow "
+               "(Liu et al.).")
     got = _source()
     if got is None:
         return
@@ -162,6 +183,11 @@ def render() -> None:
     if topo.n > MAX_CLUSTER_GPUS:
         st.error(f"{topo.n} GPUs is above this page's limit of {MAX_CLUSTER_GPUS}; use the CLI "
                  "(python -m studio forestcoll) for larger fabrics.")
+        return
+    if st.radio("Algorithm", ["ForestColl", "TE-CCL"], horizontal=True, key="c_algo",
+                help="ForestColl: throughput-optimal spanning trees. TE-CCL: a time-expanded flow over epochs, "
+                     "any demand (alltoall and demand matrices too).") == "TE-CCL":
+        _teccl(topo, key)
         return
     mode = st.radio("Trees per root", ["optimal k", "fixed k"], horizontal=True, key="c_mode",
                     help="The optimal k can be large (83 on 2 x 16 MI250); a small fixed k is easier to run.")

@@ -2,7 +2,9 @@
 costs: steps and tb_factor against their bounds, runtime for the sidebar's workload and against vector size,
 per-step link loads, the links busy at a chosen step, and one source's broadcast tree.
 
-The design comes from Compose (or ``?expr=`` in the URL); ``algo`` and ``coll`` are kept in the URL too.
+The design comes from Compose (or ``?expr=`` in the URL); ``algo`` and ``coll`` are kept in the URL too. TE-CCL
+(``teccl``) has its own knobs, collectives (alltoall and custom demands too) and result panel with an
+epoch-by-epoch view (``studio.teccl_view``).
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from solvers.cost import link_loads
 from solvers.errors import NotApplicable, ScheduleError
 from solvers.schedule import Collective
 from solvers.synthesize import ALGORITHMS, synthesize
-from studio import workload
+from studio import teccl_view, workload
 from studio.figures import MAX_DRAWN_NODES, choose_layout, figure_bytes, load_heatmap, runtime_curve, topology_figure
 from topologies import TopologyError, load
 from topologies.expression import DEFAULT_MAX_NODES
@@ -95,8 +97,15 @@ def render() -> None:
                f"{MAX_DRAWN_NODES}.")
     algo = c2.selectbox("Algorithm", list(ALGORITHMS), key="algo", format_func=lambda a: a,
                         help=" · ".join(f"{k}: {v}" for k, v in ALGO_HELP.items()))
-    coll = c3.selectbox("Collective", [c.value for c in Collective], key="coll")
+    # alltoall and custom demands only TE-CCL solves; another algorithm falls back to allgather
+    colls = teccl_view.COLLECTIVES if algo == "teccl" else [c.value for c in Collective]
+    if st.session_state.get("coll") not in colls:
+        st.session_state["coll"] = "allgather"
+    coll = c3.selectbox("Collective", colls, key="coll")
     st.query_params.update({"expr": expr, "algo": algo, "coll": coll})
+    if algo == "teccl":
+        _render_teccl(expr, coll, work)
+        return
     try:
         result = _synthesize(expr, algo, coll)
     except (TopologyError, NotApplicable, ScheduleError, ValueError) as exc:
@@ -150,6 +159,22 @@ def render() -> None:
     _export_panel(result, expr, algo, coll)
 
 
+def _render_teccl(expr: str, coll: str, work) -> None:
+    """TE-CCL: its knobs, a solve with a progress bar, the shared result panel, downloads and the MSCCL export."""
+    options = teccl_view.knobs("t_", coll)
+    if options is None:
+        return
+    try:
+        result, found = teccl_view.cached_solve(expr, coll, options, work.total_bytes, lambda: load(expr))
+    except (TopologyError, NotApplicable, ScheduleError, ValueError) as exc:
+        st.error(f"teccl cannot schedule {expr}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+        return
+    layout = _layout(expr) if result.topology.num_nodes <= MAX_DRAWN_NODES else None
+    figures = teccl_view.panel(result, found, "t_", work.total_bytes, layout=layout)
+    _downloads(result, expr, figures, None)
+    _export_panel(result, expr, "teccl", coll, variant=(options, work.total_bytes))
+
+
 def _downloads(result, expr: str, figures: dict, report) -> None:
     st.markdown("**Downloads**")
     cols = st.columns(3)
@@ -188,10 +213,15 @@ divide the buffer's element count."""
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def _export(expr: str, algo: str, coll: str, dialect: str, proto: str, sm_budget: int, place: str):
+def _export(expr: str, algo: str, coll: str, dialect: str, proto: str, sm_budget: int, place: str,
+            variant: tuple | None = None):
+    """``variant``: (TE-CCL options, bytes) for teccl, whose schedule depends on them."""
     from solvers.msccl import XmlError, export
 
-    result = _synthesize(expr, algo, coll)
+    if variant is not None:
+        result, _ = teccl_view.cached_solve(expr, coll, variant[0], variant[1], lambda: load(expr))
+    else:
+        result = _synthesize(expr, algo, coll)
     try:
         text, report = export(result.topology, result.schedule, dialect, sm_budget, proto=proto,
                               in_place={"default": None, "in place": True, "out of place": False}[place],
@@ -201,7 +231,7 @@ def _export(expr: str, algo: str, coll: str, dialect: str, proto: str, sm_budget
         return None, None, str(exc)
 
 
-def _export_panel(result, expr: str, algo: str, coll: str) -> None:
+def _export_panel(result, expr: str, algo: str, coll: str, variant: tuple | None = None) -> None:
     with st.expander("Export to MSCCL XML (validated and simulated before download)"):
         c1, c2, c3, c4 = st.columns(4)
         dialect = c1.selectbox("Dialect", ["executor", "msccl"], key="x_dialect",
@@ -211,10 +241,11 @@ def _export_panel(result, expr: str, algo: str, coll: str) -> None:
                                  help="How many threadblocks can be resident at once (SMs); 108 on an A100.")
         place = c4.selectbox("Call", ["default", "in place", "out of place"], key="x_place",
                              help="Default: in place for allgather and allreduce, out of place for reduce-scatter.")
+        asked = (expr, algo, coll, dialect, proto, int(budget), place) + (() if variant is None else (variant,))
         if st.button("Export", key="x_export"):
-            st.session_state["x_request"] = (expr, algo, coll, dialect, proto, int(budget), place)
+            st.session_state["x_request"] = asked
         request = st.session_state.get("x_request")
-        if request != (expr, algo, coll, dialect, proto, int(budget), place):
+        if request != asked:
             return
         with st.spinner("Lowering, validating and simulating …"):
             text, summary, error = _export(*request)
