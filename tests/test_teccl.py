@@ -15,6 +15,16 @@ from topologies import parse_topology
 KB25 = 25_000
 
 
+def solved(topo, collective, **options):
+    """``teccl`` plus the acceptance rule that every TE-CCL schedule in the tests exports to MSCCL XML that passes
+    check-xml (custom demands excepted: MSCCL has no custom collective)."""
+    r = teccl(topo, collective, **options)
+    if r.schedule.collective is not Collective.CUSTOM:
+        text, report = export(topo, r.schedule)
+        assert report.ok and check_xml(text).ok, report.first
+    return r
+
+
 def dgx1(alpha_ns: int = 700):
     return parse_topology(f"dgx1(alpha_ns={alpha_ns})")
 
@@ -23,7 +33,7 @@ def dgx1(alpha_ns: int = 700):
 @pytest.mark.parametrize("chunks", [1, 2, 3])
 def test_dgx1_allgather_needs_chunks_plus_one_epochs(chunks):
     """Table 7 (alpha = 0, slowest-link epochs): C chunks per GPU fit in exactly C + 1 epochs."""
-    r = teccl(dgx1(0), "allgather", chunks=chunks, chunk_bytes=KB25)
+    r = solved(dgx1(0), "allgather", chunks=chunks, chunk_bytes=KB25)
     assert r.finish == r.epochs == chunks + 1 and r.minimal
     assert r.status == "optimal" and r.method == "milp"
     assert verify(r.topology, r.schedule).ok
@@ -32,13 +42,13 @@ def test_dgx1_allgather_needs_chunks_plus_one_epochs(chunks):
 @pytest.mark.parametrize("chunks, micros", [(1, 4), (2, 5), (3, 6)])
 def test_dgx1_table3_allgather(chunks, micros):
     """Table 3: DGX1, alpha 0.7 us, 25 KB chunks on 25 GB/s links (tau = 1 us): 4, 5 and 6(.1) us."""
-    r = teccl(dgx1(), "allgather", chunks=chunks, chunk_bytes=KB25)
+    r = solved(dgx1(), "allgather", chunks=chunks, chunk_bytes=KB25)
     assert r.timing.tau_us == 1 and set(r.timing.delay) == {1}
     assert r.transfer_time_us == micros and r.minimal
 
 
 def test_dgx1_table3_alltoall():
-    r = teccl(dgx1(), "alltoall", chunks=1, chunk_bytes=KB25)
+    r = solved(dgx1(), "alltoall", chunks=1, chunk_bytes=KB25)
     assert r.method == "lp" and r.transfer_time_us == 4 and r.minimal
     assert verify(r.topology, r.schedule).ok
 
@@ -46,7 +56,7 @@ def test_dgx1_table3_alltoall():
 @pytest.mark.parametrize("chunks, epochs", [(1, 3), (3, 8)])
 def test_dgx1_alltoall_table7(chunks, epochs):
     """Table 7's all-to-all (alpha = 0): 1 chunk per pair needs 3 epochs (2 is infeasible), 3 chunks need 8."""
-    r = teccl(dgx1(0), "alltoall", chunks=chunks, chunk_bytes=KB25)
+    r = solved(dgx1(0), "alltoall", chunks=chunks, chunk_bytes=KB25)
     assert r.finish == epochs and r.minimal
     assert any(p.epochs == epochs - 1 and p.status == "infeasible" for p in r.probes)
 
@@ -65,21 +75,21 @@ def test_alpha_threshold():
 def test_unidirectional_ring_allgather(n, chunks):
     """One in-link per node carrying one chunk per epoch: (N - 1) C chunks need (N - 1) C epochs, and the
     pipelined ring reaches it."""
-    r = teccl(parse_topology(f"ring({n})"), "allgather", chunks=chunks, chunk_bytes=1000)
+    r = solved(parse_topology(f"ring({n})"), "allgather", chunks=chunks, chunk_bytes=1000)
     assert r.finish == (n - 1) * chunks and r.minimal
 
 
 @pytest.mark.parametrize("n, chunks", [(4, 1), (4, 3), (5, 2)])
 def test_complete_graph_allgather(n, chunks):
     """Every pair linked: each node takes C chunks from each of its N - 1 in-links, C epochs."""
-    r = teccl(parse_topology(f"complete({n})"), "allgather", chunks=chunks, chunk_bytes=1000)
+    r = solved(parse_topology(f"complete({n})"), "allgather", chunks=chunks, chunk_bytes=1000)
     assert r.finish == chunks and r.minimal
 
 
 def test_unidirectional_ring_alltoall():
     """ring(4), one chunk per pair: a chunk for distance h uses h link-epochs, 4 (1 + 2 + 3) = 24 over 4 links,
     so 6 epochs; the last chunk sent travels 3 hops, so no schedule beats 6."""
-    r = teccl(parse_topology("ring(4)"), "alltoall", chunks=1, chunk_bytes=1000)
+    r = solved(parse_topology("ring(4)"), "alltoall", chunks=1, chunk_bytes=1000)
     assert r.finish == 6 and r.minimal
 
 
@@ -88,8 +98,8 @@ def test_unidirectional_ring_alltoall():
                                           ("cluster(2,2,10,1)", 1)])
 def test_lp_and_milp_agree_on_alltoall(expr, chunks):
     topo = parse_topology(expr)
-    lp = teccl(topo, "alltoall", chunks=chunks, chunk_bytes=1000, method="lp")
-    milp = teccl(topo, "alltoall", chunks=chunks, chunk_bytes=1000, method="milp")
+    lp = solved(topo, "alltoall", chunks=chunks, chunk_bytes=1000, method="lp")
+    milp = solved(topo, "alltoall", chunks=chunks, chunk_bytes=1000, method="milp")
     assert lp.finish == milp.finish and lp.minimal and milp.minimal
     for r in (lp, milp):
         assert verify(topo, r.schedule).ok
@@ -103,7 +113,7 @@ def test_lp_refuses_copy_demands():
 # ---------------------------------------------------------------------------------- switches and collectives
 def test_switched_cluster_allgather_and_export():
     topo = parse_topology("cluster(2,2,10,1)")
-    r = teccl(topo, "allgather", chunks=1, chunk_bytes=1000)
+    r = solved(topo, "allgather", chunks=1, chunk_bytes=1000)
     assert verify(topo, r.schedule).ok
     text, report = export(topo, r.schedule)
     assert report.ok and check_xml(text).ok
@@ -112,8 +122,8 @@ def test_switched_cluster_allgather_and_export():
 def test_switch_copy_is_lowered_as_repeated_sends():
     """With a copying switch one arrival may leave on several links; the lowering sends it up once per copy."""
     topo = parse_topology("cluster(1,4,10,1)")
-    plain = teccl(topo, "allgather", chunk_bytes=1000)
-    copy = teccl(topo, "allgather", chunk_bytes=1000, switch_copy=True)
+    plain = solved(topo, "allgather", chunk_bytes=1000)
+    copy = solved(topo, "allgather", chunk_bytes=1000, switch_copy=True)
     assert copy.finish <= plain.finish
     assert verify(topo, copy.schedule).ok
 
@@ -131,7 +141,7 @@ def test_reduce_scatter_and_allreduce(coll):
 def test_allgather_and_alltoall_export():
     topo = dgx1()
     for coll in ("allgather", "alltoall"):
-        r = teccl(topo, coll, chunks=1, chunk_bytes=KB25)
+        r = solved(topo, coll, chunks=1, chunk_bytes=KB25)
         text, report = export(topo, r.schedule)
         assert report.ok and check_xml(text).ok, report.first
 
@@ -153,7 +163,7 @@ def test_fixed_epochs():
     topo = dgx1(0)
     with pytest.raises(NotApplicable, match="at least 2"):
         teccl(topo, "allgather", chunks=1, chunk_bytes=KB25, epochs=1)
-    r = teccl(topo, "allgather", chunks=1, chunk_bytes=KB25, epochs=5)
+    r = solved(topo, "allgather", chunks=1, chunk_bytes=KB25, epochs=5)
     assert r.epochs == 5 and r.finish == 2          # early delivery: done well before K
 
 
@@ -167,7 +177,7 @@ def test_time_limit_gives_best_or_one_line():
     one-line message naming the limit; never a crash or a hang."""
     topo = dgx1(0)
     try:
-        r = teccl(topo, "allgather", chunks=4, chunk_bytes=KB25, epochs=6, time_limit=0.05)
+        r = solved(topo, "allgather", chunks=4, chunk_bytes=KB25, epochs=6, time_limit=0.05)
     except NotApplicable as e:
         assert "time limit" in str(e) and "\n" not in str(e)
     else:
@@ -197,8 +207,8 @@ def test_astar_within_the_papers_gap(expr, chunks, rounds):
     """A* rounds never beat the MILP optimum and stay within the paper's worst reported gap (OPT 20 % better,
     section 6.4: (A* - OPT) / A*); chunks carried over between rounds still arrive (several rounds here)."""
     topo = parse_topology(expr)
-    opt = teccl(topo, "allgather", chunks=chunks, chunk_bytes=KB25)
-    a = teccl(topo, "allgather", chunks=chunks, chunk_bytes=KB25, method="astar", round_epochs=rounds)
+    opt = solved(topo, "allgather", chunks=chunks, chunk_bytes=KB25)
+    a = solved(topo, "allgather", chunks=chunks, chunk_bytes=KB25, method="astar", round_epochs=rounds)
     assert a.method == "astar" and verify(topo, a.schedule).ok
     assert opt.finish <= a.finish and (a.finish - opt.finish) / a.finish <= 0.2
     assert len(a.probes) >= 2
@@ -206,8 +216,8 @@ def test_astar_within_the_papers_gap(expr, chunks, rounds):
 
 def test_astar_alltoall_and_export():
     topo = dgx1()
-    a = teccl(topo, "alltoall", chunk_bytes=KB25, method="astar", round_epochs=2)
-    lp = teccl(topo, "alltoall", chunk_bytes=KB25)
+    a = solved(topo, "alltoall", chunk_bytes=KB25, method="astar", round_epochs=2)
+    lp = solved(topo, "alltoall", chunk_bytes=KB25)
     assert a.finish >= lp.finish
     text, report = export(topo, a.schedule)
     assert report.ok and check_xml(text).ok
