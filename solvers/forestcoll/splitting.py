@@ -14,8 +14,9 @@ Two ways to the same guarantee:
 
 * ``exact``: Algorithm 4 as written, γ for every (ingress, egress) pair of every switch;
 * ``greedy`` (the default first try): split each switch at once by a transportation flow that spreads every
-  ingress arc over the egress arcs of the farthest other nodes first (hop distance avoiding the switch: across
-  boxes before within a box, as the paper's Fig. 13 order does), evenly, and never into a self-loop unless
+  ingress arc over the egress arcs of the farthest other nodes first (distance avoiding the switch, an arc of
+  capacity c counting 1/c: across boxes before within a box, as the paper's Fig. 13 order does), over the
+  target groups (boxes) in proportion first and then evenly within each, and never into a self-loop unless
   nothing else is left; then check the invariant once on the result (N max-flows). The check is exactly the
   condition the tree packing needs (Theorems 5 and 10), so a result that passes is as good as Algorithm 4's.
   If it fails, the removal falls back to ``exact`` (``method="auto"``).
@@ -89,11 +90,11 @@ class _Splitter:
         return shortest_path(m, directed=True, indices=sources)
 
     def pair_order(self, w: int, ins: dict, outs: dict) -> list[tuple[float, list[tuple[int, int]]]]:
-        """The (u, t) pairs of switch w in bands, farthest first by hop distance from u to t avoiding w, self-loop
-        pairs last, each band with its largest distance (0 for the self-loops). Distances within a factor BAND of
-        a band's largest share it (10 and 9 hops are one band; 3 hops, inside a box, is not 8 hops, across
-        boxes), so a band spreads evenly over comparable pairs rather than pouring everything into the single
-        farthest one."""
+        """The (u, t) pairs of switch w in bands, farthest first by the distance from u to t avoiding w
+        (``distances``), self-loop pairs last, each band with its largest distance (0 for the self-loops).
+        Distances within a factor BAND of a band's largest share it (1.2 and 1.0 are one band; 0.2, inside a box
+        over wide links, is not 1.2, across boxes), so a band spreads evenly over comparable pairs rather than
+        pouring everything into the single farthest one."""
         us = sorted(ins)
         dist = self.distances(w, us)
         tiers: dict[float, list[tuple[int, int]]] = defaultdict(list)
