@@ -89,6 +89,12 @@ def lower(topo: Topology, demand: Demand, lag, kept, algo: str = "teccl", notes:
     for (s, c, i, k), times in kept:
         tr = Transfer(s, Fraction(c, C), Fraction(c + 1, C), i, k + lag[i])
         transfers.extend([tr] * times)
+    return make_schedule(demand, transfers, algo, notes)
+
+
+def make_schedule(demand: Demand, transfers: list, algo: str, notes: dict | None) -> Schedule:
+    """The transfers in step order as a Schedule of the demand's collective (a custom one carries its demand)."""
+    C = demand.chunks
     transfers.sort(key=lambda t: (t.step, t.link, t.shard, t.lo))
     wanted = None
     if demand.collective is Collective.CUSTOM:

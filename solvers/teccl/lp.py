@@ -25,9 +25,10 @@ from fractions import Fraction
 
 from topologies.model import Topology
 
-from ..schedule import Collective, Schedule, Transfer
+from ..schedule import Schedule, Transfer
 from .instance import Demand, Timing, lag_distances
-from .milp import FlowModel
+from .lower import make_schedule
+from .milp import FlowModel, early_reward
 
 EPSILON = 1e-4
 TOLERANCE = 1e-7
@@ -104,9 +105,7 @@ def build_lp(topo: Topology, demand: Demand, t: Timing, horizon: int) -> FlowMod
                 m.cap.add(pyo.quicksum(m.F[j] for j in window) <= float(t.window_cap[i]))
     for (s, d), x in sorted(pairs.items()):
         m.demand.add(pyo.quicksum(m.R[r_index[(s, d, k)]] for k in range(1, horizon + 1)) == x)
-    reward = [0.0] * (horizon + 2)
-    for a in range(horizon, 0, -1):
-        reward[a] = reward[a + 1] + 1.0 / a
+    reward = early_reward(horizon)
     m.obj = pyo.Objective(expr=pyo.quicksum(reward[k] * m.R[j] for j, (s, d, k) in enumerate(r_keys))
                           - EPSILON * pyo.quicksum(m.F[j] for j in range(len(keys))), sense=pyo.maximize)
     return FlowModel(m, keys, horizon, lag, {"r_keys": r_keys, "s_keys": s_keys})
@@ -201,9 +200,4 @@ def lower_paths(topo: Topology, demand: Demand, lag, paths, algo: str = "teccl",
                 continue
             transfers.extend(Transfer(s, lo, hi, i, k + lag[i]) for i, k in hops)
             lo = hi
-    transfers.sort(key=lambda t: (t.step, t.link, t.shard, t.lo))
-    wanted = None
-    if demand.collective is Collective.CUSTOM:
-        wanted = tuple((d, s, Fraction(c, C), Fraction(c + 1, C)) for s, c, d in demand.wants)
-    kwargs = {"demand": wanted} if wanted is not None else {}
-    return Schedule(demand.collective, transfers, algo, notes, **kwargs)
+    return make_schedule(demand, transfers, algo, notes)

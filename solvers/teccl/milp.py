@@ -56,6 +56,15 @@ class Start:
     send_until: int | None = None
 
 
+def early_reward(horizon: int) -> list[float]:
+    """reward[a] for a chunk delivered by the start of epoch a: Σ_{k=a-1}^{K-1} 1/(k+1), the paper's Σ_k ℛ_k/(k+1)
+    with ℛ cumulative (index horizon + 1 is 0: too late)."""
+    reward = [0.0] * (horizon + 2)
+    for a in range(horizon, 0, -1):
+        reward[a] = reward[a + 1] + 1.0 / a
+    return reward
+
+
 def milp_size(topo: Topology, demand: Demand, t: Timing, horizon: int, start: Start | None = None) -> int:
     """The number of flow binaries the model would have (without building it)."""
     return len(_flow_keys(topo, demand, t, horizon, start or Start()))
@@ -170,9 +179,7 @@ def build_milp(topo: Topology, demand: Demand, t: Timing, horizon: int, switch_c
     if forced:
         for s, c, d in demand.wants:
             m.demand.add(m.B[b_index[(s, c, d, horizon)]] == 1)
-    reward = [0.0] * (horizon + 2)    # reward[a]: for holding from the start of epoch a on, Σ_{k=a-1}^{K-1} 1/(k+1)
-    for a in range(horizon, 0, -1):
-        reward[a] = reward[a + 1] + 1.0 / a
+    reward = early_reward(horizon)
     terms = []
     dist = lag_distances(topo, lag) if progress_weight else None
     for j, (s, c, i, k) in enumerate(keys):
