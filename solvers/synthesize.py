@@ -18,6 +18,7 @@ from .forestcoll import collective_schedule as forestcoll_schedule, forestcoll
 from .ring import ring_allgather
 from .schedule import Collective, Schedule
 from .sptree import sptree_allgather
+from .tacos import tacos
 from .teccl import collective_schedule as teccl_schedule
 from .transform import build_collective
 from .verify import Verification, verify
@@ -41,6 +42,9 @@ ALGORITHMS: dict[str, Algorithm] = {a.name: a for a in [
               "throughput-optimal spanning-tree packing (ForestColl), switches and mixed bandwidths included", True),
     Algorithm("teccl", lambda g, progress=None: teccl_schedule(g, Collective.ALLGATHER, progress).schedule,
               "time-expanded multi-commodity flow (TE-CCL): MILP with copy, LP without; any demand", True),
+    Algorithm("tacos", lambda g, progress=None: tacos(g, progress=(lambda p, f: progress(f)) if progress else None
+                                                      ).schedule,
+              "TACOS greedy link-chunk matching over the time-expanded network; switches unwound", True),
 ]}
 
 
@@ -75,6 +79,10 @@ class Result:
                         "algbw_GBps": float(self.topology.n / factor),
                         "optimal_allgather_algbw_GBps": float(notes["optimal_algbw_GBps"]),
                         "pipelined_factor": str(factor)})
+        if "tacos" in notes:                 # the greedy's continuous-time estimate beside its ingress bound
+            out["tacos"] = notes["tacos"]
+            out["synthesizer_time_us"] = notes["tacos"]["time_us"]
+            out["synthesizer_bound_us"] = notes["tacos"]["bound_us"]
         if "teccl" in notes:                 # the time-expanded model's own clock
             out["teccl"] = notes["teccl"]
             out["transfer_time_us"] = notes["teccl"]["transfer_time_us"]
@@ -89,7 +97,8 @@ class Result:
 
 def synthesize(topo: Topology, algo: str, collective: Collective | str,
                progress: Callable[[str, float], None] | None = None, total_bytes: float | None = None,
-               fixed_k: int | None = None, teccl_options: dict | None = None) -> Result:
+               fixed_k: int | None = None, teccl_options: dict | None = None,
+               tacos_options: dict | None = None) -> Result:
     """Build ``collective`` on ``topo`` with algorithm ``algo``, verify it and cost it.
 
     Raises NotApplicable (with the reason) when the algorithm does not fit the topology, and ScheduleError
@@ -97,7 +106,8 @@ def synthesize(topo: Topology, algo: str, collective: Collective | str,
     With ``total_bytes`` on a topology whose links have alpha, ``bfb`` solves LP (14) for that vector size
     (App. E.3) instead of LP (1). ``fixed_k`` asks ForestColl for k trees per root (Algorithm 3).
     ``teccl_options`` go to ``solvers.teccl.teccl`` (chunks, epochs, time_limit, gap, method, epoch, ...); its
-    output buffer is ``total_bytes`` when given.
+    output buffer is ``total_bytes`` when given. ``tacos_options`` go to ``solvers.tacos.tacos`` (chunks,
+    restarts, seed, unwind_degree); TACOS schedules the unwound fabric, so ``Result.topology`` is that one.
     """
     if isinstance(collective, str):
         collective = Collective.parse(collective)
@@ -120,7 +130,14 @@ def synthesize(topo: Topology, algo: str, collective: Collective | str,
         raise NotApplicable("--fixed-k applies to forestcoll only")
     if teccl_options and algo != "teccl":
         raise NotApplicable("the TE-CCL options (chunks, epochs, time limit, gap) apply to teccl only")
-    if algo == "teccl":
+    if tacos_options and algo != "tacos":
+        raise NotApplicable("the TACOS options (restarts, seed, unwinding) apply to tacos only")
+    if algo == "tacos":
+        found = tacos(topo, collective, buffer_bytes=total_bytes,
+                      progress=(lambda p, f: progress(p, f)) if progress else None, **(tacos_options or {}))
+        topo, schedule, detail = found.topology, found.schedule, found
+        schedule.notes["tacos"] = found.as_dict()
+    elif algo == "teccl":
         options = dict(teccl_options or {})
         if total_bytes is not None:
             options.setdefault("buffer_bytes", total_bytes)

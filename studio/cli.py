@@ -48,6 +48,7 @@ def _parser() -> argparse.ArgumentParser:
                        help="report progress on stderr (on by default when stderr is a terminal)")
     sched.add_argument("--fixed-k", type=int, default=None, help="forestcoll: k trees per root (Algorithm 3)")
     _teccl_arguments(sched)
+    _tacos_arguments(sched)
 
     export = sub.add_parser("export", help="lower a verified schedule to MSCCL XML (validated and simulated)")
     export.add_argument("expr", help="an expression or a topology file")
@@ -61,6 +62,7 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("--sm-budget", type=int, default=108, help="threadblocks per GPU that fit (default 108)")
     export.add_argument("--fixed-k", type=int, default=None, help="forestcoll: k trees per root (Algorithm 3)")
     _teccl_arguments(export)
+    _tacos_arguments(export)
     export.add_argument("--place", default="default", choices=["default", "in", "out"],
                         help="serve the in-place or the out-of-place call (default: in place for allgather and "
                              "allreduce, out of place for reduce-scatter)")
@@ -122,12 +124,45 @@ def _teccl_arguments(p) -> None:
     g.add_argument("--switch-copy", action="store_true", help="switches copy (SHARP); default: they only forward")
 
 
+def _tacos_arguments(p) -> None:
+    g = p.add_argument_group("tacos (greedy link-chunk matching; --chunks is k, the chunks per NPU)")
+    g.add_argument("--restarts", type=int, default=None, help="seeded greedy runs, the best kept (default 8)")
+    g.add_argument("--seed", type=int, default=None, help="the first run's seed (default 0)")
+    g.add_argument("--unwind", default=None,
+                   help="switch unwinding degree: auto (default: full mesh for one-switch domains, ring "
+                        "otherwise), max, or an integer")
+
+
+def _tacos_options(args) -> dict | None:
+    """The TACOS options given on the command line (None when there are none)."""
+    opts = {}
+    if args.algo == "tacos" and args.chunks is not None:
+        opts["chunks"] = args.chunks
+    if args.restarts is not None:
+        if args.restarts < 1:
+            raise UsageError("--restarts must be at least 1")
+        opts["restarts"] = args.restarts
+    if args.seed is not None:
+        opts["seed"] = args.seed
+    if args.unwind is not None:
+        text = args.unwind.strip().lower()
+        if text in ("auto", "max"):
+            opts["unwind_degree"] = text
+        elif text.isdigit() and int(text) >= 1:
+            opts["unwind_degree"] = int(text)
+        else:
+            raise UsageError(f"--unwind takes auto, max or a positive integer, not {args.unwind!r}")
+    return opts or None
+
+
 def _teccl_options(args) -> dict | None:
     """The TE-CCL options given on the command line (None when there are none)."""
     from solvers.teccl import read_demand_matrix
 
     opts = {}
-    for key in ("chunks", "epochs", "time_limit", "gap", "method"):
+    keys = ("epochs", "time_limit", "gap", "method") if args.algo == "tacos" else \
+        ("chunks", "epochs", "time_limit", "gap", "method")
+    for key in keys:
         if getattr(args, key, None) is not None:
             opts[key] = getattr(args, key)
     if args.epoch is not None:
@@ -154,9 +189,9 @@ def _cmd_export(args) -> int:
 
     topo = load(args.expr, max_nodes=args.max_nodes)
     result = synthesize(topo, args.algo, Collective.parse(args.collective), fixed_k=args.fixed_k,
-                        teccl_options=_teccl_options(args))
-    try:
-        text, report = export(topo, result.schedule, args.dialect, args.sm_budget, proto=args.proto,
+                        teccl_options=_teccl_options(args), tacos_options=_tacos_options(args))
+    try:           # result.topology: TACOS schedules the unwound fabric
+        text, report = export(result.topology, result.schedule, args.dialect, args.sm_budget, proto=args.proto,
                               in_place={"default": None, "in": True, "out": False}[args.place],
                               name=f"{args.algo} {result.schedule.collective.value} {topo.name or topo.expr}")
     except XmlError as exc:
@@ -279,14 +314,20 @@ def _cmd_schedule(args) -> int:
     topo = load(args.expr, max_nodes=args.max_nodes)
     progress = _progress_printer() if (args.progress or sys.stderr.isatty()) else None
     result = synthesize(topo, args.algo, collective, progress=progress, total_bytes=args.total_bytes,
-                        fixed_k=args.fixed_k, teccl_options=_teccl_options(args))
+                        fixed_k=args.fixed_k, teccl_options=_teccl_options(args),
+                        tacos_options=_tacos_options(args))
     out = result.as_dict(args.total_bytes)
     if args.json:
         print(json.dumps(out))
     else:
         bound = result.cost.tb_lower_bound
         ratio = f"{float(result.cost.tb_factor / bound):.4f}" if bound else "-"
-        table = {k: v for k, v in out.items() if k != "teccl"}
+        table = {k: v for k, v in out.items() if k not in ("teccl", "tacos")}
+        if "tacos" in out:
+            t = out["tacos"]
+            table.update({"tacos chunks": t["chunks"], "tacos chunk_bytes": t["chunk_bytes"],
+                          "tacos restarts": t["restarts"], "tacos gap to bound": f"{100 * t['gap']:.2f} %",
+                          "tacos synthesis_s": round(t["synthesis_s"], 3)})
         if "teccl" in out:
             t = out["teccl"]
             table.update({f"teccl {k}": t[k] for k in ("method", "epochs", "finish_epochs", "epoch_us", "status",

@@ -19,7 +19,8 @@ from typing import Callable
 
 from math import prod
 
-from . import clusters, distance_regular, expansions, families, reconstructed, teccl_fabrics
+from . import clusters, distance_regular, expansions, families, reconstructed, tacos_fabrics, teccl_fabrics
+from .unwind import unwind_expr
 from .model import Topology, TopologyError
 
 DEFAULT_MAX_NODES = int(os.environ.get("STUDIO_MAX_NODES", "4096"))
@@ -243,6 +244,20 @@ FAMILIES: dict[str, Family] = {
     "mi250_teccl": Family(teccl_fabrics.mi250_teccl_ns, teccl_fabrics.mi250_teccl_size,
                           "mi250_teccl(chassis=1,alpha_ns=0,switch_alpha_ns=0): AMD MI250 chassis, 200/100/50 GB/s; "
                           "if chassis > 1, 25 GB/s pair and global switches (TE-CCL)"),
+    # TACOS's fabrics (bandwidths in GB/s, or GiB/s with gib=1; alphas in whole nanoseconds)
+    "mesh": Family(tacos_fabrics.mesh, tacos_fabrics.grid_size,
+                   "mesh(d1,d2,...,bw=1,alpha_ns=0,gib=0): mesh without wrap-around (TACOS)"),
+    "tacos_torus": Family(tacos_fabrics.tacos_torus, tacos_fabrics.grid_size,
+                          "tacos_torus(d1,d2,...,bw=1,alpha_ns=0,gib=0): TACOS's torus, one link per size-2 "
+                          "dimension"),
+    "hetero_mesh": Family(tacos_fabrics.hetero_mesh, lambda w, h, **_: tacos_fabrics.grid_size(w, h),
+                          "hetero_mesh(w,h,bw=1,bw_y=1,alpha_ns=0,gib=0): 2D mesh, x-links bw, y-links bw_y "
+                          "(TACOS)"),
+    "ring_fc_switch": Family(tacos_fabrics.ring_fc_switch, tacos_fabrics.ring_fc_switch_size,
+                             "ring_fc_switch(nodes,ring_bw=200,fc_bw=100,switch_bw=50,alpha_ns=500): TACOS "
+                             "Table I system, unwound"),
+    "unwind": Family(unwind_expr, lambda g, degree=None: (g.n, len(g.links) + g.n * g.n),
+                     "unwind(G[,d]): switches unwound to degree-d links (0 = full mesh; default: TACOS's rule)"),
 }
 for _name, (_build, _size, _usage) in distance_regular.EXPRESSIONS.items():
     FAMILIES[_name] = Family(_build, _size, _usage)

@@ -1,0 +1,149 @@
+"""TACOS (Won et al., "TACOS: Topology-Aware Collective Algorithm Synthesizer for Distributed Machine Learning",
+arXiv 2304.05301; notes tacos.md): greedy link-chunk matching over a time-expanded network, and the TACOS-ILP for
+small instances.
+
+``tacos(topo, collective, ...)`` unwinds the switches (``topologies.unwind``, section IV-D), runs the greedy All-Gather
+(``greedy``) with several seeded restarts and lowers the best run into the schedule IR; a reduce-scatter is the
+All-Gather synthesized on the transpose and reversed, an all-reduce is reduce-scatter then All-Gather (section VII-A;
+``solvers.transform``). The IR gives each distinct start time of the continuous-time run its own step, in time
+order, so every send follows the arrival of what it forwards.
+
+Times. ``time_us`` is the synthesizer's own estimate: the continuous-time makespan of the greedy under the link
+model alpha + chunk / bandwidth, one chunk per link at a time (the reduce-scatter phase mirrors the All-Gather on
+the transpose; the all-reduce adds the phases, no overlap). ``bound_us`` is the ingress lower bound of notes 1.13
+for each phase, summed. The IR's alpha-beta step model prices the same schedule differently (every step lasts as
+long as its slowest link) and is reported beside it by ``synthesize``.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from topologies.model import Topology
+from topologies.unwind import unwind
+
+from ..errors import NotApplicable
+from ..schedule import Collective, Schedule, Transfer
+from ..transform import build_collective
+from .greedy import GreedyRun, best_of, greedy_allgather, ingress_bound_us
+from .ilp import IlpResult, tacos_ilp
+
+DEFAULT_BUFFER = 1 << 26        # 64 MiB
+DEFAULT_RESTARTS = 8
+
+__all__ = ["tacos", "TacosResult", "greedy_allgather", "best_of", "ingress_bound_us", "tacos_ilp", "IlpResult",
+           "chunk_size", "lower_run"]
+
+
+def chunk_size(buffer_bytes: float, nodes: int, chunks: int) -> float:
+    """The reference implementation's chunk: buffer / (N * k), whole bytes when the buffer is whole."""
+    if buffer_bytes <= 0:
+        raise NotApplicable(f"the buffer must be positive, got {buffer_bytes}")
+    if float(buffer_bytes).is_integer():
+        size = int(buffer_bytes) // (nodes * chunks)
+        if size == 0:
+            raise NotApplicable(f"a buffer of {int(buffer_bytes)} bytes is smaller than {nodes * chunks} chunks")
+        return float(size)
+    return buffer_bytes / (nodes * chunks)
+
+
+def lower_run(topo: Topology, run: GreedyRun, chunks: int, algo: str = "tacos") -> Schedule:
+    """The All-Gather schedule of a greedy run: chunk c = j*N + s is part [j/k, (j+1)/k) of shard s; each
+    distinct start time is one step, in time order."""
+    n = topo.n
+    starts = sorted({start for start, _end, _c, _l in run.sends})
+    step_of = {t: i + 1 for i, t in enumerate(starts)}
+    transfers = [Transfer(c % n, Fraction(c // n, chunks), Fraction(c // n + 1, chunks), link, step_of[start])
+                 for start, _end, c, link in run.sends]
+    return Schedule(Collective.ALLGATHER, transfers, algo, {"tacos_time_us": run.time_us})
+
+
+@dataclass
+class Phase:
+    collective: str
+    time_us: float
+    bound_us: float
+    spread_us: list[float]
+    events: int
+    sends: int
+    replaced: int
+    dropped: int
+
+
+@dataclass
+class TacosResult:
+    """A TACOS schedule on the (unwound) topology with the synthesizer's time estimate and its lower bound."""
+
+    topology: Topology
+    schedule: Schedule
+    collective: Collective
+    chunks: int
+    chunk_bytes: float
+    restarts: int
+    phases: list[Phase]
+    seconds: float
+    unwound: bool
+    ilp: IlpResult | None = None
+    notes: dict = field(default_factory=dict)
+
+    @property
+    def time_us(self) -> float:
+        return sum(p.time_us for p in self.phases)
+
+    @property
+    def bound_us(self) -> float:
+        return sum(p.bound_us for p in self.phases)
+
+    @property
+    def gap(self) -> float:
+        """time / bound - 1."""
+        return self.time_us / self.bound_us - 1 if self.bound_us else 0.0
+
+    def as_dict(self) -> dict:
+        out = {"time_us": self.time_us, "bound_us": self.bound_us, "gap": self.gap, "chunks": self.chunks,
+               "chunk_bytes": self.chunk_bytes, "restarts": self.restarts, "synthesis_s": self.seconds,
+               "unwound": self.unwound,
+               "phases": [{"collective": p.collective, "time_us": p.time_us, "bound_us": p.bound_us,
+                           "best_of": len(p.spread_us), "worst_us": max(p.spread_us), "events": p.events,
+                           "sends": p.sends, "replaced": p.replaced, "dropped": p.dropped} for p in self.phases]}
+        if self.ilp is not None:
+            out["ilp"] = {"status": self.ilp.status, "steps": self.ilp.steps, "time_us": self.ilp.time_us,
+                          "quantum_us": self.ilp.quantum_us, "tried": self.ilp.tried}
+        return out
+
+
+def tacos(topo: Topology, collective: Collective | str = Collective.ALLGATHER, chunks: int = 1,
+          buffer_bytes: float | None = None, restarts: int = DEFAULT_RESTARTS, seed: int = 0,
+          unwind_degree: int | str = "auto", progress=None) -> TacosResult:
+    """TACOS for allgather, reduce-scatter or allreduce (module docstring). ``chunks`` is k, the chunks per NPU
+    (pipelining, section VIII-C); ``buffer_bytes`` the collective's buffer (the papers' M; 64 MiB by default);
+    ``progress(phase, fraction)`` hears about each restart. Restarts stop early once a run meets the ingress
+    bound."""
+    if isinstance(collective, str):
+        collective = Collective.parse(collective)
+    if collective not in (Collective.ALLGATHER, Collective.REDUCE_SCATTER, Collective.ALLREDUCE):
+        raise NotApplicable(f"TACOS synthesizes allgather, reduce-scatter and allreduce, not {collective.value}")
+    if isinstance(chunks, bool) or not isinstance(chunks, int) or chunks < 1:
+        raise NotApplicable(f"chunks per NPU must be a positive integer, got {chunks!r}")
+    start = time.perf_counter()
+    flat = unwind(topo, unwind_degree)
+    if flat.n < 2:
+        raise NotApplicable("TACOS needs at least two compute nodes")
+    size = chunk_size(DEFAULT_BUFFER if buffer_bytes is None else buffer_bytes, flat.n, chunks)
+    phases: list[Phase] = []
+
+    def allgather(g: Topology) -> Schedule:
+        name = "reduce_scatter" if g is not flat else "allgather"
+        report = (lambda f: progress(f"tacos {name}", f)) if progress else None
+        bound = ingress_bound_us(g, chunks, size)
+        run, spread = best_of(g, chunks, size, restarts, seed, report, target_us=bound)
+        phases.append(Phase(name, run.time_us, bound, spread, run.events,
+                            len(run.sends), run.replaced, run.dropped))
+        return lower_run(g, run, chunks)
+
+    schedule = build_collective(flat, collective, allgather)
+    phases.sort(key=lambda p: p.collective != "reduce_scatter")
+    schedule.algo = "tacos"
+    return TacosResult(flat, schedule, collective, chunks, size, restarts, phases, time.perf_counter() - start,
+                       flat is not topo)
