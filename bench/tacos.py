@@ -1,0 +1,78 @@
+"""TACOS greedy synthesis time against the number of NPUs, with the collective time beside its ingress bound.
+
+    python bench/tacos.py                  # Table I: Ring_FC_Switch, 1..64 nodes (8..512 NPUs), All-Reduce
+    python bench/tacos.py --shapes         # also 2D/3D tori, meshes and binary hypercubes up to 512 NPUs
+    python bench/tacos.py --verify         # also lower into the IR and run the verifier (not counted)
+
+Every row is one greedy run per phase (restarts = 1, seed 0) of an All-Reduce (reduce-scatter on the transpose,
+then All-Gather), one chunk per NPU, a 64 MiB buffer and the fabric's own link bandwidths and 0.5 us alphas.
+"synth s" is the wall time of the synthesis alone (greedy runs, the bound and the lowering into the IR);
+"paper" is TACOS Table I's synthesis time for the same system (C++ reference, hardware not stated) and
+"ratio" this run / paper. "time/bound" is the greedy's collective time over the ingress lower bound, and
+"ring/tacos" the ring All-Reduce's alpha-beta time on the same fabric (where a Hamiltonian cycle exists) over
+TACOS's, both from this run.
+"""
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from solvers.errors import NotApplicable  # noqa: E402
+from solvers.ring import ring_allgather  # noqa: E402
+from solvers.cost import time_us  # noqa: E402
+from solvers.tacos import tacos  # noqa: E402
+from solvers.transform import build_collective  # noqa: E402
+from solvers.schedule import Collective  # noqa: E402
+from solvers.verify import verify  # noqa: E402
+from topologies import parse_topology  # noqa: E402
+
+BUFFER = 1 << 26
+PAPER_S = {8: 0.29e-3, 16: 0.63e-3, 32: 8.90e-3, 64: 97.92e-3, 128: 1.08, 256: 16.50, 512: 6.09 * 60}
+
+
+def ring_time(topo) -> float | None:
+    try:
+        return time_us(topo, build_collective(topo, Collective.ALLREDUCE, ring_allgather), BUFFER)
+    except NotApplicable:
+        return None
+
+
+def row(expr: str, check: bool) -> None:
+    topo = parse_topology(expr)
+    t0 = time.perf_counter()
+    found = tacos(topo, "allreduce", buffer_bytes=BUFFER, restarts=1)
+    synth = time.perf_counter() - t0
+    paper = PAPER_S.get(topo.n) if expr.startswith("ring_fc_switch") else None
+    ring = ring_time(found.topology) if topo.n <= 128 else None
+    verified = "-"
+    if check:
+        verified = "yes" if verify(found.topology, found.schedule).ok else "NO"
+    print(f"{expr:<34} {topo.n:>5} {synth:>9.3f} {(f'{paper:.4g}' if paper else '-'):>9} "
+          f"{(f'{synth / paper:.3g}' if paper else '-'):>9} {found.time_us:>11.1f} {found.bound_us:>11.1f} "
+          f"{found.time_us / found.bound_us:>10.3f} {(f'{ring / found.time_us:.2f}' if ring else '-'):>10} "
+          f"{found.schedule.count:>9} {verified:>8}", flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--shapes", action="store_true")
+    ap.add_argument("--verify", action="store_true")
+    args = ap.parse_args()
+    cases = [f"ring_fc_switch({n})" for n in (1, 2, 4, 8, 16, 32, 64)]
+    if args.shapes:
+        cases += [f"tacos_torus({a},{a},bw=50,alpha_ns=500)" for a in (4, 8, 16)] + \
+                 ["tacos_torus(16,32,bw=50,alpha_ns=500)"] + \
+                 [f"tacos_torus({a},{a},{a},bw=50,alpha_ns=500)" for a in (4, 8)] + \
+                 [f"mesh({a},{a},bw=50,alpha_ns=500)" for a in (8, 16)] + ["mesh(16,32,bw=50,alpha_ns=500)"] + \
+                 [f"mesh({a},{a},{a},bw=50,alpha_ns=500)" for a in (4, 8)] + \
+                 [f"hypercube({d})" for d in (6, 8, 9)]
+    print(f"{'topology':<34} {'NPUs':>5} {'synth s':>9} {'paper s':>9} {'ratio':>9} {'time us':>11} "
+          f"{'bound us':>11} {'time/bound':>10} {'ring/tacos':>10} {'transfers':>9} {'verified':>8}")
+    for expr in cases:
+        row(expr, args.verify)
+
+
+if __name__ == "__main__":
+    main()
