@@ -302,6 +302,40 @@ def epoch_gantt(topo: Topology, rows: list[dict], max_links: int = 400) -> go.Fi
     return fig
 
 
+def tacos_gantt(topo: Topology, rows: list[dict], max_links: int = 200) -> go.Figure:
+    """TACOS's sends on a continuous clock: one row per link (the ``max_links`` busiest), one bar per send from
+    its start to its arrival, coloured by the source NPU of the chunk; the reduce-scatter phase is drawn
+    lighter. ``rows`` are ``TacosResult.timeline()`` entries."""
+    busy: dict[int, int] = defaultdict(int)
+    for r in rows:
+        busy[r["link"]] += 1
+    links = sorted(sorted(busy, key=lambda l: -busy[l])[:max_links])
+    row_of = {l: i for i, l in enumerate(links)}
+    labels = [f"{topo.names[topo.links[l].src]}→{topo.names[topo.links[l].dst]}" for l in links]
+    n = max(topo.n, 1)
+    fig = go.Figure()
+    for phase, opacity in (("reduce_scatter", 0.55), ("allgather", 1.0)):
+        part = [r for r in rows if r["phase"] == phase and r["link"] in row_of]
+        if not part:
+            continue
+        fig.add_trace(go.Bar(
+            base=[r["start_us"] for r in part], x=[r["end_us"] - r["start_us"] for r in part],
+            y=[labels[row_of[r["link"]]] for r in part], orientation="h", opacity=opacity,
+            marker=dict(color=[r["shard"] for r in part], colorscale="Turbo", cmin=0, cmax=max(n - 1, 1),
+                        line=dict(width=0)),
+            customdata=[[topo.names[r["shard"]], r["part"], r["start_us"], r["end_us"]] for r in part],
+            hovertemplate="%{y}<br>chunk %{customdata[1]} of %{customdata[0]}<br>%{customdata[2]:.4g} → "
+                          "%{customdata[3]:.4g} µs<extra>" + phase.replace("_", "-") + "</extra>",
+            name=phase.replace("_", "-")))
+    fig.update_layout(title="Sends per link (colour: source NPU; lighter: reduce-scatter)", barmode="overlay",
+                      xaxis=dict(title="time (µs)", automargin=True),
+                      yaxis=dict(title="links", autorange="reversed", showticklabels=len(links) <= 80,
+                                 automargin=True, categoryorder="array", categoryarray=labels),
+                      height=min(900, max(320, 60 + 14 * len(links))), margin=dict(l=10, r=10, t=40, b=10),
+                      plot_bgcolor="white", legend=dict(orientation="h"))
+    return fig
+
+
 # --------------------------------------------------------------------------------------------- finder figures
 def frontier_figure(rows: list[dict], bound: tuple[int, Fraction], recommended: int | None = None,
                     title: str = "Pareto frontier") -> go.Figure:

@@ -69,6 +69,7 @@ class Phase:
     sends: int
     replaced: int
     dropped: int
+    run: GreedyRun | None = field(default=None, repr=False)     # the kept run (on the transpose for RS)
 
 
 @dataclass
@@ -99,6 +100,21 @@ class TacosResult:
     def gap(self) -> float:
         """time / bound - 1."""
         return self.time_us / self.bound_us - 1 if self.bound_us else 0.0
+
+    def timeline(self) -> list[dict]:
+        """Every send on the collective's clock: the reduce-scatter phase is its transpose All-Gather run
+        backwards (a send over [t0, t1] there is one over [T - t1, T - t0] on the link's reverse direction,
+        the same link index), the All-Gather phase follows it."""
+        rows, offset = [], 0.0
+        n = self.topology.n
+        for phase in self.phases:
+            for start, end, c, link in phase.run.sends:
+                if phase.collective == "reduce_scatter":
+                    start, end = phase.time_us - end, phase.time_us - start
+                rows.append({"phase": phase.collective, "start_us": offset + start, "end_us": offset + end,
+                             "link": link, "shard": c % n, "part": c // n})
+            offset += phase.time_us
+        return rows
 
     def as_dict(self) -> dict:
         out = {"time_us": self.time_us, "bound_us": self.bound_us, "gap": self.gap, "chunks": self.chunks,
@@ -139,7 +155,7 @@ def tacos(topo: Topology, collective: Collective | str = Collective.ALLGATHER, c
         bound = ingress_bound_us(g, chunks, size)
         run, spread = best_of(g, chunks, size, restarts, seed, report, target_us=bound)
         phases.append(Phase(name, run.time_us, bound, spread, run.events,
-                            len(run.sends), run.replaced, run.dropped))
+                            len(run.sends), run.replaced, run.dropped, run))
         return lower_run(g, run, chunks)
 
     schedule = build_collective(flat, collective, allgather)

@@ -4,7 +4,8 @@ per-step link loads, the links busy at a chosen step, and one source's broadcast
 
 The design comes from Compose (or ``?expr=`` in the URL); ``algo`` and ``coll`` are kept in the URL too. TE-CCL
 (``teccl``) has its own knobs, collectives (alltoall and custom demands too) and result panel with an
-epoch-by-epoch view (``studio.teccl_view``).
+epoch-by-epoch view (``studio.teccl_view``); TACOS (``tacos``) has its knobs, the time beside the ingress bound,
+a per-link Gantt chart and the ILP comparison (``studio.tacos_view``).
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from solvers.cost import link_loads
 from solvers.errors import NotApplicable, ScheduleError
 from solvers.schedule import Collective
 from solvers.synthesize import ALGORITHMS, synthesize
-from studio import teccl_view, workload
+from studio import tacos_view, teccl_view, workload
 from studio.figures import MAX_DRAWN_NODES, choose_layout, figure_bytes, load_heatmap, runtime_curve, topology_figure
 from topologies import TopologyError, load
 from topologies.expression import DEFAULT_MAX_NODES
@@ -106,6 +107,9 @@ def render() -> None:
     if algo == "teccl":
         _render_teccl(expr, coll, work)
         return
+    if algo == "tacos":
+        _render_tacos(expr, coll, work)
+        return
     try:
         result = _synthesize(expr, algo, coll)
     except (TopologyError, NotApplicable, ScheduleError, ValueError) as exc:
@@ -175,6 +179,22 @@ def _render_teccl(expr: str, coll: str, work) -> None:
     _export_panel(result, expr, "teccl", coll, variant=(options, work.total_bytes))
 
 
+def _render_tacos(expr: str, coll: str, work) -> None:
+    st.caption("TACOS greedy link-chunk matching: chunks are matched to free links event by event, one chunk per "
+               "link at a time; the collective time is priced with the fabric's own link alphas and bandwidths "
+               f"for the sidebar's M = {work.total_bytes:.4g} bytes.")
+    options = tacos_view.knobs("c_")
+    try:
+        result, found = tacos_view.cached_solve(expr, coll, options, work.total_bytes, lambda: load(expr))
+    except (TopologyError, NotApplicable, ScheduleError, ValueError) as exc:
+        st.error(f"tacos cannot schedule {expr}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+        return
+    st.success(f"Verified by the simulator: a correct {coll.replace('_', '-')} on {result.topology.name or expr}.",
+               icon=":material/verified:")
+    tacos_view.panel(result, found, "c_", work.total_bytes)
+    _export_panel(result, expr, "tacos", coll, variant=(options, work.total_bytes))
+
+
 def _downloads(result, expr: str, figures: dict, report) -> None:
     st.markdown("**Downloads**")
     cols = st.columns(3)
@@ -215,11 +235,12 @@ divide the buffer's element count."""
 @st.cache_data(show_spinner=False, max_entries=8)
 def _export(expr: str, algo: str, coll: str, dialect: str, proto: str, sm_budget: int, place: str,
             variant: tuple | None = None):
-    """``variant``: (TE-CCL options, bytes) for teccl, whose schedule depends on them."""
+    """``variant``: (options, bytes) for teccl and tacos, whose schedules depend on them."""
     from solvers.msccl import XmlError, export
 
     if variant is not None:
-        result, _ = teccl_view.cached_solve(expr, coll, variant[0], variant[1], lambda: load(expr))
+        view = tacos_view if algo == "tacos" else teccl_view
+        result, _ = view.cached_solve(expr, coll, variant[0], variant[1], lambda: load(expr))
     else:
         result = _synthesize(expr, algo, coll)
     try:

@@ -1,0 +1,114 @@
+"""TACOS in the app (Schedule page): its knobs, a synthesis with a progress bar, and the result panel - the
+greedy's collective time beside the ingress lower bound, the restarts' jitter, a per-link Gantt chart of every
+send, and for small fabrics the TACOS-ILP optimum beside the greedy.
+
+TACOS schedules the fabric with its switches unwound (``topologies.unwind``); the panel says so and shows that
+fabric's links.
+"""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from solvers.synthesize import synthesize
+from solvers.tacos import TacosResult, tacos_ilp
+from solvers.tacos.ilp import MAX_BINARIES
+from studio.figures import tacos_gantt
+
+Options = tuple
+MAX_CHUNKS = 16
+MAX_RESTARTS = 64
+ILP_MAX_NODES = 16
+ILP_TIME_LIMIT_S = 60.0
+MAX_GANTT_SENDS = 20_000
+
+
+def knobs(prefix: str) -> Options:
+    """Chunks per NPU, restarts, seed and the unwinding degree as widgets."""
+    c = st.columns(4)
+    chunks = c[0].number_input("Chunks per NPU", 1, MAX_CHUNKS, 1, step=1, key=f"{prefix}chunks",
+                               help="k: each NPU's shard is cut into k chunks that travel separately (pipelining)")
+    restarts = c[1].number_input("Restarts", 1, MAX_RESTARTS, 8, step=1, key=f"{prefix}restarts",
+                                 help="Seeded greedy runs; the fastest is kept (they stop once one meets the bound)")
+    seed = c[2].number_input("Seed", 0, 1_000_000, 0, step=1, key=f"{prefix}seed")
+    unwind = c[3].selectbox("Switch unwinding", ["auto", "max", "1", "2", "4"], key=f"{prefix}unwind",
+                            help="auto: a one-switch domain becomes a full mesh (scale-up), a multi-switch one a "
+                                 "ring (scale-out), as in TACOS section VII-B; max: full mesh; d: degree-d links "
+                                 "at bandwidth/d")
+    degree = unwind if unwind in ("auto", "max") else int(unwind)
+    return tuple(sorted({"chunks": int(chunks), "restarts": int(restarts), "seed": int(seed),
+                         "unwind_degree": degree}.items()))
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def cached_solve(key: str, collective: str, options: Options, total_bytes: float, _load):
+    """``synthesize(..., "tacos")`` for the topology ``key`` names (``_load`` builds it; not hashed)."""
+    bar = st.progress(0.0, text="TACOS …")
+
+    def progress(phase: str, fraction: float) -> None:
+        bar.progress(min(max(fraction, 0.0), 1.0), text=f"{phase}: {int(fraction * 100)}%")
+    try:
+        result = synthesize(_load(), "tacos", collective, progress=progress, total_bytes=total_bytes,
+                            tacos_options=dict(options))
+    finally:
+        bar.empty()
+    return result, result.detail
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _ilp(key: str, chunks: int, chunk_bytes: float, _topo):
+    found = tacos_ilp(_topo, chunks, chunk_bytes, time_limit=ILP_TIME_LIMIT_S)
+    return found.status, found.steps, found.time_us, found.quantum_us, found.tried
+
+
+def metrics(found: TacosResult) -> None:
+    c = st.columns(5)
+    c[0].metric("Collective time (µs)", f"{found.time_us:.5g}", delta=f"bound {found.bound_us:.5g}",
+                delta_color="off" if found.gap < 1e-9 else "inverse",
+                help="The greedy's continuous-time estimate (alpha + chunk/bandwidth per link, one chunk per link "
+                     "at a time); the bound is the ingress lower bound, summed over phases")
+    c[1].metric("Gap to bound", f"{100 * found.gap:.2f} %")
+    c[2].metric("Chunk (bytes)", f"{found.chunk_bytes:.4g}")
+    c[3].metric("Synthesis (s)", f"{found.seconds:.3g}")
+    c[4].metric("Sends", sum(p.sends for p in found.phases))
+
+
+def phase_table(found: TacosResult) -> pd.DataFrame:
+    return pd.DataFrame([{"phase": p.collective, "time (µs)": p.time_us, "ingress bound (µs)": p.bound_us,
+                          "runs": len(p.spread_us), "worst run (µs)": max(p.spread_us), "events": p.events,
+                          "sends": p.sends, "replaced": p.replaced, "dropped": p.dropped} for p in found.phases])
+
+
+def panel(result, found: TacosResult, prefix: str, total_bytes: float) -> dict:
+    """Metrics, the phase table, the Gantt chart and the ILP comparison; returns the figures drawn."""
+    if found.unwound:
+        st.info(f"Switches unwound: TACOS schedules {found.topology.name} ({found.topology.n} NPUs, "
+                f"{len(found.topology.links)} point-to-point links).")
+    metrics(found)
+    st.dataframe(phase_table(found), hide_index=True, key=f"{prefix}phases")
+    figures = {}
+    sends = sum(p.sends for p in found.phases)
+    if sends <= MAX_GANTT_SENDS:
+        fig = tacos_gantt(found.topology, found.timeline())
+        st.plotly_chart(fig, key=f"{prefix}gantt")
+        figures["gantt"] = fig
+    else:
+        st.info(f"{sends} sends are too many for the Gantt chart (limit {MAX_GANTT_SENDS}).")
+    if found.topology.n <= ILP_MAX_NODES and found.collective.value == "allgather":
+        with st.expander("Compare with the TACOS-ILP optimum (small fabrics)"):
+            st.caption(f"The time-expanded ILP in Pyomo/HiGHS (at most {MAX_BINARIES} binaries, "
+                       f"{ILP_TIME_LIMIT_S:.0f} s per horizon); link times are rounded up to whole quanta of the "
+                       "fastest link's chunk time.")
+            if st.button("Solve the ILP", key=f"{prefix}ilp"):
+                try:
+                    status, steps, time_us, quantum, tried = _ilp(found.topology.expr or found.topology.name,
+                                                                   found.chunks, found.chunk_bytes, found.topology)
+                except Exception as exc:        # NotApplicable (too large) or a solver failure: one line
+                    st.error(f"ILP not solved: {str(exc).splitlines()[0]}")
+                else:
+                    if steps is None:
+                        st.warning(f"ILP {status}: no horizon solved within the limits ({tried}).")
+                    else:
+                        st.success(f"ILP {status}: {steps} quanta of {quantum:.4g} µs = {time_us:.5g} µs; greedy "
+                                   f"{found.time_us:.5g} µs ({100 * (found.time_us / time_us - 1):+.2f} %).")
+    return figures
