@@ -11,6 +11,7 @@ from typing import Callable
 from topologies.model import Topology
 
 from .cost import Cost, cost, pipelined_factor, time_us
+from .baselines import BASELINES
 from .bfb import bfb_allgather, bfb_timed
 from .errors import NotApplicable
 from .expansion import expansion_allgather
@@ -30,6 +31,14 @@ class Algorithm:
     allgather: Callable[..., Schedule]
     summary: str
     reports_progress: bool = False
+    collective: Callable[[Topology, Collective], Schedule] | None = None   # builds every collective itself
+
+
+def _baseline(name: str) -> Algorithm:
+    """A textbook baseline (``solvers.baselines``): it builds each collective natively."""
+    base = BASELINES[name]
+    return Algorithm(name, lambda g, progress=None: base.build(g, Collective.ALLGATHER), base.summary,
+                     collective=base.build)
 
 
 ALGORITHMS: dict[str, Algorithm] = {a.name: a for a in [
@@ -45,6 +54,7 @@ ALGORITHMS: dict[str, Algorithm] = {a.name: a for a in [
     Algorithm("tacos", lambda g, progress=None: tacos(g, progress=(lambda p, f: progress(f)) if progress else None
                                                       ).schedule,
               "TACOS greedy link-chunk matching over the time-expanded network; switches unwound", True),
+    *(_baseline(name) for name in ("ring_uni", "shifted_ring", "dbt", "rhd", "direct")),
 ]}
 
 
@@ -149,6 +159,8 @@ def synthesize(topo: Topology, algo: str, collective: Collective | str,
     elif algo == "forestcoll":
         schedule = forestcoll_schedule(topo, collective, fixed_k,
                                        progress=(lambda p, f: progress(f"forestcoll: {p}", f)) if progress else None)
+    elif algorithm.collective is not None:
+        schedule = algorithm.collective(topo, collective)
     else:
         schedule = build_collective(topo, collective, builder)
     schedule.algo = algorithm.name

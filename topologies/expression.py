@@ -19,7 +19,7 @@ from typing import Callable
 
 from math import prod
 
-from . import clusters, distance_regular, expansions, families, reconstructed, tacos_fabrics, teccl_fabrics
+from . import baseline_fabrics, clusters, distance_regular, expansions, families, reconstructed, tacos_fabrics, teccl_fabrics
 from .unwind import unwind_expr
 from .model import Topology, TopologyError
 
@@ -244,6 +244,11 @@ FAMILIES: dict[str, Family] = {
     "mi250_teccl": Family(teccl_fabrics.mi250_teccl_ns, teccl_fabrics.mi250_teccl_size,
                           "mi250_teccl(chassis=1,alpha_ns=0,switch_alpha_ns=0): AMD MI250 chassis, 200/100/50 GB/s; "
                           "if chassis > 1, 25 GB/s pair and global switches (TE-CCL)"),
+    # the baselines' own topologies (direct-connect paper section 8.2)
+    "shifted_ring": Family(baseline_fabrics.shifted_ring, lambda n: (n, 4 * n),
+                           "shifted_ring(n): ShiftedRing, the bidirectional circulant C(n,{1,p}), p near n/2"),
+    "dbt_graph": Family(baseline_fabrics.dbt_graph, lambda n: (n, 4 * n),
+                        "dbt_graph(n): the edges of NCCL's two binary trees, both ways"),
     # TACOS's fabrics (bandwidths in GB/s, or GiB/s with gib=1; alphas in whole nanoseconds)
     "mesh": Family(tacos_fabrics.mesh, tacos_fabrics.grid_size,
                    "mesh(d1,d2,...,bw=1,alpha_ns=0,gib=0): mesh without wrap-around (TACOS)"),
