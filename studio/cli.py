@@ -11,6 +11,7 @@ import sys
 from fractions import Fraction
 
 from solvers import ALGORITHMS, Collective, NotApplicable, ScheduleError, synthesize
+from studio import genmodel_cli
 from topologies import TopologyError, load, summarize
 
 EXIT_BAD_INPUT = 2
@@ -49,6 +50,12 @@ def _parser() -> argparse.ArgumentParser:
     sched.add_argument("--fixed-k", type=int, default=None, help="forestcoll: k trees per root (Algorithm 3)")
     _teccl_arguments(sched)
     _tacos_arguments(sched)
+    sched.add_argument("--cost", default="alpha-beta", choices=["alpha-beta", "genmodel"],
+                       help="runtime model for time_us: alpha-beta (default) or GenModel, which adds the incast, "
+                            "reduction and memory terms (needs --bytes)")
+    sched.add_argument("--genmodel-preset", default="middle_sw+server",
+                       help="GenModel parameters for gamma, delta, epsilon and w_t (default: middle_sw+server, "
+                            "the paper's Table 5)")
 
     export = sub.add_parser("export", help="lower a verified schedule to MSCCL XML (validated and simulated)")
     export.add_argument("expr", help="an expression or a topology file")
@@ -98,6 +105,8 @@ def _parser() -> argparse.ArgumentParser:
     fc.add_argument("--max-nodes", type=int, default=None, help="refuse larger topologies (default 4096)")
     fc.add_argument("--progress", action="store_true",
                     help="report progress on stderr (on by default when stderr is a terminal)")
+
+    genmodel_cli.add_parser(sub)
 
     check = sub.add_parser("check-xml", help="validate and simulate any MSCCL XML file")
     check.add_argument("file")
@@ -311,18 +320,31 @@ def _cmd_schedule(args) -> int:
     collective = Collective.parse(args.collective)
     if args.total_bytes is not None and not args.total_bytes > 0:
         raise UsageError("--bytes must be positive")
+    if args.cost == "genmodel" and args.total_bytes is None:
+        raise UsageError("--cost genmodel needs --bytes (the vector size it prices)")
+    params = _genmodel_params(args.genmodel_preset) if args.cost == "genmodel" else None
     topo = load(args.expr, max_nodes=args.max_nodes)
     progress = _progress_printer() if (args.progress or sys.stderr.isatty()) else None
     result = synthesize(topo, args.algo, collective, progress=progress, total_bytes=args.total_bytes,
                         fixed_k=args.fixed_k, teccl_options=_teccl_options(args),
                         tacos_options=_tacos_options(args))
     out = result.as_dict(args.total_bytes)
+    out["cost_model"] = args.cost
+    if params is not None:
+        from solvers.genmodel import genmodel_time_us
+
+        priced = genmodel_time_us(result.topology, result.schedule, args.total_bytes, params)
+        out["genmodel_time_us"] = priced["total_us"]
+        out["genmodel_terms_us"] = {k: priced[f"{k}_us"] for k in ("alpha", "beta", "gamma", "delta", "epsilon")}
+        out["genmodel_preset"] = args.genmodel_preset
     if args.json:
         print(json.dumps(out))
     else:
         bound = result.cost.tb_lower_bound
         ratio = f"{float(result.cost.tb_factor / bound):.4f}" if bound else "-"
-        table = {k: v for k, v in out.items() if k not in ("teccl", "tacos")}
+        table = {k: v for k, v in out.items() if k not in ("teccl", "tacos", "genmodel_terms_us")}
+        for k, v in out.get("genmodel_terms_us", {}).items():
+            table[f"genmodel {k}_us"] = v
         if "tacos" in out:
             t = out["tacos"]
             table.update({"tacos chunks": t["chunks"], "tacos chunk_bytes": t["chunk_bytes"],
@@ -336,6 +358,14 @@ def _cmd_schedule(args) -> int:
         _print_table({**table, "tb_factor / bound": ratio,
                       "tb_factor_exact": str(Fraction(out["tb_factor_exact"]))})
     return 0
+
+
+def _genmodel_params(name: str):
+    from solvers.genmodel import PRESETS
+
+    if name not in PRESETS:
+        raise UsageError(f"unknown GenModel preset {name!r} (choose from {', '.join(sorted(PRESETS))})")
+    return PRESETS[name]
 
 
 def _cmd_forestcoll(args) -> int:
@@ -363,7 +393,7 @@ def _cmd_forestcoll(args) -> int:
     return 0
 
 
-COMMANDS = {"topo": _cmd_topo, "forestcoll": _cmd_forestcoll, "schedule": _cmd_schedule, "export": _cmd_export, "check-xml": _cmd_check_xml,
+COMMANDS = {"genmodel": genmodel_cli.run, "topo": _cmd_topo, "forestcoll": _cmd_forestcoll, "schedule": _cmd_schedule, "export": _cmd_export, "check-xml": _cmd_check_xml,
             "alltoall": _cmd_alltoall, "find": _cmd_find}
 
 

@@ -10,4 +10,6 @@ SCHEDULE = st.Page("studio/pages/page_schedule.py", title="Schedule", icon=":mat
                    url_path="schedule")
 FINDER = st.Page("studio/pages/page_finder.py", title="Finder", icon=":material/travel_explore:", url_path="finder")
 CLUSTERS = st.Page("studio/pages/page_clusters.py", title="Clusters", icon=":material/dns:", url_path="clusters")
-PAGES = [HOME, COMPOSE, SCHEDULE, FINDER, CLUSTERS]
+GENMODEL = st.Page("studio/pages/page_genmodel.py", title="GenModel", icon=":material/calculate:",
+                   url_path="genmodel")
+PAGES = [HOME, COMPOSE, SCHEDULE, FINDER, CLUSTERS, GENMODEL]

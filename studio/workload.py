@@ -1,11 +1,14 @@
-"""The workload every page prices schedules with: link latency alpha, vector size M and node bandwidth B."""
+"""The workload every page prices schedules with: link latency alpha, vector size M, node bandwidth B, and the
+cost model (alpha-beta, or GenModel with one of its parameter presets)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import streamlit as st
 
-DEFAULTS = {"w_alpha": 10.0, "w_bytes": 1.0e6, "w_bandwidth": 12.5}
+DEFAULTS = {"w_alpha": 10.0, "w_bytes": 1.0e6, "w_bandwidth": 12.5, "w_cost": "alpha-beta",
+            "w_genmodel": "middle_sw+server"}
+COST_MODELS = ["alpha-beta", "GenModel"]
 
 
 @dataclass(frozen=True)
@@ -13,10 +16,19 @@ class Workload:
     alpha_us: float
     total_bytes: float
     bandwidth_gbs: float
+    cost_model: str = "alpha-beta"
+    genmodel_preset: str = "middle_sw+server"
 
     def runtime_us(self, steps: int, tb_factor) -> float:
         """T_L + T_B = steps * alpha + tb * M / B (B in GB/s is 1e3 bytes per microsecond)."""
         return steps * self.alpha_us + float(tb_factor) * self.total_bytes / (self.bandwidth_gbs * 1e3)
+
+    def genmodel_extra_us(self, topo, schedule) -> dict:
+        """GenModel's terms beyond alpha-beta (incast, reduction, memory) for this workload's M, in us."""
+        from solvers.genmodel import PRESETS, genmodel_time_us
+
+        priced = genmodel_time_us(topo, schedule, self.total_bytes, PRESETS[self.genmodel_preset])
+        return {k: priced[f"{k}_us"] for k in ("epsilon", "gamma", "delta")}
 
 
 def sidebar() -> Workload:
@@ -31,12 +43,24 @@ def sidebar() -> Workload:
                                format="%.4g", help="The whole vector of a collective; each of N nodes owns M/N.")
         bw = st.number_input("B, node bandwidth (GB/s)", min_value=1e-3, max_value=1e6, step=1.0, key="w_bandwidth",
                              help="A node's total egress bandwidth: T_B = tb_factor × M / B. 100 Gb/s = 12.5 GB/s.")
+        model = st.radio("Cost model", COST_MODELS, key="w_cost", horizontal=True,
+                         help="alpha-beta: steps × alpha + tb_factor × M/B. GenModel adds, per step, the incast "
+                              "(fan-in above w_t), reduction (gamma) and memory (delta) terms of the GenModel "
+                              "paper (Eq. 11), with the preset's parameters.")
+        preset = st.session_state["w_genmodel"]
+        if model == "GenModel":
+            from solvers.genmodel import PRESETS
+
+            preset = st.selectbox("GenModel parameters", sorted(PRESETS), key="w_genmodel",
+                                  help="gamma, delta, epsilon and w_t from the paper's Table 5 tiers")
         st.divider()
-    return Workload(float(alpha), float(size), float(bw))
+    return Workload(float(alpha), float(size), float(bw), model, preset)
 
 
 def current() -> Workload:
     """The workload as the sidebar last set it (defaults before the sidebar ran)."""
     get = st.session_state.get
     return Workload(float(get("w_alpha", DEFAULTS["w_alpha"])), float(get("w_bytes", DEFAULTS["w_bytes"])),
-                    float(get("w_bandwidth", DEFAULTS["w_bandwidth"])))
+                    float(get("w_bandwidth", DEFAULTS["w_bandwidth"])), get("w_cost", DEFAULTS["w_cost"]),
+                    get("w_genmodel", DEFAULTS["w_genmodel"]))
+

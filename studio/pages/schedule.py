@@ -81,7 +81,15 @@ def _metrics(result, work) -> None:
                    help=f"T_B / (M/B), exactly {c.tb_factor}; the bound is {c.tb_lower_bound}.")
     runtime = work.runtime_us(c.steps, c.tb_factor)
     bound = work.runtime_us(c.steps_lower_bound, c.tb_lower_bound)
-    cols[2].metric("Runtime (µs)", f"{runtime:.4g}", delta=f"bound {bound:.4g}", delta_color="off")
+    if work.cost_model == "GenModel":
+        extra = work.genmodel_extra_us(result.topology, result.schedule)
+        cols[2].metric("Runtime (µs, GenModel)", f"{runtime + sum(extra.values()):.4g}",
+                       delta=f"alpha-beta {runtime:.4g}", delta_color="off",
+                       help="alpha-beta time plus GenModel's per-step terms ("
+                            + ", ".join(f"{k} {v:.4g} µs" for k, v in extra.items())
+                            + f"; parameters {work.genmodel_preset}); the bound is alpha-beta's")
+    else:
+        cols[2].metric("Runtime (µs)", f"{runtime:.4g}", delta=f"bound {bound:.4g}", delta_color="off")
     cols[3].metric("Transfers", result.schedule.count)
     cols[4].metric("BW-optimal", "yes" if c.tb_factor == c.tb_lower_bound else "no")
 
@@ -192,6 +200,13 @@ def _render_tacos(expr: str, coll: str, work) -> None:
     st.success(f"Verified by the simulator: a correct {coll.replace('_', '-')} on {result.topology.name or expr}.",
                icon=":material/verified:")
     tacos_view.panel(result, found, "c_", work.total_bytes)
+    if work.cost_model == "GenModel":
+        from solvers.genmodel import PRESETS, genmodel_time_us
+
+        priced = genmodel_time_us(result.topology, result.schedule, work.total_bytes, PRESETS[work.genmodel_preset])
+        st.caption(f"GenModel ({work.genmodel_preset}) prices this schedule step by step on the fabric's links at "
+                   f"{priced['total_us']:.5g} µs (incast {priced['epsilon_us']:.4g}, reduction "
+                   f"{priced['gamma_us']:.4g}, memory {priced['delta_us']:.4g} µs).")
     _export_panel(result, expr, "tacos", coll, variant=(options, work.total_bytes))
 
 

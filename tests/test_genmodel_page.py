@@ -1,0 +1,64 @@
+"""The GenModel page through AppTest: the plan ranking for known inputs (the paper's N = 12 and 15 optima), the
+classic model's different pick, a bad calibration CSV as one message, a fit of example data, and GenTree on a
+preset and a custom tree."""
+import json
+
+from streamlit.testing.v1 import AppTest
+
+
+def _page():
+    from studio.genmodel_view import render
+
+    render()
+
+
+def open_page():
+    at = AppTest.from_function(_page, default_timeout=120).run()
+    assert not at.exception and not at.error
+    return at
+
+
+def titles(at):
+    return [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+
+
+def test_ranking_shows_the_paper_optimum_and_the_classic_pick():
+    at = open_page()
+    df = at.dataframe[0].value
+    assert df["plan"].iloc[0] == "6 × 2" and df[""].iloc[0] == "★"          # §5.1: "the optimum is 6 × 2"
+    assert "classic (α, β, γ) model picks **CPS**" in at.success[0].value
+    assert "GenModel cost by term" in titles(at)
+    at.number_input(key="gm_n").set_value(15).run()
+    assert at.dataframe[0].value["plan"].iloc[0] == "5 × 3"
+    at.checkbox(key="gm_classic").check().run()
+    assert not at.exception and at.dataframe[0].value["plan"].iloc[0] == "CPS"
+
+
+def test_factorization_explorer_lists_every_factorization():
+    at = open_page()
+    explorer = at.dataframe[1].value
+    assert len(explorer) == 8 and explorer["plan"].iloc[0] == "6 × 2"     # the 8 ordered factorizations of 12
+
+
+def test_bad_calibration_is_one_error_and_example_fits():
+    at = open_page()
+    at.text_area(key="gm_csv_text").set_value("servers,size\n2,1\n").run()
+    assert not at.exception and len(at.error) == 1 and "missing column 'time'" in at.error[0].value
+    at.text_area(key="gm_csv_text").set_value("").run()
+    at.button(key="gm_csv_example").click().run()
+    assert not at.exception and not at.error
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["w_t"] == "9"
+
+
+def test_gentree_preset_and_custom_tree():
+    at = open_page()
+    at.selectbox(key="gm_tree_mu").set_value("3").run()
+    table = at.dataframe[2].value
+    assert list(table["algorithm"]) == ["8 × 3"]                              # SS24 at 1e8, Table 6
+    at.selectbox(key="gm_tree").set_value("custom").run()
+    at.text_input(key="gm_tree_spec").set_value("tree(2x3,1x4)").run()
+    assert not at.exception and not at.error
+    assert at.dataframe[2].value["algorithm"].iloc[-1] in ("ACPS", "flat CPS", "flat Ring", "flat RHD")
+    at.text_input(key="gm_tree_spec").set_value("tree(2x)").run()
+    assert not at.exception and "COUNTxSERVERS" in at.error[0].value
