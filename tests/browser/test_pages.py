@@ -113,3 +113,25 @@ def test_clusters_page(page: Page, app_url, shot):
     expect(metric(page, "optimal allgather algbw")).to_have_text("266.67", timeout=60000)
     settle(page)
     shot(page, "clusters-dgx4")
+
+
+def test_schedule_page_tacos(page: Page, app_url, shot):
+    page.goto(app_url + "/schedule?expr=mesh(4,4,bw=50,alpha_ns=500)&algo=tacos&coll=allreduce")
+    expect(metric(page, "Gap to bound")).to_have_text("0.00 %", timeout=60000)
+    expect(page.get_by_text("Verified by the simulator")).to_be_visible()
+    page.locator(".js-plotly-plot").first.wait_for(timeout=30000)
+    settle(page)
+    shot(page, "schedule-tacos-mesh4x4")
+
+
+def test_genmodel_page(page: Page, app_url, shot):
+    page.goto(app_url + "/genmodel")
+    expect(page.get_by_role("heading", name="GenModel and GenTree")).to_be_visible(timeout=30000)
+    page.locator(".js-plotly-plot").first.wait_for(timeout=30000)
+    settle(page)
+    shot(page, "genmodel-calculator")
+    page.get_by_role("tab", name="GenTree").click()
+    expect(metric(page, "GenTree AllReduce (s)")).to_be_visible(timeout=60000)
+    page.locator(".js-plotly-plot").last.wait_for(timeout=30000)
+    settle(page)
+    shot(page, "genmodel-gentree")
