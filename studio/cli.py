@@ -108,6 +108,22 @@ def _parser() -> argparse.ArgumentParser:
 
     genmodel_cli.add_parser(sub)
 
+    cmp = sub.add_parser("compare", help="every applicable synthesizer on several designs, side by side")
+    cmp.add_argument("exprs", nargs="+", metavar="EXPR", help="expressions or topology files")
+    cmp.add_argument("--collective", action="append", default=None,
+                     help="allgather | reduce_scatter | allreduce | alltoall; repeat it or give a comma list "
+                          "(default allreduce)")
+    cmp.add_argument("--bytes", type=float, default=1.0e6, dest="total_bytes", help="M in bytes (default 1e6)")
+    cmp.add_argument("--alpha", type=float, default=None,
+                     help="alpha in us; with --bandwidth, times are steps*alpha + tb*M/B (otherwise the links' own)")
+    cmp.add_argument("--bandwidth", type=float, default=None, help="B, node bandwidth in GB/s (with --alpha)")
+    cmp.add_argument("--budget", type=float, default=60.0, help="seconds for all runs; the rest are skipped")
+    cmp.add_argument("--algos", default=None, help="comma list of synthesizers (default: all)")
+    cmp.add_argument("--json", action="store_true", help="print JSON: {\"rows\": [...], \"winners\": [...]}")
+    cmp.add_argument("--max-nodes", type=int, default=None, help="refuse larger topologies (default 4096)")
+    cmp.add_argument("--progress", action="store_true",
+                     help="report progress on stderr (on by default when stderr is a terminal)")
+
     check = sub.add_parser("check-xml", help="validate and simulate any MSCCL XML file")
     check.add_argument("file")
     check.add_argument("--dialect", default=None, choices=["executor", "msccl"],
@@ -393,8 +409,42 @@ def _cmd_forestcoll(args) -> int:
     return 0
 
 
+def _cmd_compare(args) -> int:
+    from solvers.compare import compare
+
+    colls = [c.strip() for text in (args.collective or ["allreduce"]) for c in text.split(",") if c.strip()]
+    algos = [a for a in args.algos.split(",") if a.strip()] if args.algos is not None else None
+    topos = [load(e, max_nodes=args.max_nodes) for e in args.exprs]
+    progress = _progress_printer() if (args.progress or sys.stderr.isatty()) else None
+    result = compare(topos, colls, args.total_bytes, args.alpha, args.bandwidth, args.budget, algos, progress)
+    out = result.as_dict()
+    if args.json:
+        print(json.dumps(out))
+        return 0
+    print(f"{'design':<22} {'collective':<14} {'algo':<12} {'steps':>5} {'tb_factor':>10} {'time_us':>11} "
+          f"{'algbw':>9} {'synth_s':>8} {'xml':>4}  status")
+    for r in out["rows"]:
+        numbers = " " * 52
+        if r["status"] in ("ok", "bound"):
+            xml = {None: "-", True: "yes", False: "no"}[r["exportable"]]
+            numbers = (f"{r['steps']:>5} {r['tb_factor']:>10.6f} {r['time_us']:>11.2f} {r['algbw_GBps'] or 0:>9.4f} "
+                       f"{r['synthesis_s'] or 0:>8.2f} {xml:>4}")
+        print(f"{r['name'][:22]:<22} {r['collective']:<14} {r['algo']:<12} {numbers}  {r['status']}"
+              + (" (verified)" if r["verified"] else ""))
+    w = out["winners_model"]
+    print(f"fastest (alpha {w['alpha_us']:g} us, B {w['bandwidth_gbs']:g} GB/s, "
+          f"M {w['from_bytes']:g}..{w['to_bytes']:g} B):")
+    for x in out["winners"]:
+        print(f"  {x['collective']:<14} M {x['from_bytes']:>10.4g} .. {x['to_bytes']:<10.4g} {x['algo']} on "
+              f"{x['name']}")
+    model = "steps*alpha + tb*M/B" if result.time_model == "alpha-beta" else "the links' own alphas and bandwidths"
+    print(f"time_us for M = {args.total_bytes:g} bytes under {model}; {result.elapsed_s:.1f} s of a "
+          f"{args.budget:g} s budget")
+    return 0
+
+
 COMMANDS = {"genmodel": genmodel_cli.run, "topo": _cmd_topo, "forestcoll": _cmd_forestcoll, "schedule": _cmd_schedule, "export": _cmd_export, "check-xml": _cmd_check_xml,
-            "alltoall": _cmd_alltoall, "find": _cmd_find}
+            "alltoall": _cmd_alltoall, "find": _cmd_find, "compare": _cmd_compare}
 
 
 def main(argv: list[str] | None = None) -> int:

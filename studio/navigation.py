@@ -12,4 +12,7 @@ FINDER = st.Page("studio/pages/page_finder.py", title="Finder", icon=":material/
 CLUSTERS = st.Page("studio/pages/page_clusters.py", title="Clusters", icon=":material/dns:", url_path="clusters")
 GENMODEL = st.Page("studio/pages/page_genmodel.py", title="GenModel", icon=":material/calculate:",
                    url_path="genmodel")
-PAGES = [HOME, COMPOSE, SCHEDULE, FINDER, CLUSTERS, GENMODEL]
+COMPARE = st.Page("studio/pages/page_compare.py", title="Compare", icon=":material/compare_arrows:",
+                  url_path="compare")
+LEARN = st.Page("studio/pages/page_learn.py", title="Learn", icon=":material/school:", url_path="learn")
+PAGES = [HOME, COMPOSE, SCHEDULE, COMPARE, FINDER, CLUSTERS, GENMODEL, LEARN]

@@ -18,6 +18,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 ARTIFACTS = ROOT / "test-artifacts"
+SCREENSHOTS = ROOT / "tests" / "browser" / "screenshots"
+README_SHOTS = {"home", "compose-torus", "schedule-circulant16", "schedule-tacos-mesh4x4", "compare-64",
+                "finder-1024", "clusters-dgx2", "genmodel-gentree", "learn"}
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
@@ -71,8 +74,13 @@ def app_url():
 
 @pytest.fixture
 def shot():
+    """``shot(page, name)`` saves a full-page screenshot in test-artifacts/; the README's page screenshots
+    (``README_SHOTS``) are also refreshed in tests/browser/screenshots/, the copies the README shows."""
     ARTIFACTS.mkdir(exist_ok=True)
 
     def take(page, name):
         page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+        if name in README_SHOTS:
+            SCREENSHOTS.mkdir(exist_ok=True)
+            page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))    # the viewport: a readable size
     return take

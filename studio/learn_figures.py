@@ -1,0 +1,89 @@
+"""Plotly figures for the Learn page. Pure functions of numbers the library has already computed: no Streamlit and
+no cost model here (the page prices schedules through ``solvers``), so a notebook can draw them too.
+
+* ``size_curves_figure``: time against message size for several designs (log-log), the sidebar's size and the
+  crossovers marked;
+* ``latency_share_figure``: the share of a collective's time that is latency, against message size;
+* ``diameter_figure``: the diameters of several designs of one degree beside the Moore bound.
+"""
+from __future__ import annotations
+
+import math
+
+import plotly.graph_objects as go
+
+_DASHED = ("bound", "lower")
+
+
+def _log_vline(fig: go.Figure, x: float, text: str, *, color: str, dash: str | None, top: bool,
+               row: int = 0) -> None:
+    """A vertical line at ``x`` on a logarithmic x axis with its label. The label is a separate annotation
+    because plotly places an ``add_vline`` annotation at the raw value, not at log10 of it, on log axes."""
+    fig.add_vline(x=x, line=dict(color=color, width=1, dash=dash))
+    fig.add_annotation(x=math.log10(x), xref="x", y=(1.0 - 0.07 * row) if top else 0.0, yref="paper", text=text,
+                       showarrow=False, xanchor="left", yanchor="top" if top else "bottom",
+                       font=dict(size=11, color=color), bgcolor="rgba(255,255,255,0.7)")
+
+
+def _dash(label: str) -> str | None:
+    return "dash" if any(word in label for word in _DASHED) else None
+
+
+def size_curves_figure(sizes: list[float], series: dict[str, list[float]], *, marker: float | None = None,
+                       crossovers: list[tuple[float, str]] = (), highlight: str | None = None,
+                       title: str = "Time against message size", y_title: str = "time (µs)") -> go.Figure:
+    """One line per design (``series``: label -> time at each of ``sizes``), both axes logarithmic; labels with
+    'bound' are dashed, ``highlight`` is drawn thicker; ``marker`` draws a vertical line at that size (the
+    workload's M) and each ``crossovers`` entry (size, text) a dotted one."""
+    fig = go.Figure()
+    for label, ys in series.items():
+        width = 4 if label == highlight else 2
+        fig.add_trace(go.Scatter(x=sizes, y=ys, mode="lines", name=label,
+                                 line=dict(dash=_dash(label), width=width),
+                                 hovertemplate=label + "<br>M %{x:.3g} bytes: %{y:.4g} µs<extra></extra>"))
+    for i, (x, text) in enumerate(crossovers):                  # labels staggered so neighbours do not overlap
+        _log_vline(fig, x, text, color="#52606d", dash="dot", top=True, row=i % 3)
+    if marker is not None:
+        _log_vline(fig, marker, f"M = {marker:.3g} B", color="#d62728", dash=None, top=False)
+    fig.update_layout(title=title, xaxis=dict(type="log", title="M, message size (bytes)"),
+                      yaxis=dict(type="log", title=y_title), height=400, margin=dict(l=10, r=10, t=40, b=10),
+                      legend=dict(orientation="h", y=-0.2))
+    return fig
+
+
+def latency_share_figure(sizes: list[float], series: dict[str, list[float]], *, marker: float | None = None,
+                         title: str = "How much of the time is latency") -> go.Figure:
+    """``series``: label -> T_L / (T_L + T_B) at each of ``sizes`` (a number from 0 to 1), log size across."""
+    fig = go.Figure()
+    for label, ys in series.items():
+        fig.add_trace(go.Scatter(x=sizes, y=ys, mode="lines", name=label,
+                                 hovertemplate=label + "<br>M %{x:.3g} bytes: %{y:.0%} latency<extra></extra>"))
+    fig.add_hline(y=0.5, line=dict(dash="dot", color="#7b8794"), annotation_text="half the time",
+                  annotation_position="bottom left")
+    if marker is not None:
+        _log_vline(fig, marker, f"M = {marker:.3g} B", color="#d62728", dash=None, top=False)
+    fig.update_layout(title=title, xaxis=dict(type="log", title="M, message size (bytes)"),
+                      yaxis=dict(title="T_L / (T_L + T_B)", range=[0, 1.02], tickformat=".0%"), height=400,
+                      margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h", y=-0.2))
+    return fig
+
+
+def diameter_figure(rows: list[dict], moore: int, title: str = "Diameter beside the Moore bound") -> go.Figure:
+    """Bars of ``rows`` (dicts with ``name`` and ``diameter``) and a dashed line at the Moore bound ``moore``: no
+    graph of that size and degree has a smaller diameter. The y axis is logarithmic when the bars span a lot."""
+    names = [r["name"] for r in rows]
+    values = [r["diameter"] for r in rows]
+    colors = ["#2ca02c" if v == moore else "#1f77b4" for v in values]
+    fig = go.Figure(go.Bar(x=names, y=values, marker_color=colors, text=values, textposition="outside",
+                           hovertemplate="%{x}: diameter %{y}<extra></extra>", name="diameter", showlegend=False))
+    fig.add_trace(go.Scatter(x=names, y=[moore] * len(names), mode="lines", name=f"Moore bound ({moore})",
+                             line=dict(dash="dash", color="black", width=2),
+                             hovertemplate=f"Moore bound: no graph of this size and degree has diameter below "
+                                           f"{moore}<extra></extra>"))
+    top = max(values + [moore], default=1)
+    log = top / max(min(values + [moore], default=1), 1) > 12
+    yaxis = dict(title="diameter (hops)", type="log", range=[-0.1, math.log10(top) + 0.25], dtick=1) if log else \
+        dict(title="diameter (hops)", range=[0, top * 1.15])
+    fig.update_layout(title=title, yaxis=yaxis, xaxis=dict(title=None), height=400,
+                      margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h", y=-0.15))
+    return fig

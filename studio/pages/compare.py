@@ -1,0 +1,223 @@
+"""The Compare page: every applicable synthesizer on several designs (catalogue picks, expressions, uploaded
+files) and collectives, under one time budget, priced for the sidebar's workload: a table beside the lower bounds,
+runtime against message size for all of them, and the fastest per message-size range (``solvers.compare``)."""
+from __future__ import annotations
+
+import hashlib
+
+import pandas as pd
+import streamlit as st
+
+from solvers.compare import (BOUND, DEFAULT_BUDGET_S, EXPORT_MAX_TRANSFERS, OK, PLOT_SIZES, SIZES, CompareResult,
+                             algorithm_order, compare)
+from solvers.schedule import Collective
+from studio import workload
+from studio.compare_figures import runtime_figure
+from studio.figures import figure_bytes
+from topologies import TopologyError, load
+from topologies.catalogue import BASES
+from topologies.files import MAX_FILE_BYTES, from_graphml, from_json
+
+MAX_NODES = 1024
+MAX_DESIGNS = 8
+MAX_KEPT = 8                # results of this many input sets stay in the session
+DEFAULT_EXPRS = "ring(8)\ngkautz(2,8)"
+COLLECTIVES = [c.value for c in Collective.every() if c is not Collective.CUSTOM]
+# the table's columns: row key -> header
+COLUMN_LABELS = {"name": "design", "topology": "expression", "N": "N", "collective": "collective", "algo": "algo",
+                 "status": "status", "verified": "verified", "steps": "steps", "tb_factor": "tb_factor",
+                 "tb_factor_exact": "tb exact", "steps_lower_bound": "steps bound", "tb_lower_bound": "tb bound",
+                 "tb_lower_bound_exact": "tb bound exact",
+                 "time_us": "time (µs)", "algbw_GBps": "algbw (GB/s)", "synthesis_s": "synthesis (s)",
+                 "exportable": "MSCCL export", "transfers": "transfers", "detail": "detail"}
+STATUS_COLORS = {"ok": "#e6f4ea", "bound": "#e8eefc", "not applicable": "#f1f1f1", "skipped": "#fff6dc",
+                 "failed verification": "#fde7e7", "error": "#fde7e7"}
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _load_expr(expr: str):
+    return load(expr, max_nodes=MAX_NODES)
+
+
+def _from_upload(upload):
+    data = upload.getvalue()
+    if len(data) > MAX_FILE_BYTES:
+        raise TopologyError(f"{upload.name} is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise TopologyError(f"{upload.name} is not UTF-8 text") from None
+    reader = from_graphml if upload.name.lower().endswith(".graphml") else from_json
+    try:
+        topo = reader(text, source=upload.name)
+    except TopologyError as exc:
+        message = str(exc).splitlines()[0]
+        raise TopologyError(message if upload.name in message else f"{upload.name}: {message}") from None
+    if topo.num_nodes > MAX_NODES:
+        raise TopologyError(f"{upload.name} has {topo.num_nodes} nodes, above the Compare page's limit of "
+                            f"{MAX_NODES}")
+    return topo, f"file:{upload.name}:{hashlib.sha256(data).hexdigest()[:16]}"
+
+
+def _designs(exprs: list[str], uploads) -> list[tuple[str, object]]:
+    """(key, topology) for every design that loads; one error line for each that does not."""
+    out, seen = [], set()
+    for expr in exprs:
+        if expr in seen:
+            continue
+        seen.add(expr)
+        try:
+            out.append((expr, _load_expr(expr)))
+        except TopologyError as exc:
+            text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            if "above the limit" in text:
+                text = f"above the Compare page's limit of {MAX_NODES} nodes (the CLI's compare takes larger ones)"
+            st.error(f"{expr}: {text}")
+    for upload in uploads or []:
+        try:
+            topo, key = _from_upload(upload)
+        except TopologyError as exc:
+            st.error(str(exc))
+            continue
+        if key not in seen:
+            seen.add(key)
+            out.append((key, topo))
+    if len(out) > MAX_DESIGNS:
+        st.warning(f"{len(out)} designs: the first {MAX_DESIGNS} are compared.")
+        out = out[:MAX_DESIGNS]
+    return out
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _compare(keys: tuple[str, ...], collectives: tuple[str, ...], budget_s: float, algos: tuple[str, ...],
+             total_bytes: float, alpha_us: float, bandwidth_gbs: float, _topos) -> CompareResult:
+    bar = st.progress(0.0, text="Comparing …")
+
+    def progress(label: str, fraction: float) -> None:
+        bar.progress(min(max(fraction, 0.0), 1.0), text=f"{label} ({fraction:.0%})")
+    try:
+        return compare(list(_topos), list(collectives), total_bytes, alpha_us, bandwidth_gbs, budget_s, list(algos),
+                       progress)
+    finally:
+        bar.empty()
+
+
+def _style(frame: pd.DataFrame):
+    def color(row):
+        status = str(row["status"])
+        tone = next((c for k, c in STATUS_COLORS.items() if status.startswith(k)), "")
+        return [f"background-color: {tone}" if tone else ""] * len(row)
+    return frame.style.apply(color, axis=1).format(precision=4, na_rep="")
+
+
+def table(result: CompareResult) -> pd.DataFrame:
+    """The rows as the page shows them (headers of COLUMN_LABELS)."""
+    return result.to_frame()[list(COLUMN_LABELS)].rename(columns=COLUMN_LABELS)
+
+
+def _inputs() -> tuple[list[str], list, list[str], list[str], float]:
+    c1, c2 = st.columns([3, 2])
+    with c1:
+        picks = st.multiselect("Designs from the catalogue", list(BASES), key="cmp_bases",
+                               format_func=lambda e: f"{e}: {BASES[e]}")
+        text = st.text_area("Expressions, one per line", DEFAULT_EXPRS, key="cmp_exprs", height=110,
+                            help="For example ring(64), gkautz(4,64), line(circulant(16,[3,4])), torus(4,4,4), "
+                                 f"dgx1(); up to {MAX_NODES} nodes each, {MAX_DESIGNS} designs.")
+        uploads = st.file_uploader("Topology files", type=["json", "graphml"], accept_multiple_files=True,
+                                   key="cmp_uploads")
+    with c2:
+        colls = st.multiselect("Collectives", COLLECTIVES, default=["allreduce"], key="cmp_colls",
+                               help="alltoall is solved by TE-CCL only (up to 16 nodes here).")
+        algos = st.multiselect("Synthesizers", algorithm_order(), default=algorithm_order(), key="cmp_algos",
+                               help="Run cheap ones first: baselines, shortest-path trees, expansions, BFB, TACOS, "
+                                    "ForestColl, and TE-CCL (up to 16 compute nodes, with a time limit taken from "
+                                    "what is left of the budget).")
+        budget = st.slider("Time budget (s)", 0, 600, int(DEFAULT_BUDGET_S), step=5, key="cmp_budget",
+                           help="All runs together; once spent, the rest are reported as 'skipped: budget'.")
+    exprs = list(picks) + [line.strip() for line in text.splitlines() if line.strip()]
+    return exprs, uploads, colls, algos, float(budget)
+
+
+def render() -> None:
+    st.title("Compare synthesizers and designs")
+    work = workload.current()
+    exprs, uploads, colls, algos, budget = _inputs()
+    designs = _designs(exprs, uploads)
+    if not designs:
+        st.info("Pick designs from the catalogue, type expressions or upload files.")
+        return
+    if not colls or not algos:
+        st.info("Choose at least one collective and one synthesizer.")
+        return
+    key = (tuple(k for k, _ in designs), tuple(colls), budget, tuple(algos), work.total_bytes, work.alpha_us,
+           work.bandwidth_gbs)
+    results = st.session_state.setdefault("cmp_results", {})
+    st.caption(f"{len(designs)} designs × {len(colls)} collectives × {len(algos)} synthesizers, priced for the "
+               f"sidebar's workload: alpha {work.alpha_us:g} µs, M {work.total_bytes:.4g} bytes, B "
+               f"{work.bandwidth_gbs:g} GB/s (time = steps × alpha + tb_factor × M / B).")
+    if work.cost_model != "alpha-beta":
+        st.caption("The sidebar's GenModel prices one schedule at a time on the Schedule page; this comparison "
+                   "uses alpha-beta for every run.")
+    if st.button("Run", key="cmp_run", type="primary", icon=":material/play_arrow:"):
+        results.pop(key, None)
+        while len(results) >= MAX_KEPT:          # the oldest runs go first
+            results.pop(next(iter(results)))
+        results[key] = _compare(*key, tuple(t for _, t in designs))
+    result = results.get(key)
+    if result is None:
+        st.info("Press Run to compare" + (" (the inputs changed since the last run)." if results else "."))
+        return
+    _show(result, key, colls)
+
+
+def _show(result: CompareResult, key: tuple, colls: list[str]) -> None:
+    rows = result.rows
+    ok = sum(r["status"] == OK for r in rows)
+    runs = sum(r["algo"] != BOUND for r in rows)
+    skipped = sum(r["status"] == "skipped: budget" for r in rows)
+    st.success(f"{ok} verified schedules from {runs} runs in {result.elapsed_s:.1f} s (budget {result.budget_s:g} s).",
+               icon=":material/verified:")
+    if skipped:
+        st.warning(f"{skipped} runs were skipped when the budget ran out; raise it to run them.")
+    frame = table(result)
+    coll = colls[0]
+    if len(colls) > 1:
+        coll = st.selectbox("Collective in the figure", colls, key="cmp_plot_coll")
+    curves = [c for c in result.curves(PLOT_SIZES) if c.collective == coll]
+    winners = [w for w in result.winners() if w.collective == coll]
+    fig = runtime_figure(curves, winners, title=f"{coll}: runtime against vector size (bands: fastest)")
+    st.plotly_chart(fig, key="cmp_chart")
+    if winners:
+        st.markdown("**Fastest per message-size range**")
+        st.dataframe(pd.DataFrame([{"from (bytes)": w.from_bytes, "to (bytes)": w.to_bytes, "algo": w.algo,
+                                    "design": w.name, "expression": w.topology,
+                                    "ties (the same line)": ", ".join(w.ties)} for w in winners]),
+                     key="cmp_winners", hide_index=True)
+    st.markdown("**Every run beside the lower bound**")
+    st.dataframe(_style(frame), key="cmp_table", hide_index=True, height=min(35 * (len(frame) + 1) + 3, 2000),
+                 column_config={"status": st.column_config.TextColumn(width="large"),
+                                "detail": st.column_config.TextColumn(width="large")})
+    st.caption(f"Curves from {SIZES[0]:.0e} to {SIZES[-1]:.0e} bytes; the black lines are each design's lower "
+               "bound (D(G) steps, twice for allreduce, and T_B* = (N-1)/N M/B per phase). Every 'ok' schedule "
+               "passed the simulator; MSCCL export is tried up to "
+               f"{EXPORT_MAX_TRANSFERS} transfers (blank: not tried). ForestColl's algbw is its pipelined trees' "
+               "(flow model), the others' M / time.")
+    _downloads(frame, fig, key, coll)
+
+
+def _downloads(frame: pd.DataFrame, fig, key: tuple, coll: str) -> None:
+    st.markdown("**Downloads**")
+    cols = st.columns(3)
+    cols[0].download_button("Table CSV", frame.to_csv(index=False), file_name="compare.csv", mime="text/csv",
+                            key="cmp_dl_csv", on_click="ignore")
+    images = st.session_state.setdefault("cmp_images", {})
+    stamp = hashlib.sha256(repr((key, coll)).encode()).hexdigest()[:16]
+    if images.get("key") != stamp:
+        cols[1].button("Render figure as PNG and SVG", key="cmp_render",
+                       on_click=lambda: images.update(key=stamp, png=figure_bytes(fig, "png"),
+                                                      svg=figure_bytes(fig, "svg")))
+    else:
+        cols[1].download_button("Figure PNG", images["png"], file_name=f"compare_{coll}.png", mime="image/png",
+                                key="cmp_dl_png", on_click="ignore")
+        cols[2].download_button("Figure SVG", images["svg"], file_name=f"compare_{coll}.svg", mime="image/svg+xml",
+                                key="cmp_dl_svg", on_click="ignore")

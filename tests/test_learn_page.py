@@ -1,0 +1,215 @@
+"""The Learn page through AppTest: every step renders, every number it shows is the library's (synthesize, the
+finder, summarize, GenModel), the controls update them, and each step's button opens the real page with the
+design loaded."""
+import json
+from fractions import Fraction
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from solvers.finder import bound, find
+from solvers.genmodel import CPU_TESTBED, classic_cost, cps_cost, ring_cost
+from solvers.selection import collective_time_us
+from solvers.synthesize import synthesize
+from topologies.expression import parse_topology
+from topologies.properties import diameter, moore_diameter_directed
+
+from .conftest import ROOT
+
+LEARN = "studio/pages/page_learn.py"
+CHARTS = ["ring", "diameter", "share", "base", "line", "frontier", "frontier sizes", "genmodel"]
+
+
+def open_learn():
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180).run()
+    at = at.switch_page(LEARN).run()
+    assert not at.exception and not at.error
+    return at
+
+
+def metric(at, label: str) -> str:
+    found = [m.value for m in at.metric if m.label == label]
+    assert len(found) == 1, f"{label!r} among {[m.label for m in at.metric]}"
+    return found[0]
+
+
+def chart(at, name: str) -> dict:
+    charts = at.get("plotly_chart")
+    assert len(charts) == len(CHARTS)
+    return json.loads(charts[CHARTS.index(name)].proto.spec)
+
+
+def trace(spec: dict, name: str) -> dict:
+    return next(t for t in spec["data"] if t.get("name") == name)
+
+
+@pytest.fixture(scope="module")
+def learn():
+    return open_learn()
+
+
+def test_every_step_renders_its_figure_and_link(learn):
+    at = learn
+    assert [h.value for h in at.header] == [
+        "1. Rings: bandwidth-optimal, but slow", "2. Low diameter helps small messages",
+        "3. What a line-graph expansion does to a schedule", "4. The Pareto frontier: no single best design",
+        "5. Beyond alpha-beta: incast and memory"]
+    assert len(at.get("plotly_chart")) == len(CHARTS)
+    keys = {b.key for b in at.button}
+    assert {"l_ring_open_ring", "l_ring_open_low", "l_diam_open", "l_line_open_schedule", "l_line_open_compose",
+            "l_front_open_finder", "l_front_open_schedule", "l_gm_open"} <= keys
+
+
+def _ring_numbers(n: int, d: int):
+    return (synthesize(parse_topology(f"uniring({d},{n})"), "ring", "allreduce").cost,
+            synthesize(parse_topology(f"gkautz({d},{n})"), "bfb", "allreduce").cost)
+
+
+def test_ring_step_numbers_come_from_synthesize(learn):
+    at = learn
+    ring, low = _ring_numbers(32, 4)
+    assert int(metric(at, "steps (ring)")) == ring.steps == 2 * (32 - 1)
+    assert float(metric(at, "tb_factor (ring)")) == pytest.approx(float(ring.tb_factor), abs=1e-4)
+    assert ring.tb_factor == Fraction(2 * 31, 32)
+    assert int(metric(at, "steps (Π)")) == low.steps
+    assert float(metric(at, "tb_factor (Π)")) == pytest.approx(float(low.tb_factor), abs=1e-4)
+    assert int(metric(at, "steps (bound)")) == 2 * bound(32, 4)[0]
+    # the curves are steps × alpha + tb × M / B with the sidebar's alpha = 10 µs and B = 12.5 GB/s
+    spec = chart(at, "ring")
+    ring_curve = trace(spec, "ring, UniRing(4,32)")
+    for m, y in zip(ring_curve["x"], ring_curve["y"]):
+        assert y == pytest.approx(ring.steps * 10 + float(ring.tb_factor) * m / 12.5e3)
+    low_curve = trace(spec, "BFB, Π_{4,32}")
+    assert low_curve["y"][0] < ring_curve["y"][0] and low_curve["y"][-1] > ring_curve["y"][-1]   # they cross
+    cross = (ring.steps - low.steps) * 10 / float(low.tb_factor - ring.tb_factor) * 12.5e3
+    assert f"{cross:.3g} bytes" in at.info[0].value
+
+
+def test_ring_controls_and_the_sidebar_update_the_numbers():
+    at = open_learn()
+    at.select_slider(key="l_ring_n").set_value(16).run()
+    at.radio(key="l_ring_d").set_value(2).run()
+    assert not at.exception
+    ring, low = _ring_numbers(16, 2)
+    assert int(metric(at, "steps (ring)")) == ring.steps == 30
+    assert int(metric(at, "steps (Π)")) == low.steps
+    assert int(metric(at, "steps (bound)")) == 2 * moore_diameter_directed(16, 2)
+    before = at.info[0].value
+    at.number_input(key="w_alpha").set_value(1.0).run()           # cheaper steps: the crossover moves down
+    cross = (ring.steps - low.steps) * 1.0 / float(low.tb_factor - ring.tb_factor) * 12.5e3
+    assert at.info[0].value != before and f"{cross:.3g} bytes" in at.info[0].value
+
+
+def test_diameter_step_uses_the_library_diameters(learn):
+    at = learn
+    table = at.dataframe[0].value
+    for expr, d in zip(table["expression"], table["diameter D"]):
+        assert d == diameter(parse_topology(expr))
+    assert set(table["Moore bound"]) == {moore_diameter_directed(64, 4)}
+    assert table["diameter D"].iloc[0] == 63 and table["diameter D"].iloc[-1] == 3   # UniRing, then Π at the bound
+    bars = chart(at, "diameter")["data"][0]
+    assert list(bars["y"]) == list(table["diameter D"])
+    # at the sidebar's M = 1e6 the latency share of Π_{4,64} is D·alpha / (D·alpha + (N-1)/N·M/B)
+    share = trace(chart(at, "share"), "Π_{4,64}")
+    m, y = share["x"][0], share["y"][0]
+    assert y == pytest.approx(30 / (30 + 63 / 64 * m / 12.5e3))
+
+
+def test_diameter_controls():
+    at = open_learn()
+    at.select_slider(key="l_diam_n").set_value(128).run()
+    at.radio(key="l_diam_d").set_value(2).run()
+    assert not at.exception
+    table = at.dataframe[0].value
+    assert set(table["Moore bound"]) == {moore_diameter_directed(128, 2)}
+    for expr, d in zip(table["expression"], table["diameter D"]):
+        assert d == diameter(parse_topology(expr)) and parse_topology(expr).n == 128
+
+
+def test_line_graph_step_follows_the_theorem(learn):
+    at = learn
+    base = synthesize(parse_topology("bipartite(2)"), "expansion", "allgather").cost
+    line = synthesize(parse_topology("line(bipartite(2),1)"), "expansion", "allgather").cost
+    assert int(metric(at, "steps (G)")) == base.steps == 2
+    assert int(metric(at, "steps (line graph)")) == line.steps == base.steps + 1
+    assert float(metric(at, "tb_factor (line graph)")) == pytest.approx(float(line.tb_factor), abs=1e-4)
+    assert line.tb_factor == base.tb_factor + Fraction(1, 4) == 1       # Thm 10: tau + 1/N (paper Fig. 2)
+    assert [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")[3:5]] == [
+        "G = K_{2,2}: 4 nodes", "L(K_{2,2}): 8 nodes"]
+
+
+def test_line_graph_twice_matches_corollary_7_1():
+    at = open_learn()
+    at.selectbox(key="l_line_base").set_value("complete(4)").run()
+    at.radio(key="l_line_n").set_value(2).run()
+    assert not at.exception
+    base = synthesize(parse_topology("complete(4)"), "expansion", "allgather").cost
+    line = synthesize(parse_topology("line(complete(4),2)"), "expansion", "allgather").cost
+    assert int(metric(at, "steps (line graph)")) == line.steps == base.steps + 2
+    n, d = 4, 3
+    assert line.tb_factor == base.tb_factor + Fraction(d, d - 1) * (Fraction(1, n) - Fraction(1, d ** 2 * n))
+    assert float(metric(at, "tb_factor (line graph)")) == pytest.approx(float(line.tb_factor), abs=1e-4)
+    assert "36 nodes" in json.loads(at.get("plotly_chart")[4].proto.spec)["layout"]["title"]["text"]
+
+
+def _winner(n, d, size, alpha=10.0, bandwidth=12.5):
+    front = find(n, d)
+    times = [collective_time_us(c.steps, c.tb, alpha, size, bandwidth, "allreduce") for c in front]
+    return front, front[times.index(min(times))]
+
+
+def test_frontier_step_and_the_size_slider(learn):
+    at = learn
+    front, best = _winner(64, 4, 1e6)
+    assert metric(at, "winner at this M") == best.name
+    spec = chart(at, "frontier")
+    assert trace(spec, "frontier")["x"] == [c.steps for c in front]
+    assert trace(spec, "theoretical bound")["x"] == [bound(64, 4)[0]]
+    assert trace(spec, "recommended")["x"] == [best.steps]
+    at.select_slider(key="l_front_m").set_value(1e10).run()
+    assert metric(at, "winner at this M") == front[-1].name == _winner(64, 4, 1e10)[1].name   # least tb
+    at.select_slider(key="l_front_m").set_value(1e3).run()
+    assert metric(at, "winner at this M") == front[0].name == _winner(64, 4, 1e3)[1].name     # least steps
+    at.select_slider(key="l_front_n").set_value(1024).run()
+    front, best = _winner(1024, 4, 1e3)
+    assert not at.exception and metric(at, "winner at this M") == best.name
+    assert trace(chart(at, "frontier"), "frontier")["x"] == [5, 6, 8, 11, 20]      # Table 4
+
+
+def test_genmodel_step_numbers(learn):
+    at = learn
+    n, size = 16, 1e9
+    assert float(metric(at, "CPS, GenModel (s)")) == pytest.approx(cps_cost(n, size, CPU_TESTBED).total, rel=1e-3)
+    assert float(metric(at, "CPS, classic model (s)")) == pytest.approx(
+        classic_cost("cps", n, size, CPU_TESTBED).total, rel=1e-3)
+    assert float(metric(at, "Ring, GenModel (s)")) == pytest.approx(ring_cost(n, size, CPU_TESTBED).total, rel=1e-3)
+    spec = chart(at, "genmodel")
+    assert any(s.get("x0") == 9 for s in spec["layout"].get("shapes", []))              # the knee at w_t = 9
+    first = next(m for m in range(2, 33)
+                 if ring_cost(m, size, CPU_TESTBED).total < cps_cost(m, size, CPU_TESTBED).total)
+    assert first > 9 and f"from N = {first} servers" in at.caption[-1].value
+
+
+def test_buttons_open_the_real_pages():
+    at = open_learn()
+    at.button(key="l_line_open_schedule").click().run()
+    assert not at.exception
+    assert at.session_state["design_expr"] == "line(bipartite(2),1)"
+    assert at.session_state["algo"] == "expansion" and at.session_state["coll"] == "allgather"
+    assert any("Verified by the simulator" in s.value for s in at.success)
+
+    at = open_learn()
+    at.button(key="l_front_open_finder").click().run()
+    assert not at.exception
+    assert at.session_state["f_n"] == 64 and at.session_state["f_d"] == 4
+    assert list(at.dataframe[0].value["steps"]) == [c.steps for c in find(64, 4)]
+
+    at = open_learn()
+    at.button(key="l_gm_open").click().run()
+    assert not at.exception and at.session_state["gm_n"] == 16
+    assert at.title[0].value == "GenModel and GenTree"
+
+    at = open_learn()
+    at.button(key="l_diam_open").click().run()
+    assert not at.exception and at.session_state["expr"] == "gkautz(4,64)"
+    assert at.title[0].value == "Compose a topology"
