@@ -90,3 +90,11 @@ def test_readme_app_command_starts_a_healthy_app():
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_readme_images_and_links_exist():
+    targets = re.findall(r"\]\(([^)#\s]+)\)", README)
+    local = [t for t in targets if not t.startswith(("http://", "https://"))]
+    assert any(t.endswith(".png") for t in local)
+    missing = [t for t in local if not (ROOT / t).exists()]
+    assert not missing, f"README points at missing files: {missing}"
