@@ -306,7 +306,7 @@ def machine() -> dict[str, str]:
         pass
     return {"CPUs": f"{cpus}" + (f" ({usable} usable by this process)" if usable != cpus else ""),
             "Processor": model or "unknown", "Platform": platform.platform(),
-            "Python": f"{platform.python_version()} ({platform.python_implementation()}, {sys.executable})"}
+            "Python": f"{platform.python_version()} ({platform.python_implementation()})"}
 
 
 def report(runs: list[Run], started: _dt.datetime, quick: bool) -> str:
