@@ -58,7 +58,7 @@ EXPORT_MAX_TRANSFERS = 20_000       # MSCCL export is tried up to this many tran
 SIZES = tuple(10.0 ** k for k in range(3, 11))
 PLOT_SIZES = tuple(10.0 ** (3 + k / 8) for k in range(57))      # the same range, eight points a decade
 # cheap first: closed-form baselines, then graph searches, LPs, the greedy, the tree packing and the MILP last
-ORDER = ("ring", "ring_uni", "shifted_ring", "dbt", "rhd", "direct", "sptree", "expansion", "bfb", "tacos",
+ORDER = ("ring", "ring_uni", "shifted_ring", "dbt", "rhd", "direct", "gentree", "sptree", "expansion", "bfb", "tacos",
          "forestcoll", "teccl")
 COLUMNS = ("topology", "name", "N", "collective", "algo", "status", "steps", "tb_factor", "tb_factor_exact",
            "steps_lower_bound", "tb_lower_bound", "tb_lower_bound_exact", "time_us", "algbw_GBps", "synthesis_s",

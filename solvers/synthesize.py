@@ -15,6 +15,7 @@ from .baselines import BASELINES
 from .bfb import bfb_allgather, bfb_timed
 from .errors import NotApplicable
 from .expansion import expansion_allgather
+from .genmodel.lower import gentree_schedule
 from .forestcoll import collective_schedule as forestcoll_schedule, forestcoll
 from .ring import ring_allgather
 from .schedule import Collective, Schedule
@@ -55,6 +56,9 @@ ALGORITHMS: dict[str, Algorithm] = {a.name: a for a in [
                                                       ).schedule,
               "TACOS greedy link-chunk matching over the time-expanded network; switches unwound", True),
     *(_baseline(name) for name in ("ring_uni", "shifted_ring", "dbt", "rhd", "direct")),
+    Algorithm("gentree", lambda g, progress=None: gentree_schedule(g, Collective.ALLGATHER),
+              "GenTree on one switch: GenModel's best of ring, RHD, co-located PS and hierarchical CPS for M",
+              collective=gentree_schedule),
 ]}
 
 
@@ -89,6 +93,9 @@ class Result:
                         "algbw_GBps": float(self.topology.n / factor),
                         "optimal_allgather_algbw_GBps": float(notes["optimal_algbw_GBps"]),
                         "pipelined_factor": str(factor)})
+        if "plan_kind" in notes:             # GenTree: the plan GenModel chose for this size
+            out["gentree_plan"] = notes["plan"]
+            out["genmodel_allreduce_s"] = notes["genmodel_allreduce_s"]
         if "tacos" in notes:                 # the greedy's continuous-time estimate beside its ingress bound
             out["tacos"] = notes["tacos"]
             out["synthesizer_time_us"] = notes["tacos"]["time_us"]
@@ -159,6 +166,8 @@ def synthesize(topo: Topology, algo: str, collective: Collective | str,
     elif algo == "forestcoll":
         schedule = forestcoll_schedule(topo, collective, fixed_k,
                                        progress=(lambda p, f: progress(f"forestcoll: {p}", f)) if progress else None)
+    elif algo == "gentree":                      # the plan GenModel picks depends on the vector's size
+        schedule = gentree_schedule(topo, collective, total_bytes)
     elif algorithm.collective is not None:
         schedule = algorithm.collective(topo, collective)
     else:
