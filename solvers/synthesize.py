@@ -125,6 +125,7 @@ def synthesize(topo: Topology, algo: str, collective: Collective | str,
     ``teccl_options`` go to ``solvers.teccl.teccl`` (chunks, epochs, time_limit, gap, method, epoch, ...); its
     output buffer is ``total_bytes`` when given. ``tacos_options`` go to ``solvers.tacos.tacos`` (chunks,
     restarts, seed, unwind_degree); TACOS schedules the unwound fabric, so ``Result.topology`` is that one.
+    ``gentree`` picks its plan by GenModel for ``total_bytes`` (4e8 bytes when not given).
     """
     if isinstance(collective, str):
         collective = Collective.parse(collective)
@@ -150,8 +151,7 @@ def synthesize(topo: Topology, algo: str, collective: Collective | str,
     if tacos_options and algo != "tacos":
         raise NotApplicable("the TACOS options (restarts, seed, unwinding) apply to tacos only")
     if algo == "tacos":
-        found = tacos(topo, collective, buffer_bytes=total_bytes,
-                      progress=(lambda p, f: progress(p, f)) if progress else None, **(tacos_options or {}))
+        found = tacos(topo, collective, buffer_bytes=total_bytes, progress=progress, **(tacos_options or {}))
         topo, schedule, detail = found.topology, found.schedule, found
         schedule.notes["tacos"] = found.as_dict()
     elif algo == "teccl":
