@@ -14,9 +14,9 @@ from solvers.schedule import Collective
 from studio import workload
 from studio.compare_figures import runtime_figure
 from studio.figures import figure_bytes
+from studio.uploads import read_topology
 from topologies import TopologyError, load
 from topologies.catalogue import BASES
-from topologies.files import MAX_FILE_BYTES, from_graphml, from_json
 
 MAX_NODES = 1024
 MAX_DESIGNS = 8
@@ -40,23 +40,11 @@ def _load_expr(expr: str):
 
 
 def _from_upload(upload):
-    data = upload.getvalue()
-    if len(data) > MAX_FILE_BYTES:
-        raise TopologyError(f"{upload.name} is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise TopologyError(f"{upload.name} is not UTF-8 text") from None
-    reader = from_graphml if upload.name.lower().endswith(".graphml") else from_json
-    try:
-        topo = reader(text, source=upload.name)
-    except TopologyError as exc:
-        message = str(exc).splitlines()[0]
-        raise TopologyError(message if upload.name in message else f"{upload.name}: {message}") from None
+    topo, digest = read_topology(upload)
     if topo.num_nodes > MAX_NODES:
         raise TopologyError(f"{upload.name} has {topo.num_nodes} nodes, above the Compare page's limit of "
                             f"{MAX_NODES}")
-    return topo, f"file:{upload.name}:{hashlib.sha256(data).hexdigest()[:16]}"
+    return topo, f"file:{upload.name}:{digest[:16]}"
 
 
 def _designs(exprs: list[str], uploads) -> list[tuple[str, object]]:

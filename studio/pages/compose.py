@@ -6,16 +6,16 @@ that loaded is also what the Schedule page works on.
 """
 from __future__ import annotations
 
-import hashlib
 
 import pandas as pd
 import streamlit as st
 
 from studio.figures import MAX_DRAWN_NODES, choose_layout, figure_bytes, topology_figure
+from studio.uploads import read_topology
 from topologies import TopologyError, load, summarize
 from topologies.catalogue import BASES
 from topologies.expression import DEFAULT_MAX_NODES, FAMILIES
-from topologies.files import MAX_FILE_BYTES, from_graphml, from_json, to_graphml, to_json
+from topologies.files import to_graphml, to_json
 
 DEFAULT_EXPR = "biring(8)"
 EXPANSIONS = {"line": "line graph L^n", "degree": "degree expansion ∗n", "power": "Cartesian power □n",
@@ -39,22 +39,10 @@ def _figure(key: str, _topo):
 
 
 def _from_upload(upload):
-    data = upload.getvalue()
-    if len(data) > MAX_FILE_BYTES:
-        raise TopologyError(f"{upload.name} is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise TopologyError(f"{upload.name} is not UTF-8 text") from None
-    reader = from_graphml if upload.name.lower().endswith(".graphml") else from_json
-    try:
-        topo = reader(text, source=upload.name)
-    except TopologyError as exc:
-        message = str(exc)
-        raise TopologyError(message if upload.name in message else f"{upload.name}: {message}") from None
+    topo, digest = read_topology(upload)
     if topo.n > DEFAULT_MAX_NODES:
         raise TopologyError(f"{upload.name} has {topo.n} nodes, above the limit of {DEFAULT_MAX_NODES}")
-    return topo, summarize(topo), hashlib.sha256(data).hexdigest()
+    return topo, summarize(topo), digest
 
 
 def _properties(summary) -> None:

@@ -1,0 +1,28 @@
+"""Reading an uploaded topology file in the app: the one path every page's file uploader goes through."""
+from __future__ import annotations
+
+import hashlib
+
+from topologies import TopologyError
+from topologies.files import MAX_FILE_BYTES, from_graphml, from_json
+from topologies.model import Topology
+
+
+def read_topology(upload) -> tuple[Topology, str]:
+    """(topology, SHA-256 hex digest of the bytes) of a Streamlit ``UploadedFile``: refused above
+    ``MAX_FILE_BYTES``, UTF-8 text, GraphML by its extension and JSON otherwise. A TopologyError names the file
+    in one line."""
+    data = upload.getvalue()
+    if len(data) > MAX_FILE_BYTES:
+        raise TopologyError(f"{upload.name} is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise TopologyError(f"{upload.name} is not UTF-8 text") from None
+    reader = from_graphml if upload.name.lower().endswith(".graphml") else from_json
+    try:
+        topo = reader(text, source=upload.name)
+    except TopologyError as exc:
+        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise TopologyError(message if upload.name in message else f"{upload.name}: {message}") from None
+    return topo, hashlib.sha256(data).hexdigest()
