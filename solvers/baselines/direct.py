@@ -24,22 +24,14 @@ from fractions import Fraction
 
 from topologies.model import Topology
 
-from ..errors import NotApplicable
 from ..schedule import ONE, ZERO, Collective, Schedule
-from .fabric import Fabric, Send, evaluate, need_two, realize
+from .fabric import Fabric, Send, evaluate, need_all_pairs, realize
 
 ALGO = "direct"
 
 
 def _check(fabric: Fabric) -> list[int]:
-    need_two(fabric, ALGO)
-    ranks = list(fabric.ranks)
-    for u in ranks:
-        for v in ranks:
-            if u != v and not fabric.linked(u, v):
-                raise NotApplicable(f"{ALGO} needs every pair of compute nodes adjacent: "
-                                    f"{fabric.missing(u, v, both_ways=False)}")
-    return ranks
+    return need_all_pairs(fabric, ALGO, f"{ALGO} needs every pair of compute nodes adjacent")
 
 
 def _round(ranks: list[int], reduce: bool) -> list[Send]:

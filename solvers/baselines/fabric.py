@@ -211,5 +211,17 @@ def need_two(fabric: Fabric, algo: str) -> None:
         raise NotApplicable(f"{algo} needs at least two compute nodes")
 
 
+def need_all_pairs(fabric: Fabric, algo: str, what: str, hint: str = "") -> list[int]:
+    """The ranks, after checking that there are two or more and every ordered pair is a logical edge; else
+    NotApplicable "<what>: <the missing pair><hint>"."""
+    need_two(fabric, algo)
+    ranks = list(fabric.ranks)
+    for u in ranks:
+        for v in ranks:
+            if u != v and not fabric.linked(u, v):
+                raise NotApplicable(f"{what}: {fabric.missing(u, v, both_ways=False)}{hint}")
+    return ranks
+
+
 def sum_costs(*parts: tuple[Fraction, Fraction]) -> tuple[Fraction, Fraction]:
     return sum((p[0] for p in parts), Fraction(0)), sum((p[1] for p in parts), Fraction(0))

@@ -27,7 +27,7 @@ from math import prod
 from topologies.model import Topology
 
 from ..baselines import BASELINES
-from ..baselines.fabric import Fabric, Send, need_two, realize
+from ..baselines.fabric import Fabric, Send, need_all_pairs, need_two, realize
 from ..errors import NotApplicable
 from ..schedule import ONE, ZERO, Collective, Schedule
 from .params import FLOAT_BYTES, PRESETS, GenModelParams
@@ -97,14 +97,8 @@ def gentree_schedule(topo: Topology, collective: Collective | str, total_bytes: 
     coll = collective if isinstance(collective, Collective) else Collective.parse(collective)
     if coll not in (Collective.ALLGATHER, Collective.REDUCE_SCATTER, Collective.ALLREDUCE):
         raise NotApplicable(f"{ALGO} builds allgather, reduce_scatter and allreduce, not {coll.value}")
-    fabric = Fabric(topo)
-    need_two(fabric, ALGO)
-    ranks = list(fabric.ranks)
-    for u in ranks:
-        for v in ranks:
-            if u != v and not fabric.linked(u, v):
-                raise NotApplicable(f"{ALGO} is lowered for one switch or a complete graph (every pair adjacent): "
-                                    f"{fabric.missing(u, v, both_ways=False)}; the GenModel page plans trees")
+    ranks = need_all_pairs(Fabric(topo), ALGO, f"{ALGO} is lowered for one switch or a complete graph (every "
+                           "pair adjacent)", "; the GenModel page plans trees")
     size = (DEFAULT_BYTES if total_bytes is None else total_bytes) / FLOAT_BYTES
     ranking = best_plan(len(ranks), size, params or PRESETS["middle_sw+server"])
     chosen = next(c for c in ranking.costs if c.kind in LOWERED)
