@@ -5,7 +5,8 @@ import re
 
 from playwright.sync_api import Page, expect
 
-IDLE = "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
+from .helpers import settle
+
 DESIGNS = {"ring(64)": "UniRing(1,64)", "gkautz(4,64)": "Π_{4,64}", "line(circulant(16,[3,4]))": "L(C(16,{3,4}))"}
 # what applies to these directed designs (no two-way Hamiltonian cycle, tree edges, XOR partners or full mesh;
 # TE-CCL is not tried above 16 nodes)
@@ -16,10 +17,6 @@ CELLS = """(which) => {
     return Array.from(frames[which === 'table' ? frames.length - 1 : 0].querySelectorAll("table[role='grid'] tr"))
         .map(tr => Array.from(tr.children).map(td => td.innerText.trim()));
 }"""
-
-
-def settle(page: Page, timeout: int = 60000):
-    page.wait_for_function(IDLE, timeout=timeout)
 
 
 def table(page: Page, which: str = "table") -> list[dict]:

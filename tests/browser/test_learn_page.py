@@ -2,15 +2,7 @@
 step's figure draws, the numbers are the library's, and a step's button opens the real page with the design."""
 from playwright.sync_api import Page, expect
 
-IDLE = "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
-
-
-def metric(page: Page, label: str):
-    return page.get_by_test_id("stMetric").filter(has_text=label).get_by_test_id("stMetricValue")
-
-
-def settle(page: Page):
-    page.wait_for_function(IDLE, timeout=60000)
+from .helpers import metric, settle
 
 
 def test_learn_page_draws_every_step(page: Page, app_url, shot):

@@ -4,15 +4,7 @@ from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
-IDLE = "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
-
-
-def metric(page: Page, label: str):
-    return page.get_by_test_id("stMetric").filter(has_text=label).get_by_test_id("stMetricValue")
-
-
-def settle(page: Page):
-    page.wait_for_function(IDLE, timeout=60000)
+from .helpers import metric, settle
 
 
 def test_home_page(page: Page, app_url, shot):

@@ -1,0 +1,14 @@
+"""Small Playwright helpers shared by the browser tests."""
+from playwright.sync_api import Page
+
+IDLE = "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
+
+
+def metric(page: Page, label: str):
+    """The value of the metric labelled ``label``."""
+    return page.get_by_test_id("stMetric").filter(has_text=label).get_by_test_id("stMetricValue")
+
+
+def settle(page: Page, timeout: int = 60000):
+    """Wait until Streamlit has finished running the script (its status widget is gone)."""
+    page.wait_for_function(IDLE, timeout=timeout)
