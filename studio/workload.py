@@ -23,13 +23,12 @@ class Workload:
         """T_L + T_B = steps * alpha + tb * M / B (B in GB/s is 1e3 bytes per microsecond)."""
         return steps * self.alpha_us + float(tb_factor) * self.total_bytes / (self.bandwidth_gbs * 1e3)
 
-    def genmodel_extra_us(self, topo, schedule) -> dict:
-        """GenModel's terms beyond alpha-beta (incast, reduction, memory) for this workload's M, in us."""
+    def genmodel_price(self, topo, schedule) -> dict:
+        """``solvers.genmodel.genmodel_time_us`` of ``schedule`` for this workload's M and GenModel preset: the
+        total and the per-term microseconds (``alpha_us`` ... ``epsilon_us``) on the topology's own links."""
         from solvers.genmodel import PRESETS, genmodel_time_us
 
-        priced = genmodel_time_us(topo, schedule, self.total_bytes, PRESETS[self.genmodel_preset])
-        return {k: priced[f"{k}_us"] for k in ("epsilon", "gamma", "delta")}
-
+        return genmodel_time_us(topo, schedule, self.total_bytes, PRESETS[self.genmodel_preset])
 
 def sidebar() -> Workload:
     """The workload inputs, shown in the sidebar of every page (values kept across pages)."""

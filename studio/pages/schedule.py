@@ -82,7 +82,8 @@ def _metrics(result, work) -> None:
     runtime = work.runtime_us(c.steps, c.tb_factor)
     bound = work.runtime_us(c.steps_lower_bound, c.tb_lower_bound)
     if work.cost_model == "GenModel":
-        extra = work.genmodel_extra_us(result.topology, result.schedule)
+        priced = work.genmodel_price(result.topology, result.schedule)
+        extra = {k: priced[f"{k}_us"] for k in ("epsilon", "gamma", "delta")}   # beyond alpha-beta
         cols[2].metric("Runtime (µs, GenModel)", f"{runtime + sum(extra.values()):.4g}",
                        delta=f"alpha-beta {runtime:.4g}", delta_color="off",
                        help="alpha-beta time plus GenModel's per-step terms ("
@@ -201,9 +202,7 @@ def _render_tacos(expr: str, coll: str, work) -> None:
                icon=":material/verified:")
     tacos_view.panel(result, found, "c_", work.total_bytes)
     if work.cost_model == "GenModel":
-        from solvers.genmodel import PRESETS, genmodel_time_us
-
-        priced = genmodel_time_us(result.topology, result.schedule, work.total_bytes, PRESETS[work.genmodel_preset])
+        priced = work.genmodel_price(result.topology, result.schedule)
         st.caption(f"GenModel ({work.genmodel_preset}) prices this schedule step by step on the fabric's links at "
                    f"{priced['total_us']:.5g} µs (incast {priced['epsilon_us']:.4g}, reduction "
                    f"{priced['gamma_us']:.4g}, memory {priced['delta_us']:.4g} µs).")
