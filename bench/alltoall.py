@@ -1,20 +1,16 @@
 """All-to-all MCF LP (3) solve times against Tables 4 and 7, in one run: the default PDLP solve with its
 certified bracket, beside the interior point reference (IPM) where that finishes in reasonable time.
 
-    python bench/alltoall.py            # N = 32 .. 128, with the IPM reference and the speed ratio
-    python bench/alltoall.py --large    # also N = 256 (PDLP only)
-    python bench/alltoall.py --n1024    # also Table 4's N = 1024 rows (minutes each)
+    python -m bench.alltoall            # N = 32 .. 128, with the IPM reference and the speed ratio
+    python -m bench.alltoall --large    # also N = 256 (PDLP only)
+    python -m bench.alltoall --n1024    # also Table 4's N = 1024 rows (minutes each)
 
 "f" is the certified lower end, "gap" the relative width of [f, upper]; "paper" is the table's value.
 """
 import argparse
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from solvers.alltoall import mcf_rate  # noqa: E402
-from topologies import parse_topology  # noqa: E402
+from solvers.directconnect.alltoall import mcf_rate
+from topologies import parse_topology
 
 # expression, the table's f
 CASES = [("line(bipartite(4))", 5.71e-2), ("ag24()", 5.26e-2), ("gkautz(4,64)", 2.17e-2),

@@ -1,24 +1,20 @@
 """BFB allgather generation time against the direct-connect paper's Table 6, in one run.
 
-    python bench/bfb.py            # the acceptance cases
-    python bench/bfb.py --small    # also the small Table 6 rows
-    python bench/bfb.py --lp       # also the Pyomo reference (one LP per (u, t)) on the small cases
+    python -m bench.bfb            # the acceptance cases
+    python -m bench.bfb --small    # also the small Table 6 rows
+    python -m bench.bfb --lp       # also the Pyomo reference (one LP per (u, t)) on the small cases
 
 "bfb s" is the exact fast path (topology distances, every (u, t) problem, the schedule as columns); "verify s"
 and "cost s" are the simulator and the exact cost on that schedule, reported apart. "paper s" is Table 6's BFB
 time; "ratio" is paper s / bfb s. Timings are the best of ``--repeat`` runs (default 3) on this machine.
 """
 import argparse
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from solvers.bfb import bfb_allgather  # noqa: E402
-from solvers.cost import cost  # noqa: E402
-from solvers.verify import verify  # noqa: E402
-from topologies import parse_topology  # noqa: E402
+from solvers.directconnect.bfb import bfb_allgather
+from solvers.core.cost import cost
+from solvers.core.verify import verify
+from topologies import parse_topology
 
 # expression, Table 6 BFB seconds (None: not in the paper's table)
 CASES = [("hypercube(10)", 52.7), ("torus(50,50)", 61.1), ("gkautz(4,4096)", None)]
@@ -59,7 +55,7 @@ def main() -> None:
         row = (f"{expr:<30} {topo.n:>6} {c.steps:>5} {float(c.tb_factor):>12.8f} {seconds:>7.2f} "
                f"{paper if paper else '-':>8} {ratio} {verify_s:>8.2f} {cost_s:>7.2f}")
         if args.lp and topo.n <= 64:
-            from solvers.bfb_lp import lp_allgather
+            from solvers.directconnect.bfb_lp import lp_allgather
 
             lp_s, _ = best_of(1, lambda: lp_allgather(topo))
             row += f" {lp_s:>8.2f}"

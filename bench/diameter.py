@@ -1,19 +1,15 @@
 """Diameter on 4096-node topologies: the project's rustworkx path against networkx, in one run.
 
-    python bench/diameter.py            # prints a table; ratio = networkx time / ours
+    python -m bench.diameter            # prints a table; ratio = networkx time / ours
 """
 import random
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import networkx as nx
 
-import networkx as nx  # noqa: E402
-
-from topologies import load  # noqa: E402
-from topologies.model import Topology  # noqa: E402
-from topologies.properties import diameter  # noqa: E402
+from topologies import load
+from topologies.model import Topology
+from topologies.properties import diameter
 
 
 def random_regular_digraph(n: int, d: int, seed: int) -> Topology:

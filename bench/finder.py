@@ -1,25 +1,21 @@
 """The topology finder over every N in 16..2000 and d in {2, 4, 8, 16} (the paper, §5.4: "under a minute"), in
 one run, with the directed and the bidirectional frontier of each (N, d).
 
-    python bench/finder.py                  # N = 16..2000, all of them
-    python bench/finder.py --max-nodes 512  # a quicker run
+    python -m bench.finder                  # N = 16..2000, all of them
+    python -m bench.finder --max-nodes 512  # a quicker run
 
 One ``Finder`` serves every target, so cells are searched once (as the paper caches its search). Π_{d,N} comes
-from ``solvers/data/gkautz.csv``; a target whose Π row is missing is searched without it here (``compute=False``)
+from ``solvers/directconnect/data/gkautz.csv``; a target whose Π row is missing is searched without it here (``compute=False``)
 and counted in the 'no Π row' column, since solving it is one BFB run of seconds, not part of the search (the
 same holds for the small rows that ``find`` would solve on demand: the count of absent ones is printed).
 Reference in the same run: a fresh ``find`` of the Table 4 target (N = 1024, d = 4), which builds its cells from
 nothing.
 """
 import argparse
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from solvers import base_table  # noqa: E402
-from solvers.finder import ON_DEMAND_GKAUTZ, Finder  # noqa: E402
+from solvers.directconnect import base_table
+from solvers.directconnect.finder import ON_DEMAND_GKAUTZ, Finder
 
 
 def main() -> None:

@@ -1,23 +1,19 @@
 """ForestColl schedule generation time on DGX A100 and MI250 clusters, phase by phase, with the algbw reached.
 
-    python bench/forestcoll.py                 # dgx_a100 2..64 boxes, mi250 2..16 clusters (optimal k)
-    python bench/forestcoll.py --large         # also dgx_a100 with 128 boxes (1024 GPUs)
-    python bench/forestcoll.py --fixed-k 1     # the same with k = 1 trees per root
-    python bench/forestcoll.py --verify        # also lower to the schedule IR and run the verifier
+    python -m bench.forestcoll                 # dgx_a100 2..64 boxes, mi250 2..16 clusters (optimal k)
+    python -m bench.forestcoll --large         # also dgx_a100 with 128 boxes (1024 GPUs)
+    python -m bench.forestcoll --fixed-k 1     # the same with k = 1 trees per root
+    python -m bench.forestcoll --verify        # also lower to the schedule IR and run the verifier
 
 "total" is the generation time (search + switch removal + tree packing + map back); the paper's reference point
 is TACCL, which needed 10^4 s at 32 A100 GPUs and found nothing above 128 GPUs (ForestColl section 5.4).
 """
 import argparse
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from solvers.forestcoll import forestcoll  # noqa: E402
-from solvers.verify import verify  # noqa: E402
-from topologies import parse_topology  # noqa: E402
+from solvers.forestcoll import forestcoll
+from solvers.core.verify import verify
+from topologies import parse_topology
 
 
 def main() -> None:

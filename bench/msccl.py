@@ -1,19 +1,15 @@
 """MSCCL XML export time: lowering, writing, validating and simulating, in one run.
 
-    python bench/msccl.py
+    python -m bench.msccl
 
 "export s" covers lower + to_xml + validate + simulate (the schedule is synthesized first and not timed);
 "check s" is check_xml on the written text alone.
 """
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from solvers.msccl import XmlError, check_xml, export  # noqa: E402
-from solvers.synthesize import synthesize  # noqa: E402
-from topologies import parse_topology  # noqa: E402
+from solvers.export.msccl import XmlError, check_xml, export
+from solvers.synthesize import synthesize
+from topologies import parse_topology
 
 CASES = [("circulant(64)", "bfb"), ("torus(8,8)", "bfb"), ("hypercube(6)", "bfb"), ("gkautz(4,64)", "bfb"),
          ("line(circulant(16,[3,4]))", "expansion"), ("gkautz(4,128)", "bfb"), ("torus(16,16)", "bfb")]

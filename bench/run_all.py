@@ -1,17 +1,17 @@
 """Run every benchmark in bench/ and write their tables into one Markdown report.
 
-    python bench/run_all.py                       # every script with its defaults -> bench/RESULTS.md
-    python bench/run_all.py --quick               # the quicker variants (existing flags) and a 180 s cap each
-    python bench/run_all.py --only finder,tacos -o /tmp/results.md
-    python bench/run_all.py --list                # the scripts and the command each would run
-    python bench/run_all.py --args "teccl=--time-limit 60" --timeout 900
+    python -m bench.run_all                       # every script with its defaults -> bench/RESULTS.md
+    python -m bench.run_all --quick               # the quicker variants (existing flags) and a 180 s cap each
+    python -m bench.run_all --only finder,tacos -o /tmp/results.md
+    python -m bench.run_all --list                # the scripts and the command each would run
+    python -m bench.run_all --args "teccl=--time-limit 60" --timeout 900
 
-Each script runs in its own process (this interpreter, the repository root as working directory) and prints
-one whitespace-aligned table. Its columns are found from the alignment and written as a Markdown table. Lines
-that do not belong to the table (totals, notes) follow it as text, and output that cannot be read as a table is
-kept as a code block. A script that passes its timeout is stopped. Its output so far is still reported, with
-the section marked as timed out. The report also records the date, the machine (CPUs, processor, platform) and
-the Python version.
+Each script runs in its own process as a module (``python -m bench.NAME``: this interpreter, the repository
+root as working directory, so the packages import from there) and prints one whitespace-aligned table. Its
+columns are found from the alignment and written as a Markdown table. Lines that do not belong to the table
+(totals, notes) follow it as text, and output that cannot be read as a table is kept as a code block. A script
+that passes its timeout is stopped. Its output so far is still reported, with the section marked as timed out.
+The report also records the date, the machine (CPUs, processor, platform) and the Python version.
 """
 from __future__ import annotations
 
@@ -60,10 +60,23 @@ class Script:
             return []
         return ["--quick"] if self.has_quick else list(QUICK_ARGS.get(self.name, []))
 
+    @property
+    def module(self) -> str | None:
+        """The dotted module name under the repository root (``bench.finder``), or None for a script elsewhere
+        (run by its path)."""
+        path = self.path.resolve()
+        if not path.is_relative_to(ROOT) or path.suffix != ".py":
+            return None
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        return ".".join(parts) if all(p.isidentifier() for p in parts) else None
+
+    def argv(self, args: list[str]) -> list[str]:
+        """The interpreter's arguments: ``-m bench.NAME`` (run from the repository root), else the path."""
+        return (["-m", self.module] if self.module else [str(self.path)]) + list(args)
+
     def command(self, args: list[str]) -> str:
         """The command as a person would type it from the repository root."""
-        return shlex.join(["python", self.path.relative_to(ROOT).as_posix() if self.path.is_relative_to(ROOT)
-                           else str(self.path), *args])
+        return shlex.join(["python", *self.argv(args)])
 
 
 def discover(bench_dir: Path = BENCH) -> list[Script]:
@@ -126,7 +139,7 @@ def run_script(script: Script, args: list[str], timeout: float) -> Run:
     with tempfile.TemporaryFile("w+b") as out, tempfile.TemporaryFile("w+b") as err:
         env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONIOENCODING="utf-8")
         start = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, str(script.path), *args], cwd=ROOT, stdout=out, stderr=err,
+        proc = subprocess.Popen([sys.executable, *script.argv(args)], cwd=ROOT, stdout=out, stderr=err,
                                 stdin=subprocess.DEVNULL, env=env, start_new_session=True)
         try:
             code: int | None = proc.wait(timeout=timeout)
@@ -311,7 +324,7 @@ def machine() -> dict[str, str]:
 
 def report(runs: list[Run], started: _dt.datetime, quick: bool) -> str:
     lines = ["# Benchmark results", "",
-             f"Written by `python bench/run_all.py` on {started.strftime('%Y-%m-%d %H:%M %Z').strip()}"
+             f"Written by `python -m bench.run_all` on {started.strftime('%Y-%m-%d %H:%M %Z').strip()}"
              f"{' (--quick variants)' if quick else ''}. Timings are from this one run on this machine.", ""]
     lines += [f"- {k}: {v}" for k, v in machine().items()]
     lines += ["", "| benchmark | command | wall time (s) | status |", "|:---|:---|---:|:---|"]

@@ -1,8 +1,8 @@
 """TACOS greedy synthesis time against the number of NPUs, with the collective time beside its ingress bound.
 
-    python bench/tacos.py                  # Table I: Ring_FC_Switch, 1..64 nodes (8..512 NPUs), All-Reduce
-    python bench/tacos.py --shapes         # also 2D/3D tori, meshes and binary hypercubes up to 512 NPUs
-    python bench/tacos.py --verify         # also lower into the IR and run the verifier (not counted)
+    python -m bench.tacos                  # Table I: Ring_FC_Switch, 1..64 nodes (8..512 NPUs), All-Reduce
+    python -m bench.tacos --shapes         # also 2D/3D tori, meshes and binary hypercubes up to 512 NPUs
+    python -m bench.tacos --verify         # also lower into the IR and run the verifier (not counted)
 
 Every row is one greedy run per phase (restarts = 1, seed 0) of an All-Reduce (reduce-scatter on the transpose,
 then All-Gather), one chunk per NPU, a 64 MiB buffer and the fabric's own link bandwidths and 0.5 us alphas.
@@ -13,20 +13,16 @@ then All-Gather), one chunk per NPU, a 64 MiB buffer and the fabric's own link b
 TACOS's, both from this run.
 """
 import argparse
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from solvers.errors import NotApplicable  # noqa: E402
-from solvers.ring import ring_allgather  # noqa: E402
-from solvers.cost import time_us  # noqa: E402
-from solvers.tacos import tacos  # noqa: E402
-from solvers.transform import build_collective  # noqa: E402
-from solvers.schedule import Collective  # noqa: E402
-from solvers.verify import verify  # noqa: E402
-from topologies import parse_topology  # noqa: E402
+from solvers.core.errors import NotApplicable
+from solvers.baselines.hamiltonian import ring_allgather
+from solvers.core.cost import time_us
+from solvers.tacos import tacos
+from solvers.core.transform import build_collective
+from solvers.core.schedule import Collective
+from solvers.core.verify import verify
+from topologies import parse_topology
 
 BUFFER = 1 << 26
 PAPER_S = {8: 0.29e-3, 16: 0.63e-3, 32: 8.90e-3, 64: 97.92e-3, 128: 1.08, 256: 16.50, 512: 6.09 * 60}

@@ -1,8 +1,8 @@
 """TE-CCL solver time and transfer time against the paper's figures (digest notes/te-ccl.md sections 9 and 10).
 
-    python bench/teccl.py              # DGX1 Table 3 / Table 7 cases, NDv2 2-chassis allgather (slowest epochs)
-    python bench/teccl.py --large      # also NDv2 2-chassis all-to-all and A* on NDv2, longer limits
-    python bench/teccl.py --time-limit 120
+    python -m bench.teccl              # DGX1 Table 3 / Table 7 cases, NDv2 2-chassis allgather (slowest epochs)
+    python -m bench.teccl --large      # also NDv2 2-chassis all-to-all and A* on NDv2, longer limits
+    python -m bench.teccl --time-limit 120
 
 Each row: the instance, the epochs found (and whether K - 1 was proven infeasible), the transfer time and the
 paper's, the time to find and prove that K, the solver time in all (the MILP goes on to optimise early delivery
@@ -10,15 +10,11 @@ at that K until the gap or the limit; build included) and the paper's (Gurobi on
 are on a 6-core desktop). The last column is our time over the paper's, measured in this run.
 """
 import argparse
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from solvers.errors import NotApplicable  # noqa: E402
-from solvers.teccl import teccl  # noqa: E402
-from topologies import parse_topology  # noqa: E402
+from solvers.core.errors import NotApplicable
+from solvers.teccl import teccl
+from topologies import parse_topology
 
 KB = 1000
 MB = 1000 * KB

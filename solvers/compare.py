@@ -1,6 +1,6 @@
 """Every applicable synthesizer on several topologies and collectives, side by side, under one time budget.
 
-``compare`` runs each algorithm of ``solvers.synthesize.ALGORITHMS`` on each topology and collective, the cheap
+``compare`` runs each synthesizer of the registry (``solvers.registry``) on each topology and collective, the cheap
 ones first (the textbook baselines, then shortest-path trees, expansions, BFB, TACOS, ForestColl and last TE-CCL,
 whose MILP runs only on small fabrics under a time limit taken from what is left of the budget). Once the budget
 is spent the remaining runs are reported as ``skipped: budget``; a run that has started is not interrupted (only
@@ -13,18 +13,18 @@ TE-CCL is bounded from inside). Every row says what happened (``status``):
 * ``error: ...``: anything else the algorithm raised (a bug to report; the other rows are still good).
 
 Beside them, one ``lower bound`` row per topology and collective: D(G) steps (2 D(G) for allreduce) and the
-bandwidth bound T_B* of ``solvers.cost.tb_lower_bound``.
+bandwidth bound T_B* of ``solvers.core.cost.tb_lower_bound``.
 
 Time (``time_us``) for the workload's vector of M = ``total_bytes`` bytes:
 
 * with ``alpha_us`` and ``bandwidth_gbs`` given, the abstract alpha-beta runtime of the app's sidebar
   (``studio.workload.Workload.runtime_us``): steps * alpha + tb_factor * M / B, B in GB/s (1e3 bytes per us);
-* without them, the runtime on the topology's own links (``solvers.cost.time_us``: each step lasts as long as
+* without them, the runtime on the topology's own links (``solvers.core.cost.time_us``: each step lasts as long as
   its slowest link, alpha_l + bytes_l / bandwidth_l); the bound row then uses the smallest link alpha per step
   and the smallest node egress bandwidth for B.
 
 ``algbw_GBps`` is M / time, except for ForestColl, whose trees are pipelined: its algbw is N / the flow-model
-factor (``solvers.cost.pipelined_factor``), in the links' GB/s, scaled so that a node's egress is B in the
+factor (``solvers.core.cost.pipelined_factor``), in the links' GB/s, scaled so that a node's egress is B in the
 alpha-beta model.
 
 ``curves`` turns rows into runtime-against-M lines (alpha-beta: a line a + b M per row) and ``winners`` finds,
@@ -39,27 +39,22 @@ from typing import Callable, Iterable, NamedTuple, Sequence
 
 from topologies.model import Topology
 
-from .cost import node_bandwidth, pipelined_factor, steps_lower_bound, time_us, tb_lower_bound
-from .errors import NotApplicable, ScheduleError
-from .schedule import Collective
+from .core.cost import node_bandwidth, pipelined_factor, steps_lower_bound, time_us, tb_lower_bound
+from .core.errors import NotApplicable, ScheduleError
+from .core.schedule import Collective
+from .registry import SKIP_BUDGET
 from .synthesize import ALGORITHMS, synthesize
 
 BOUND = "lower bound"
 OK = "ok"
-SKIPPED_BUDGET = "skipped: budget"
+SKIPPED_BUDGET = SKIP_BUDGET
 DEFAULT_BUDGET_S = 60.0
 DEFAULT_BYTES = 1.0e6
 DEFAULT_ALPHA_US = 10.0             # the app's sidebar defaults, for curves when no alpha-beta model was given
 DEFAULT_BANDWIDTH_GBS = 12.5
-TECCL_MAX_NODES = 16                # TE-CCL's MILP grows as N^2 x links x epochs: small fabrics only
-TECCL_MAX_TIME_S = 20.0             # per TE-CCL solve (an allreduce is two)
-TECCL_MIN_TIME_S = 1.0              # less than this left of the budget: TE-CCL is skipped
 EXPORT_MAX_TRANSFERS = 20_000       # MSCCL export is tried up to this many transfers
 SIZES = tuple(10.0 ** k for k in range(3, 11))
 PLOT_SIZES = tuple(10.0 ** (3 + k / 8) for k in range(57))      # the same range, eight points a decade
-# cheap first: closed-form baselines, then graph searches, LPs, the greedy, the tree packing and the MILP last
-ORDER = ("ring", "ring_uni", "shifted_ring", "dbt", "rhd", "direct", "gentree", "sptree", "expansion", "bfb", "tacos",
-         "forestcoll", "teccl")
 COLUMNS = ("topology", "name", "N", "collective", "algo", "status", "steps", "tb_factor", "tb_factor_exact",
            "steps_lower_bound", "tb_lower_bound", "tb_lower_bound_exact", "time_us", "algbw_GBps", "synthesis_s",
            "verified", "exportable", "transfers", "detail")
@@ -67,9 +62,17 @@ COLUMNS = ("topology", "name", "N", "collective", "algo", "status", "steps", "tb
 Progress = Callable[[str, float], None]
 
 
+def __getattr__(name: str):
+    if name == "ORDER":              # the registry's names, cheap first (read live: plug-ins count)
+        return tuple(ALGORITHMS)
+    raise AttributeError(name)
+
+
 def algorithm_order(algos: Iterable[str] | None = None) -> list[str]:
-    """The algorithms to run, cheap ones first; ``algos`` (names) restricts them. Unknown names: ValueError."""
-    every = [a for a in ORDER if a in ALGORITHMS] + [a for a in ALGORITHMS if a not in ORDER]
+    """The algorithms to run, cheap ones first (the registry's ``rank``: closed-form baselines, then graph
+    searches, LPs, the greedy, the tree packing and the MILP last); ``algos`` (names) restricts them. Unknown
+    names: ValueError."""
+    every = list(ALGORITHMS)
     if algos is None:
         return every
     wanted = [a.strip() for a in algos if a and a.strip()]
@@ -233,19 +236,13 @@ def _run(topo: Topology, algo: str, coll: Collective, total_bytes: float, alpha_
     """One synthesizer on one topology and collective: a row whatever happens."""
     if left_s <= 0:
         return _base_row(topo, coll, algo, SKIPPED_BUDGET)
-    options = None
-    if algo == "teccl":
-        if topo.n > TECCL_MAX_NODES:
-            return _base_row(topo, coll, algo, f"skipped: TE-CCL's MILP runs here up to {TECCL_MAX_NODES} "
-                                               f"compute nodes, this has {topo.n}")
-        parts = 2 if coll is Collective.ALLREDUCE else 1
-        limit = min(TECCL_MAX_TIME_S, left_s / parts)
-        if limit < TECCL_MIN_TIME_S:
-            return _base_row(topo, coll, algo, SKIPPED_BUDGET)
-        options = {"time_limit": limit}
+    plan = ALGORITHMS[algo].compare_plan(topo, coll, left_s)
+    if isinstance(plan, str):                    # the synthesizer declines this run (size, time left)
+        return _base_row(topo, coll, algo, plan)
+    options = plan or None
     t0 = time.monotonic()
     try:
-        result = synthesize(topo, algo, coll, progress=progress, total_bytes=total_bytes, teccl_options=options)
+        result = synthesize(topo, algo, coll, progress=progress, total_bytes=total_bytes, options=options)
     except NotApplicable as exc:
         return _base_row(topo, coll, algo, f"not applicable: {_first_line(exc)}")
     except ScheduleError as exc:
@@ -264,20 +261,19 @@ def _run(topo: Topology, algo: str, coll: Collective, total_bytes: float, alpha_
     else:
         t = time_us(fabric, schedule, total_bytes)
     algbw = total_bytes / t / 1e3 if t > 0 else None
-    if "algbw_GBps" in schedule.notes:           # ForestColl: pipelined trees, the flow model's algbw
-        factor = pipelined_factor(fabric, schedule)
-        if factor > 0:
-            algbw = fabric.n / factor
-            if alpha_us is not None:             # links scaled so that a node's egress is B
-                algbw = algbw * Fraction(bandwidth_gbs) / node_bandwidth(fabric)
-            algbw = float(algbw)
+    pipelined = result.detail.pipelined_algbw(result) if result.detail is not None else None
+    if pipelined is not None:                    # ForestColl: pipelined trees, the flow model's algbw
+        if alpha_us is not None:                 # links scaled so that a node's egress is B
+            pipelined = pipelined * Fraction(bandwidth_gbs) / node_bandwidth(fabric)
+        algbw = float(pipelined)
     row.update(steps=c.steps, tb_factor=float(c.tb_factor), tb_factor_exact=str(c.tb_factor),
                steps_lower_bound=c.steps_lower_bound, tb_lower_bound=float(c.tb_lower_bound),
                tb_lower_bound_exact=str(c.tb_lower_bound), time_us=t, algbw_GBps=algbw, synthesis_s=seconds,
-               verified=bool(result.verification.ok), transfers=schedule.count, detail=_detail(schedule.notes))
+               verified=bool(result.verification.ok), transfers=schedule.count,
+               detail=result.detail.compare_note() if result.detail is not None else "")
     left_s -= seconds
     if schedule.count <= EXPORT_MAX_TRANSFERS and left_s > 0:
-        from .msccl import export
+        from .export.msccl import export
 
         try:
             export(fabric, schedule)
@@ -286,16 +282,6 @@ def _run(topo: Topology, algo: str, coll: Collective, total_bytes: float, alpha_
             row["exportable"] = False
             row["detail"] = "; ".join(x for x in (row["detail"], f"MSCCL export: {_first_line(exc)}") if x)
     return row
-
-
-def _detail(notes: dict) -> str:
-    if "teccl" in notes:
-        t = notes["teccl"]
-        parts = t.get("parts", [t])
-        return "TE-CCL " + ", ".join(f"{p.get('status')} (gap {p.get('gap')})" for p in parts)
-    if "tacos" in notes:
-        return f"TACOS's own clock: {notes['tacos'].get('time_us', 0):.4g} us on the fabric's links"
-    return ""
 
 
 # ------------------------------------------------------------------------------------------ curves and winners

@@ -1,4 +1,4 @@
-"""``python -m studio``: the command-line interface (see studio/cli.py)."""
+"""``python -m studio``: the command-line interface (see studio/cli/)."""
 import sys
 
 from studio.cli import main

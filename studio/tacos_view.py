@@ -10,34 +10,21 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from solvers.synthesize import synthesize
+from solvers.synthesize import ALGORITHMS, synthesize
 from solvers.tacos import TacosResult, tacos_ilp
 from solvers.tacos.ilp import MAX_BINARIES
 from studio.figures import tacos_gantt
+from studio.widgets import option_controls
 
 Options = tuple
-MAX_CHUNKS = 16
-MAX_RESTARTS = 64
 ILP_MAX_NODES = 16
 ILP_TIME_LIMIT_S = 60.0
 MAX_GANTT_SENDS = 20_000
 
 
 def knobs(prefix: str) -> Options:
-    """Chunks per NPU, restarts, seed and the unwinding degree as widgets."""
-    c = st.columns(4)
-    chunks = c[0].number_input("Chunks per NPU", 1, MAX_CHUNKS, 1, step=1, key=f"{prefix}chunks",
-                               help="k: each NPU's shard is cut into k chunks that travel separately (pipelining)")
-    restarts = c[1].number_input("Restarts", 1, MAX_RESTARTS, 8, step=1, key=f"{prefix}restarts",
-                                 help="Seeded greedy runs; the fastest is kept (they stop once one meets the bound)")
-    seed = c[2].number_input("Seed", 0, 1_000_000, 0, step=1, key=f"{prefix}seed")
-    unwind = c[3].selectbox("Switch unwinding", ["auto", "max", "1", "2", "4"], key=f"{prefix}unwind",
-                            help="auto: a one-switch domain becomes a full mesh (scale-up), a multi-switch one a "
-                                 "ring (scale-out), as in TACOS section VII-B; max: full mesh; d: degree-d links "
-                                 "at bandwidth/d")
-    degree = unwind if unwind in ("auto", "max") else int(unwind)
-    return tuple(sorted({"chunks": int(chunks), "restarts": int(restarts), "seed": int(seed),
-                         "unwind_degree": degree}.items()))
+    """Chunks per NPU, restarts, seed and the unwinding degree as widgets (from TACOS's declared options)."""
+    return tuple(sorted(option_controls(ALGORITHMS["tacos"], prefix).items()))
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
@@ -49,7 +36,7 @@ def cached_solve(key: str, collective: str, options: Options, total_bytes: float
         bar.progress(min(max(fraction, 0.0), 1.0), text=f"{phase}: {int(fraction * 100)}%")
     try:
         result = synthesize(_load(), "tacos", collective, progress=progress, total_bytes=total_bytes,
-                            tacos_options=dict(options))
+                            options=dict(options))
     finally:
         bar.empty()
     return result, result.detail

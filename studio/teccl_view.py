@@ -10,18 +10,15 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from solvers.errors import NotApplicable
-from solvers.schedule import Collective
-from solvers.synthesize import synthesize
+from solvers.core.errors import NotApplicable
+from solvers.core.schedule import Collective
+from solvers.synthesize import ALGORITHMS, synthesize
 from solvers.teccl import Composed, TecclResult, read_demand_matrix
 from studio.figures import MAX_DRAWN_NODES, epoch_figure, epoch_gantt
+from studio.widgets import MISSING, option_controls
 
 COLLECTIVES = [c.value for c in Collective.every()]
-METHODS = ["auto", "milp", "lp", "astar"]
-EPOCH_POLICIES = ["slowest", "fastest"]
-MAX_CHUNKS = 16
 DEFAULT_TIME_LIMIT_S = 30.0
-DEFAULT_GAP = 1e-4
 MAX_DEMAND_TEXT = 100_000            # characters of a demand matrix read (as the CLI)
 MAX_VIEW_TRANSFERS = 50_000          # epoch-table rows the epoch view draws
 MAX_GANTT_CELLS = 400_000            # links x epochs in the heatmap
@@ -30,37 +27,20 @@ Options = tuple                      # sorted (name, value) pairs: hashable, for
 
 
 def knobs(prefix: str, collective: str) -> Options | None:
-    """The TE-CCL settings as widgets (keys ``prefix + name``), two rows of four; None, after a message, when a
-    custom demand matrix is missing or unreadable."""
-    c = st.columns(4)
-    chunks = c[0].number_input("Chunks", 1, MAX_CHUNKS, 1, step=1, key=f"{prefix}chunks",
-                               help="Chunks per GPU (allgather, reduce-scatter, allreduce) or per pair (alltoall)",
-                               disabled=collective == "custom")
-    epochs = c[1].number_input("Epochs K (0 = auto)", 0, 10_000, 0, step=1, key=f"{prefix}epochs",
-                               help="0: the smallest K that admits a schedule (probes, then a bisection); "
-                                    "a number: solve at exactly that K")
-    limit = c[2].number_input("Time limit (s)", 1.0, 3600.0, DEFAULT_TIME_LIMIT_S, step=5.0, key=f"{prefix}limit",
-                              help="For all solves of one instance (each part of a reduce-scatter or allreduce)")
-    gap = c[3].number_input("Gap", 0.0, 0.99, DEFAULT_GAP, step=1e-4, format="%.4g", key=f"{prefix}gap",
-                            help="Relative MIP gap at which a solve stops")
-    c = st.columns(4)
-    method = c[0].selectbox("Method", METHODS, key=f"{prefix}method",
-                            help="auto: MILP with copy for allgather, LP for alltoall and demand matrices; astar: "
-                                 "rounds of a few epochs, fast and not optimal")
-    policy = c[1].selectbox("Epoch length", EPOCH_POLICIES, key=f"{prefix}policy",
-                            help="The chunk time of the slowest link (every link carries a chunk per epoch) or of "
-                                 "the fastest (finer, larger models)")
-    switch_copy = c[2].checkbox("Switches copy", key=f"{prefix}switch_copy",
-                                help="Switches may duplicate a chunk onto several links (SHARP-like)")
-    opts: dict = {"epochs": int(epochs) or None, "time_limit": float(limit), "gap": float(gap), "method": method,
-                  "epoch": policy, "switch_copy": bool(switch_copy)}
-    if collective == "custom":
-        matrix = _demand_matrix(prefix, c[3])
-        if matrix is None:
-            return None
-        opts["matrix"] = matrix
-    else:
-        opts["chunks"] = int(chunks)
+    """The TE-CCL settings as widgets (keys ``prefix + key``, from TE-CCL's declared options), two rows of four;
+    None, after a message, when a custom demand matrix is missing or unreadable."""
+    custom = collective == "custom"
+
+    def demand(spec, where):
+        matrix = _demand_matrix(prefix, where)
+        return MISSING if matrix is None else matrix
+    opts = option_controls(ALGORITHMS["teccl"], prefix, defaults={"time_limit": DEFAULT_TIME_LIMIT_S},
+                           custom={"demand_matrix": demand}, skip=() if custom else ("matrix",),
+                           disabled=("chunks",) if custom else ())
+    if opts is None:
+        return None
+    if custom:
+        del opts["chunks"]
     return tuple(sorted(opts.items()))
 
 
@@ -93,7 +73,7 @@ def solve(topo, collective: str, options: Options, total_bytes: float, progress=
     opts = dict(options)
     if opts.get("matrix") is not None:
         opts["matrix"] = [list(r) for r in opts["matrix"]]
-    result = synthesize(topo, "teccl", collective, progress=progress, total_bytes=total_bytes, teccl_options=opts)
+    result = synthesize(topo, "teccl", collective, progress=progress, total_bytes=total_bytes, options=opts)
     return result, result.detail
 
 
@@ -250,7 +230,7 @@ def panel(result, found, prefix: str, total_bytes: float, layout=None) -> dict:
 
 def export_button(topo, schedule, key: str, prefix: str) -> None:
     """A compact MSCCL export (default dialect and budget) of ``schedule``, kept in the session under ``key``."""
-    from solvers.msccl import XmlError, export
+    from solvers.export.msccl import XmlError, export
 
     held_key = f"{prefix}xml"
     if st.button("Build MSCCL XML", key=f"{prefix}export"):

@@ -1,6 +1,19 @@
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+ROOT = Path(__file__).resolve().parents[1]      # the repository root (pytest.ini puts it on the import path)
+
+
+def switch_page(at, url_path: str):
+    """Select the app's page at ``/url_path`` for the next ``at.run()``, as a browser opening that URL would.
+
+    The app's pages (studio/navigation.py) are functions, and ``AppTest.switch_page()`` finds only pages defined
+    by a file, so the page is looked up by its url_path among those that the last run's ``st.navigation``
+    registered (call ``run()`` first). The test must not import studio.navigation itself: st.Page objects
+    created outside a script run are empty, and the app would then reuse them."""
+    pages = getattr(at, "_registered_pages", {}) or {}
+    found = [h for h, info in pages.items() if info.get("url_pathname") == url_path]
+    if not found:
+        known = sorted(str(info.get("url_pathname")) for info in pages.values())
+        raise ValueError(f"no page /{url_path} registered by st.navigation (run() first?); registered: {known}")
+    at._page_hash = found[0]
+    return at

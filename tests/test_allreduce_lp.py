@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from solvers.allreduce_lp import allreduce_lp, allreduce_lp_model, model_size
-from solvers.errors import NotApplicable
+from solvers.directconnect.allreduce_lp import allreduce_lp, allreduce_lp_model, model_size
+from solvers.core.errors import NotApplicable
 from topologies import COMPUTE, SWITCH, Link, Topology, parse_topology
 
 from .helpers import compute_cuts

@@ -5,8 +5,8 @@ from fractions import Fraction
 import pytest
 from hypothesis import given, settings
 
-from solvers.alltoall import mcf_model, mcf_rate, moore_rate_bound
-from solvers.bfb_lp import write_lp
+from solvers.directconnect.alltoall import mcf_model, mcf_rate, moore_rate_bound
+from solvers.directconnect.bfb_lp import write_lp
 from studio.cli import main
 from topologies import parse_topology
 
@@ -33,7 +33,7 @@ def test_moore_bound_matches_the_paper_rows():
 
 def test_time_conversion_matches_table_4_units():
     # Π_{4,1024}: f = 8.01e-4 -> 409.1 us for 2^20 bytes at 100 Gb/s (A.5.3)
-    from solvers.alltoall import AllToAll
+    from solvers.directconnect.alltoall import AllToAll
 
     assert AllToAll(8.01e-4, 1024, 4, 0.0).time_us(2 ** 20, 12.5) == pytest.approx(409.09, abs=0.01)
 

@@ -6,11 +6,11 @@ from fractions import Fraction
 
 import pytest
 
-from solvers.direct_alltoall import direct_alltoall
-from solvers.errors import NotApplicable
-from solvers.msccl import check_xml, export, lower, parse_xml, simulate, to_xml, validate
-from solvers.schedule import Collective, Schedule, Transfer
-from solvers.verify import verify
+from solvers.directconnect.direct_alltoall import direct_alltoall
+from solvers.core.errors import NotApplicable
+from solvers.export.msccl import check_xml, export, lower, parse_xml, simulate, to_xml, validate
+from solvers.core.schedule import Collective, Schedule, Transfer
+from solvers.core.verify import verify
 from topologies import parse_topology
 from topologies.model import Topology
 
@@ -148,7 +148,7 @@ def test_extra_data_is_allowed():
 
 
 def test_the_fast_path_declines_alltoall(monkeypatch):
-    v = importlib.import_module("solvers.verify")
+    v = importlib.import_module("solvers.core.verify")
     monkeypatch.setattr(v, "FAST_MIN_TRANSFERS", 0)
     topo = parse_topology("torus(3,4)")
     assert v._fast_verify(topo, direct_alltoall(topo)) is None

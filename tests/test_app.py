@@ -5,10 +5,10 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from .conftest import ROOT
+from .conftest import ROOT, switch_page
 
-COMPOSE = "studio/pages/page_compose.py"
-SCHEDULE = "studio/pages/page_schedule.py"
+COMPOSE = "compose"            # url_paths of the app's pages
+SCHEDULE = "schedule"
 
 
 def app():
@@ -19,7 +19,7 @@ def open_page(page, expr=None):
     at = app().run()
     if expr is not None:
         at.query_params["expr"] = expr
-    return at.switch_page(page).run()
+    return switch_page(at, page).run()
 
 
 def metrics(at):

@@ -6,11 +6,11 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from solvers.baselines import BASELINES, baseline
-from solvers.cost import cost, tb_lower_bound
-from solvers.errors import NotApplicable
-from solvers.msccl import check_xml, export
-from solvers.schedule import Collective
-from solvers.verify import verify
+from solvers.core.cost import cost, tb_lower_bound
+from solvers.core.errors import NotApplicable
+from solvers.export.msccl import check_xml, export
+from solvers.core.schedule import Collective
+from solvers.core.verify import verify
 from tests.helpers import star, strongly_connected_topologies
 from topologies.baseline_fabrics import dbt_graph, nccl_double_binary_tree, shifted_ring, shifted_ring_stride
 from topologies.clusters import dgx_a100
@@ -109,7 +109,7 @@ def test_dbt_pipelining_trades_steps_for_bandwidth():
 
 
 def test_ring_bi_is_solvers_ring():
-    from solvers.ring import ring_allgather
+    from solvers.baselines.hamiltonian import ring_allgather
     topo = topo_of("biring(8)")
     ours = BASELINES["ring_bi"].build(topo, "allgather")
     assert sorted(ours.transfers) == sorted(ring_allgather(topo).transfers)

@@ -36,7 +36,7 @@ def test_finder_into_markdown(tmp_path):
     assert dt.date.today().isoformat() in md or (dt.date.today() - dt.timedelta(days=1)).isoformat() in md
     assert "- CPUs: " in md and f"- Python: {sys.version.split()[0]}" in md
     assert "\n## finder\n" in md and "## bfb" not in md
-    assert "`python bench/finder.py --max-nodes 40 --degrees 2,4`" in md
+    assert "`python -m bench.finder --max-nodes 40 --degrees 2,4`" in md
     assert "- Wall time: " in md and "- Status: ok" in md
     lines = md.splitlines()
     head = lines.index("| d | targets | frontier pts | bidir pts | max pts | no Π row | seconds |")
@@ -55,7 +55,7 @@ def test_list_names_every_script():
     expected = sorted(p.stem for p in (ROOT / "bench").glob("*.py") if p.name != "run_all.py"
                       and not p.name.startswith("_"))
     assert names == expected
-    assert "python bench/finder.py --max-nodes 256" in proc.stdout
+    assert "python -m bench.finder --max-nodes 256" in proc.stdout
 
 
 def test_unknown_name_is_one_line_error():

@@ -8,12 +8,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from solvers.bfb import (_assign, bfb_allgather, bfb_chunked, bfb_timed, chunk_counts, receiver_problems,
+from solvers.directconnect.bfb import (_assign, bfb_allgather, bfb_chunked, bfb_timed, chunk_counts, receiver_problems,
                          solve_problem)
-from solvers.bfb_lp import lp1_model, lp14_solve, lp_allgather, solve, write_lp
-from solvers.cost import cost, time_us
+from solvers.directconnect.bfb_lp import lp1_model, lp14_solve, lp_allgather, solve, write_lp
+from solvers.core.cost import cost, time_us
 from solvers.synthesize import synthesize
-from solvers.verify import verify
+from solvers.core.verify import verify
 from studio.cli import main
 from topologies import parse_topology
 from topologies.model import Link, Topology
@@ -21,7 +21,7 @@ from topologies.properties import degree, diameter
 
 from .helpers import strongly_connected_topologies
 
-bfb_module = importlib.import_module("solvers.bfb")
+bfb_module = importlib.import_module("solvers.directconnect.bfb")
 
 
 def run(expr):
@@ -164,7 +164,7 @@ def test_heterogeneous_bfb_skips_a_link_whose_alpha_alone_dominates():
     # 2->3 cannot help: it would cost 200 us even empty. LP (14) as written charges it anyway; the re-solve not.
     assert 3 not in used and schedule.notes["U"][2] == 101
     (p,) = [p for p in receiver_problems(topo) if p.u == 3 and p.t == 2]
-    from solvers.bfb_lp import lp14_model
+    from solvers.directconnect.bfb_lp import lp14_model
     naive, _ = solve(lp14_model(topo, p, 1000.0))
     repaired, _, dropped = lp14_solve(topo, p, 1000.0)
     assert abs(naive - 200) < 1e-9 and abs(repaired - 101) < 1e-9 and dropped

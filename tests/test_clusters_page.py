@@ -4,14 +4,14 @@ import json
 
 from streamlit.testing.v1 import AppTest
 
-from .conftest import ROOT
+from .conftest import ROOT, switch_page
 
-CLUSTERS = "studio/pages/page_clusters.py"
+CLUSTERS = "clusters"
 
 
 def open_clusters():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180).run()
-    return at.switch_page(CLUSTERS).run()
+    return switch_page(at, CLUSTERS).run()
 
 
 def metric(at, label):

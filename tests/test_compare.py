@@ -10,13 +10,13 @@ from streamlit.testing.v1 import AppTest
 
 from solvers import compare as cmp
 from solvers.compare import BOUND, OK, SKIPPED_BUDGET, Curve, compare, curves, winners
-from solvers.errors import ScheduleError
+from solvers.core.errors import ScheduleError
 from studio.cli import main
 from topologies import load
 
-from .conftest import ROOT
+from .conftest import ROOT, switch_page
 
-COMPARE_PAGE = "studio/pages/page_compare.py"
+COMPARE_PAGE = "compare"
 # what a run's numbers are; synthesis seconds and TE-CCL's solver report vary from run to run
 STABLE = ("topology", "name", "N", "collective", "algo", "status", "steps", "tb_factor", "tb_factor_exact",
           "steps_lower_bound", "tb_lower_bound", "tb_lower_bound_exact", "time_us", "algbw_GBps", "verified",
@@ -199,7 +199,7 @@ def test_cli_collectives_table_and_errors(capsys):
 
 def test_page_table_agrees_with_the_cli():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300).run()
-    at = at.switch_page(COMPARE_PAGE).run()
+    at = switch_page(at, COMPARE_PAGE).run()
     assert not at.exception and "Press Run" in at.info[0].value
     at.text_area(key="cmp_exprs").set_value("ring(8)\ngkautz(2,8)\nring(2000)").run()
     assert len(at.error) == 1 and "ring(2000)" in at.error[0].value and "1024" in at.error[0].value

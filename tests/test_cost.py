@@ -5,9 +5,9 @@ import pytest
 from hypothesis import given, settings
 
 from solvers import Collective, synthesize
-from solvers.cost import cost, node_bandwidth, tb_lower_bound, time_us
-from solvers.sptree import sptree_allgather
-from solvers.transform import build_collective
+from solvers.core.cost import cost, node_bandwidth, tb_lower_bound, time_us
+from solvers.baselines.sptree import sptree_allgather
+from solvers.core.transform import build_collective
 from topologies import load
 
 from .helpers import star, strongly_connected_topologies
@@ -75,9 +75,9 @@ def test_allreduce_bound_adds_the_phase_bounds_when_sender_and_receiver_bottlene
 
 
 def test_vectorized_link_loads_equal_the_exact_sums():
-    from solvers.cost import link_loads
-    from solvers.expansion import expand
-    from solvers.schedule import Schedule
+    from solvers.core.cost import link_loads
+    from solvers.directconnect.expansion import expand
+    from solvers.core.schedule import Schedule
 
     built = expand("power(circulant(7,[2,3]),2)")
     schedule = built.schedule

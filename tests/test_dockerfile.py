@@ -225,7 +225,7 @@ def app_files() -> list[str]:
 
 def test_app_files_are_in_the_context(ignore):
     files = app_files()
-    assert any(f.startswith("solvers/data/") for f in files), "the data tables the solvers read"
+    assert any(f.startswith("solvers/directconnect/data/") for f in files), "the data tables the solvers read"
     assert ".streamlit/config.toml" in files
     dropped = [f for f in files if excluded(ignore, f)]
     assert not dropped, f".dockerignore drops files the app needs: {dropped[:10]}"

@@ -5,11 +5,11 @@ from fractions import Fraction
 
 import pytest
 
-from solvers.cost import cost
-from solvers.errors import NotApplicable
-from solvers.expansion import expand
+from solvers.core.cost import cost
+from solvers.core.errors import NotApplicable
+from solvers.directconnect.expansion import expand
 from solvers.synthesize import synthesize
-from solvers.verify import verify
+from solvers.core.verify import verify
 from studio.cli import main
 from topologies import parse_topology
 from topologies.catalogue import BASES

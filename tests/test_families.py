@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from solvers.bfb import bfb_allgather
-from solvers.cost import tb_factor
+from solvers.directconnect.bfb import bfb_allgather
+from solvers.core.cost import tb_factor
 from topologies import TopologyError, parse_topology
 from topologies import families as fam
 from topologies.properties import degree, diameter, in_degrees, is_regular, out_degrees

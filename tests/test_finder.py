@@ -8,12 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from solvers import base_table
-from solvers.bfb import bfb_allgather, bfb_values
-from solvers.cost import tb_factor
-from solvers.errors import NotApplicable
-from solvers.finder import Candidate, Finder, bound, build_candidate, find, pareto
-from solvers.selection import collective_time_us
+from solvers.directconnect import base_table
+from solvers.directconnect.bfb import bfb_allgather, bfb_values
+from solvers.core.cost import tb_factor
+from solvers.core.errors import NotApplicable
+from solvers.directconnect.finder import Candidate, Finder, bound, build_candidate, find, pareto
+from solvers.directconnect.selection import collective_time_us
 from studio.cli import main
 from topologies import parse_topology
 from topologies.families import gkautz

@@ -5,14 +5,14 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from .conftest import ROOT
+from .conftest import ROOT, switch_page
 
-FINDER = "studio/pages/page_finder.py"
+FINDER = "finder"
 
 
 def open_finder():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180).run()
-    return at.switch_page(FINDER).run()
+    return switch_page(at, FINDER).run()
 
 
 def test_default_frontier_is_table4_with_the_recommendation():

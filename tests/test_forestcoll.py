@@ -5,16 +5,16 @@ from fractions import Fraction
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from solvers.cost import pipelined_factor
-from solvers.errors import NotApplicable
+from solvers.core.cost import pipelined_factor
+from solvers.core.errors import NotApplicable
 from solvers.forestcoll import collective_schedule, forestcoll
 from solvers.forestcoll.packing import check_packing
 from solvers.forestcoll.search import (fabric, fixed_k_search, floored, optimal_ratio, optimal_ratio_bisect,
                                        simplest_between)
 from solvers.forestcoll.splitting import meets_invariant
-from solvers.msccl import check_xml, export
-from solvers.schedule import Collective
-from solvers.verify import verify
+from solvers.export.msccl import check_xml, export
+from solvers.core.schedule import Collective
+from solvers.core.verify import verify
 from topologies import parse_topology
 from topologies.model import COMPUTE, SWITCH, Link, Topology
 

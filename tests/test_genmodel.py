@@ -8,14 +8,14 @@ from fractions import Fraction
 import pytest
 
 from solvers import synthesize
-from solvers.cost import time_us
+from solvers.core.cost import time_us
 from solvers.genmodel import (CPU_TESTBED, TABLE5, FitError, GenModelParams, ModelOptions, ParamsError, badges,
                               best_plan, classic_cost, cps_cost, fit, genmodel_time_us, hcps_cost,
                               memory_lower_bound, ordered_factorizations, plan_cost, read_measurements, rhd_cost,
                               ring_cost, single_switch, synthesize_measurements, to_csv, to_topology,
                               traffic_lower_bound)
 from solvers.genmodel.plans import candidate_plans, hierarchical_cost, ps_cost
-from studio import genmodel_cli
+from studio.cli import genmodel as genmodel_cli
 from topologies import load
 from topologies.model import Link, Topology
 

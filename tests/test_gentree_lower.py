@@ -3,14 +3,14 @@ verified, exportable schedules, HCPS of every factorization verifies, and GenMod
 its theory says (incast only above w_t, memory lowest for CPS)."""
 import pytest
 
-from solvers.errors import NotApplicable
+from solvers.core.errors import NotApplicable
 from solvers.genmodel import PRESETS, genmodel_time_us, ordered_factorizations
 from solvers.genmodel.lower import gentree_schedule, hcps_schedule
-from solvers.msccl import check_xml, export
-from solvers.schedule import Collective
-from solvers.cost import cost
+from solvers.export.msccl import check_xml, export
+from solvers.core.schedule import Collective
+from solvers.core.cost import cost
 from solvers.synthesize import synthesize
-from solvers.verify import verify
+from solvers.core.verify import verify
 from tests.helpers import star
 from topologies import load
 from fractions import Fraction

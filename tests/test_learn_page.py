@@ -7,22 +7,22 @@ from fractions import Fraction
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from solvers.finder import bound, find
+from solvers.directconnect.finder import bound, find
 from solvers.genmodel import CPU_TESTBED, classic_cost, cps_cost, ring_cost
-from solvers.selection import collective_time_us
+from solvers.directconnect.selection import collective_time_us
 from solvers.synthesize import synthesize
 from topologies.expression import parse_topology
 from topologies.properties import diameter, moore_diameter_directed
 
-from .conftest import ROOT
+from .conftest import ROOT, switch_page
 
-LEARN = "studio/pages/page_learn.py"
+LEARN = "learn"
 CHARTS = ["ring", "diameter", "share", "base", "line", "frontier", "frontier sizes", "genmodel"]
 
 
 def open_learn():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180).run()
-    at = at.switch_page(LEARN).run()
+    at = switch_page(at, LEARN).run()
     assert not at.exception and not at.error
     return at
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from solvers.msccl import (Algo, Gpu, Step, Tb, XmlError, check_xml, export, lower, parse_xml, simulate, to_xml,
+from solvers.export.msccl import (Algo, Gpu, Step, Tb, XmlError, check_xml, export, lower, parse_xml, simulate, to_xml,
                            validate)
 from solvers.synthesize import synthesize
 from studio.cli import main
@@ -201,7 +201,7 @@ def test_export_refuses_what_the_runtime_would_not_run(capsys):
 
 
 def test_lowering_refuses_switches():
-    from solvers.errors import NotApplicable
+    from solvers.core.errors import NotApplicable
 
     from .helpers import star
 

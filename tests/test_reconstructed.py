@@ -4,9 +4,9 @@ from fractions import Fraction
 import networkx as nx
 import pytest
 
-from solvers.cost import cost
-from solvers.searched_schedules import ALLGATHERS, searched_allgather
-from solvers.verify import verify
+from solvers.core.cost import cost
+from solvers.directconnect.searched_schedules import ALLGATHERS, searched_allgather
+from solvers.core.verify import verify
 from topologies import reconstructed
 from topologies.families import ring
 from topologies.model import Topology, TopologyError

@@ -5,15 +5,15 @@ from fractions import Fraction
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from solvers.cost import time_us
-from solvers.errors import NotApplicable
-from solvers.msccl import check_xml, export
-from solvers.schedule import Collective
+from solvers.core.cost import time_us
+from solvers.core.errors import NotApplicable
+from solvers.export.msccl import check_xml, export
+from solvers.core.schedule import Collective
 from solvers.synthesize import synthesize
 from solvers.tacos import chunk_size, tacos
 from solvers.tacos.greedy import best_of, greedy_allgather, ingress_bound_us, nth_set_bit
 from solvers.tacos.ilp import tacos_ilp
-from solvers.verify import verify
+from solvers.core.verify import verify
 from tests.helpers import star, strongly_connected_topologies
 from topologies.expression import parse_topology
 from topologies.families import ring
@@ -89,7 +89,7 @@ def test_sends_are_causal_and_one_chunk_per_link_at_a_time():
                                   "mesh(2,2,2,bw=10,alpha_ns=1000)"])
 def test_collectives_verify_export_and_sit_above_their_bound(expr, collective):
     topo = parse_topology(expr)
-    result = synthesize(topo, "tacos", collective, total_bytes=float(1 << 24), tacos_options={"chunks": 2})
+    result = synthesize(topo, "tacos", collective, total_bytes=float(1 << 24), options={"chunks": 2})
     assert result.verification.ok
     out = result.as_dict(float(1 << 24))
     assert out["synthesizer_time_us"] >= out["synthesizer_bound_us"] * (1 - 1e-9)

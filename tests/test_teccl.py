@@ -4,12 +4,12 @@ from fractions import Fraction
 
 import pytest
 
-from solvers.errors import NotApplicable
-from solvers.msccl import check_xml, export
-from solvers.schedule import Collective
+from solvers.core.errors import NotApplicable
+from solvers.export.msccl import check_xml, export
+from solvers.core.schedule import Collective
 from solvers.teccl import collective_schedule, read_demand_matrix, teccl
 from solvers.teccl.instance import timing
-from solvers.verify import verify
+from solvers.core.verify import verify
 from topologies import parse_topology
 
 KB25 = 25_000

@@ -9,10 +9,10 @@ from streamlit.testing.v1 import AppTest
 from solvers.teccl import teccl
 from topologies import load
 
-from .conftest import ROOT
+from .conftest import ROOT, switch_page
 
-SCHEDULE = "studio/pages/page_schedule.py"
-CLUSTERS = "studio/pages/page_clusters.py"
+SCHEDULE = "schedule"
+CLUSTERS = "clusters"
 BUFFER = 200_000.0           # dgx1: 25 KB chunks on 25 GB/s links, 1 us epochs (TE-CCL Table 3)
 
 
@@ -29,7 +29,7 @@ def open_schedule(expr, **params):
     at.query_params["expr"] = expr
     for k, v in params.items():
         at.query_params[k] = v
-    return at.switch_page(SCHEDULE).run()
+    return switch_page(at, SCHEDULE).run()
 
 
 def test_schedule_page_teccl_allgather_and_alltoall_on_dgx1():
@@ -90,7 +90,7 @@ def test_other_algorithms_keep_their_collectives():
 
 def test_clusters_page_teccl_on_a_two_level_cluster():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
-    at = at.switch_page(CLUSTERS).run()
+    at = switch_page(at, CLUSTERS).run()
     at.selectbox(key="c_family").set_value("two-level cluster (Fig. 2)").run()
     at.number_input(key="c_b").set_value(2).run()                # cluster(2,2,10,1)
     at.radio(key="c_algo").set_value("TE-CCL").run()

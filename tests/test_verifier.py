@@ -7,10 +7,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from solvers import Collective, Schedule, Transfer, verify
-from solvers.ring import ring_allgather
-from solvers.schedule import ONE, ZERO
-from solvers.sptree import sptree_allgather
-from solvers.transform import build_collective, reverse
+from solvers.baselines.hamiltonian import ring_allgather
+from solvers.core.schedule import ONE, ZERO
+from solvers.baselines.sptree import sptree_allgather
+from solvers.core.transform import build_collective, reverse
 from topologies import load
 
 from .helpers import star, strongly_connected_topologies
@@ -140,7 +140,7 @@ def test_reverse_of_reverse_is_the_original(topo):
 
 
 # --- the vectorized path: it may only confirm what the simulator confirms, and must confirm correct schedules
-v = importlib.import_module("solvers.verify")   # the module (the package exports the function under its name)
+v = importlib.import_module("solvers.core.verify")   # the module (the package exports the function under its name)
 
 
 def _fast_and_slow(topo, schedule, monkeypatch):
@@ -157,7 +157,7 @@ FAST_CASES = ["power(bipartite(2),2)", "line(kautz(2,1),2)", "degree(dcirculant(
 @pytest.mark.parametrize("expr", FAST_CASES)
 @pytest.mark.parametrize("collective", list(Collective))
 def test_fast_path_confirms_correct_schedules(expr, collective, monkeypatch):
-    from solvers.bfb import bfb_allgather
+    from solvers.directconnect.bfb import bfb_allgather
 
     topo = load(expr)
     schedule = build_collective(topo, collective, bfb_allgather)
@@ -172,7 +172,7 @@ def test_fast_path_confirms_correct_schedules(expr, collective, monkeypatch):
 def test_fast_path_never_confirms_a_broken_schedule(expr, collective, seed, mutation):
     import random
 
-    from solvers.bfb import bfb_allgather
+    from solvers.directconnect.bfb import bfb_allgather
 
     topo = load(expr)
     schedule = build_collective(topo, collective, bfb_allgather)

@@ -2,7 +2,7 @@
 distance-regular graphs and the reconstructed Diamond and DBJMod graphs (direct-connect paper App. F, H).
 
 Each entry is an expression of the expression language and a one-line description; the expansion schedules
-(``solvers.expansion``) start from these, and the tests run every single expansion on every base of up to 16
+(``solvers.directconnect.expansion``) start from these, and the tests run every single expansion on every base of up to 16
 nodes.
 """
 from __future__ import annotations

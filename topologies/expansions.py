@@ -1,7 +1,7 @@
 """The topology side of the direct-connect paper's expansions (section 5, App. D; digest section 4).
 
 Each expansion builds a larger topology from smaller ones with a fixed, documented numbering of nodes and links,
-so that the schedule transforms in ``solvers.expansion`` can find the expanded link of every base transfer:
+so that the schedule transforms in ``solvers.directconnect.expansion`` can find the expanded link of every base transfer:
 
 - ``line_graph(G)`` (Def 12): node ``i`` is link ``i`` of G; links are listed for ``a`` in link order, then for
   ``b`` in ``G.out_links[dst(a)]``: one link ``a -> b`` per pair of links meeting head to tail, the back-edge

@@ -1,4 +1,4 @@
-"""Reading and writing topologies: the JSON interchange format of DESIGN.md and GraphML.
+"""Reading and writing topologies: the project's JSON interchange format (below) and GraphML.
 
 JSON::
 
@@ -164,7 +164,7 @@ def write_topology(topo: Topology, path: str | os.PathLike) -> None:
 
 
 def load(spec: str, max_nodes: int | None = None) -> Topology:
-    """A topology from an expression or from the path of a topology file (DESIGN.md: EXPR or file)."""
+    """A topology from an expression or from the path of a topology file (the CLI's EXPR-or-file argument)."""
     from .expression import parse_topology
 
     s = spec.strip()

@@ -1,6 +1,6 @@
 """The Topology model: a directed multigraph of compute and switch nodes.
 
-DESIGN.md, "The model": nodes are ``compute`` (GPU, NPU or host: they copy, reduce and multicast) or ``switch``
+docs/ARCHITECTURE.md, topologies/: nodes are ``compute`` (GPU, NPU or host: they copy, reduce, multicast) or ``switch``
 (they only forward). Every link is directed and carries its own bandwidth (GB/s, or 1 in the unit-link analyses
 of the direct-connect paper) and alpha latency (microseconds). Parallel links are distinct links: link ``i`` is
 ``links[i]`` and keeps its index through every transform that does not say otherwise (``transpose`` keeps it).

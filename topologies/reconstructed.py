@@ -4,7 +4,7 @@ Zhao et al., "Efficient Direct-Connect Topologies for Collective Communications"
 d=2) and Fig. 20 (modified de Bruijn, drawn for N=8, d=2) list these graphs as small base topologies, Table 9
 gives their properties and Table 7 the costs of their expansions. The figures' images are lost and the text does
 not give the edges, so **none of the edge lists below is the paper's**. Each is a graph that we found by search
-(``python -m solvers.reconstruct_bases``) and that has every property the paper states:
+(``python -m solvers.directconnect.reconstruct_bases``) and that has every property the paper states:
 
 =============  ==  =  ========  =====  =============  ================================================
 graph          N   d  diameter  steps  tb (BW-opt.)   reverse-symmetric (G isomorphic to G^T)
@@ -17,7 +17,7 @@ DBJMod(4,2)    16  4  3         3      15/16          no   (Table 9: no)
 =============  ==  =  ========  =====  =============  ================================================
 
 All five are simple (no self-loops, no parallel links), d-regular (in- and out-degree d) and strongly connected.
-"steps" and "tb" are those of the searched allgather schedule in ``solvers.searched_schedules``, which the
+"steps" and "tb" are those of the searched allgather schedule in ``solvers.directconnect.searched_schedules``, which the
 project verifier accepts; none of them is a BFB schedule, as Table 9 says, and on every graph here the optimal
 BFB schedule (LP (1)) is *not* bandwidth-optimal, so a searched schedule is needed. The diameters of
 DBJMod(2,4) (4) and DBJMod(4,2) (3) are the ones implied by Table 7; the others are not pinned by the paper.
@@ -78,7 +78,7 @@ def diamond() -> Topology:
     bandwidth-optimal (tb 7/8), which is Moore-optimal since a degree-2 digraph of diameter 2 has at most 7 nodes.
 
     This graph was found by sampling 2-regular digraphs on 8 nodes, one per isomorphism class of diameter 3, and
-    solving a chunked schedule MILP on each (see the module docstring and ``solvers.reconstruct_bases``).
+    solving a chunked schedule MILP on each (see the module docstring and ``solvers.directconnect.reconstruct_bases``).
     Checked: 2-regular, simple, loop-free, strongly connected, diameter 3, not isomorphic to its transpose,
     searched schedule of 3 steps with tb exactly 7/8 (verified), while optimal BFB only reaches tb 1.
     """
@@ -96,7 +96,7 @@ def dbjmod(d: int, n: int) -> Topology:
     searched over the orders (in lexicographic order for (2,3), (2,4) and (3,2), random orders for (4,2), one
     order per isomorphism class of the resulting graph) for one whose graph is simple, has the
     diameter Table 7 implies, and admits a bandwidth-optimal schedule of the stated step count (schedule MILP,
-    ``solvers.reconstruct_bases``). The chosen cycle is ``_DBJMOD_CYCLE[(d, n)]``.
+    ``solvers.directconnect.reconstruct_bases``). The chosen cycle is ``_DBJMOD_CYCLE[(d, n)]``.
 
     Checked for each: d-regular, simple, loop-free, strongly connected, diameters 3 / 4 / 3 / 3 for (2,3) / (2,4) /
     (3,2) / (4,2); searched schedules of 4 / 5 / 3 / 3 steps with tb (N-1)/N exactly (verified); DBJMod(2,3) is

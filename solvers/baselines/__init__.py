@@ -2,14 +2,14 @@
 
 ``BASELINES[name]`` is a ``Baseline``: ``build(topo, collective, **options)`` returns the schedule (allgather,
 reduce-scatter or allreduce) and ``closed_form(topo, collective, **options)`` its alpha-beta cost
-``(steps, tb_factor)`` as exact Fractions, equal to ``solvers.cost.cost(topo, build(...))``'s steps and tb_factor
+``(steps, tb_factor)`` as exact Fractions, equal to ``solvers.core.cost.cost(topo, build(...))``'s steps and tb_factor
 but computed from the algorithm's analytic loads without building transfers (each module's docstring states
 the formulas). A topology that does not fit raises ``NotApplicable`` with a one-line reason naming the missing
 pair or structure.
 
 =================  ====================================================================================
 ``ring_uni``       one directed Hamiltonian cycle, one direction (``rings``)
-``ring_bi``        the cycle both ways, half a shard each: ``solvers.ring`` (``rings`` on switched fabrics)
+``ring_bi``        the cycle both ways, half a shard each: ``solvers.baselines.hamiltonian`` (``rings`` on switched fabrics)
 ``shifted_ring``   ShiftedRing: two edge-disjoint Hamiltonian cycles, each a bidirectional ring on half the data
 ``dbt``            NCCL's double binary tree: reduce up both trees, broadcast down; option ``chunks`` (pipelining)
 ``rhd``            recursive halving (RS) and doubling (AG); Rabenseifner's AR; fold/unfold for N != 2^m
@@ -17,7 +17,7 @@ pair or structure.
 =================  ====================================================================================
 
 Ring, ShiftedRing and DBT's reduce-scatter are the reverse of their allgather on the transpose, and the ring
-allreduces are reduce-scatter then allgather (``solvers.transform``); DBT's allreduce and all of RHD and direct
+allreduces are reduce-scatter then allgather (``solvers.core.transform``); DBT's allreduce and all of RHD and direct
 are built natively so that their structure is the textbook one.
 
 Fabrics (``fabric``). A baseline is written over logical edges between compute nodes; each is a direct link, or
@@ -37,8 +37,8 @@ from typing import Callable
 
 from topologies.model import Topology
 
-from ..errors import NotApplicable
-from ..schedule import Collective, Schedule
+from ..core.errors import NotApplicable
+from ..core.schedule import Collective, Schedule
 from . import dbt, direct, rhd, rings
 
 _BUILT = (Collective.ALLGATHER, Collective.REDUCE_SCATTER, Collective.ALLREDUCE)
@@ -84,7 +84,7 @@ class Baseline:
 BASELINES: dict[str, Baseline] = {b.name: b for b in [
     Baseline("ring_uni", "ring in one direction around a Hamiltonian cycle, N-1 steps per phase",
              rings.build_ring_uni, rings.closed_form_ring_uni),
-    Baseline("ring_bi", "bidirectional ring: the cycle both ways, half a shard each (solvers.ring)",
+    Baseline("ring_bi", "bidirectional ring: the cycle both ways, half a shard each (solvers.baselines.hamiltonian)",
              rings.build_ring_bi, rings.closed_form_ring_bi),
     Baseline("shifted_ring", "ShiftedRing: two edge-disjoint Hamiltonian cycles, each a bidirectional ring on "
              "half the data", rings.build_shifted_ring, rings.closed_form_shifted_ring),

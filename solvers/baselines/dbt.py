@@ -12,7 +12,7 @@ height(v) the height of v in its tree (0 for a leaf) and depth(v) its distance f
   The two phases do not overlap (reduce then broadcast, as in the step model).
 * allgather (gather, then broadcast): the same timetable; going up v sends chunk j of the shards of its subtree,
   coming down it receives chunk j of every other shard.
-* reduce-scatter: the reverse of the allgather on the transpose (``solvers.transform``), so scatter-reduce
+* reduce-scatter: the reverse of the allgather on the transpose (``solvers.core.transform``), so scatter-reduce
   down the trees, then reduce up.
 
 Closed forms, H = IR steps per round (1 direct, 2 through one switch), B the smallest egress bandwidth of a
@@ -35,10 +35,10 @@ from fractions import Fraction
 from topologies.baseline_fabrics import nccl_double_binary_tree
 from topologies.model import Topology
 
-from ..cost import node_bandwidth
-from ..errors import NotApplicable
-from ..schedule import Collective, Schedule
-from ..transform import build_collective
+from ..core.cost import node_bandwidth
+from ..core.errors import NotApplicable
+from ..core.schedule import Collective, Schedule
+from ..core.transform import build_collective
 from .fabric import Fabric, Send, add_load, evaluate, need_two, realize
 
 ALGO = "dbt"

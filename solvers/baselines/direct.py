@@ -24,7 +24,7 @@ from fractions import Fraction
 
 from topologies.model import Topology
 
-from ..schedule import ONE, ZERO, Collective, Schedule
+from ..core.schedule import ONE, ZERO, Collective, Schedule
 from .fabric import Fabric, Send, evaluate, need_all_pairs, realize
 
 ALGO = "direct"

@@ -5,11 +5,11 @@ A baseline is written over *logical* edges u -> v between compute nodes, in *rou
 each round every logical send moves some pieces (shard, lo, hi) from u to v, copying or reducing. A logical edge
 is a *route* on the topology:
 
-* a direct link u -> v (all parallel links u -> v share each piece equally, as in ``solvers.ring``), or, where
+* a direct link u -> v (all parallel links u -> v share each piece equally, as in ``solvers.baselines.hamiltonian``), or, where
   there is none,
 * the shortest path u -> s_1 -> ... -> v whose inner nodes are all switches (the fewest hops, then link order;
   every hop again uses all parallel links between its two nodes). A switch only stores and forwards
-  (``solvers.verify``): it sends in a later step what it received, so a path of h hops takes h IR steps.
+  (``solvers.core.verify``): it sends in a later step what it received, so a path of h hops takes h IR steps.
 
 With H the longest route a schedule uses, every round takes H IR steps (round r owns steps (r-1)H+1 .. rH) and
 a route of h hops uses the last h of them, so each round ends with all its data delivered and every round
@@ -21,7 +21,7 @@ being a send up to the switch and the switch's forward down. A piece is cut into
 equal sub-pieces that keep their bounds on every hop, so a switch forwards exactly what it received and
 ``switch_paths.network_view`` can replace the chain by one GPU-to-GPU send.
 
-``evaluate`` is the alpha-beta model of ``solvers.cost`` applied to the algorithm's analytic per-round loads
+``evaluate`` is the alpha-beta model of ``solvers.core.cost`` applied to the algorithm's analytic per-round loads
 (shards per logical edge, formulas in N and the round index) instead of to transfers: in IR step t,
 T_B(t) = max over links l of load_l(t) / bw_l * B / N in units of M/B (a load in shards of M/N; B the smallest
 egress bandwidth of a compute node), where load_l(t) sums, over the routes whose hop crosses l in step t, the
@@ -36,9 +36,9 @@ from typing import NamedTuple
 
 from topologies.model import Topology
 
-from ..cost import node_bandwidth
-from ..errors import NotApplicable
-from ..schedule import Collective, Schedule, Transfer
+from ..core.cost import node_bandwidth
+from ..core.errors import NotApplicable
+from ..core.schedule import Collective, Schedule, Transfer
 
 Route = tuple[tuple[int, ...], ...]       # per hop, the parallel links it uses
 Piece = tuple[int, Fraction, Fraction]    # (shard, lo, hi)
@@ -133,7 +133,7 @@ class Fabric:
     def logical_topology(self, both_ways: bool = False) -> Topology:
         """The compute-only graph of the logical edges over ranks 0..N-1 (node ids kept), one link per routable
         pair; with ``both_ways`` only pairs routable in both directions. On a switch-free topology with
-        ``both_ways`` False this is ``topo`` itself (so searches see the same graph ``solvers.ring`` does)."""
+        ``both_ways`` False this is ``topo`` itself (so searches see the same graph ``solvers.baselines.hamiltonian`` does)."""
         topo = self.topo
         if not topo.switch_nodes and not both_ways:
             return topo

@@ -42,8 +42,8 @@ from math import ceil, floor
 
 from topologies.model import Topology
 
-from ..errors import NotApplicable
-from ..schedule import ONE, ZERO, Collective, Schedule
+from ..core.errors import NotApplicable
+from ..core.schedule import ONE, ZERO, Collective, Schedule
 from .fabric import Fabric, Send, add_load, evaluate, need_two, realize
 
 ALGO = "rhd"

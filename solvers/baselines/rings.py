@@ -3,12 +3,12 @@
 All three are allgathers around directed Hamiltonian cycles c_0 -> c_1 -> ... -> c_{N-1} -> c_0 of logical edges
 (``fabric``): in round s = 1..N-1 node c_i forwards the shard of c_{i-s+1} (its part of the shard that cycle
 carries) to c_{i+1} (direct-connect paper App. F.1; GenModel's Ring). Reduce-scatter is the reverse of the
-allgather on the transpose and allreduce is reduce-scatter then allgather (``solvers.transform``), 2(N-1)
+allgather on the transpose and allreduce is reduce-scatter then allgather (``solvers.core.transform``), 2(N-1)
 rounds.
 
 * ``ring_uni``: one cycle, one direction, the whole shard: a load of 1 shard per cycle edge per round.
 * ``ring_bi``: the cycle and its reverse, half a shard each (1/2 per edge per round). On a switch-free topology
-  this *is* ``solvers.ring.ring_allgather`` (which falls back to one direction where the reverse cycle does not
+  this *is* ``solvers.baselines.hamiltonian.ring_allgather`` (which falls back to one direction where the reverse cycle does not
   exist); this module only adds it on switched fabrics.
 * ``shifted_ring``: ShiftedRing (direct-connect paper section 8.2, TopoOpt): two edge-disjoint Hamiltonian
   cycles, each run as a bidirectional ring on half the data: four directed cycles with a quarter of every shard
@@ -37,16 +37,16 @@ from fractions import Fraction
 
 from topologies.model import Topology
 
-from ..cost import node_bandwidth
-from ..errors import NotApplicable
-from ..ring import hamiltonian_cycle, ring_allgather
-from ..schedule import ONE, ZERO, Collective, Schedule, split_interval
-from ..transform import build_collective
+from ..core.cost import node_bandwidth
+from ..core.errors import NotApplicable
+from .hamiltonian import hamiltonian_cycle, ring_allgather
+from ..core.schedule import ONE, ZERO, Collective, Schedule, split_interval
+from ..core.transform import build_collective
 from .fabric import Fabric, Send, add_load, evaluate, need_two, realize, sum_costs
 
 
 def _cycle(fabric: Fabric, algo: str, both_ways: bool = False) -> list[int]:
-    """A directed Hamiltonian cycle of logical edges, as compute node indices (``solvers.ring``'s search)."""
+    """A directed Hamiltonian cycle of logical edges, as compute node indices (``solvers.baselines.hamiltonian``'s search)."""
     need_two(fabric, algo)
     logical = fabric.logical_topology(both_ways)
     try:
@@ -99,9 +99,9 @@ def _uni_cycles(topo: Topology) -> list[list[int]]:
 
 
 def _bi_cycles(topo: Topology) -> list[list[int]]:
-    """ring_bi's cycles: solvers.ring's choice (its cycle, and the reverse where it exists)."""
+    """ring_bi's cycles: solvers.baselines.hamiltonian's choice (its cycle, and the reverse where it exists)."""
     fabric = Fabric(topo)
-    cycle = _cycle(fabric, "ring_bi")      # on a switch-free topology the very search solvers.ring makes
+    cycle = _cycle(fabric, "ring_bi")      # on a switch-free topology the very search solvers.baselines.hamiltonian makes
     return [cycle, cycle[::-1]] if _reversible(fabric, cycle) else [cycle]
 
 
@@ -162,7 +162,7 @@ def closed_form_ring_uni(topo: Topology, collective: Collective) -> tuple[Fracti
 
 
 def build_ring_bi(topo: Topology, collective: Collective) -> Schedule:
-    """The bidirectional ring: ``solvers.ring.ring_allgather`` on switch-free topologies, the same ring over
+    """The bidirectional ring: ``solvers.baselines.hamiltonian.ring_allgather`` on switch-free topologies, the same ring over
     logical edges on switched ones (module docstring)."""
     if topo.switch_nodes:
         return _build(_bi_cycles, "ring_bi", topo, collective)

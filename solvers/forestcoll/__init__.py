@@ -24,9 +24,9 @@ from typing import Callable
 
 from topologies.model import Topology
 
-from ..errors import NotApplicable
-from ..schedule import Collective, Schedule, Transfer
-from ..transform import compose_allreduce, reverse
+from ..core.errors import NotApplicable
+from ..core.schedule import Collective, Schedule, Transfer
+from ..core.transform import compose_allreduce, reverse
 from .mapping import Router, lower_allgather, physical_routes
 from .packing import Batch, pack_trees
 from .search import Fabric, check_eulerian, fabric, fixed_k_search, floored, optimal_ratio

@@ -26,7 +26,7 @@ import heapq
 from collections import deque
 from dataclasses import dataclass, field
 
-from ..maxflow import Network
+from ..core.maxflow import Network
 
 
 @dataclass

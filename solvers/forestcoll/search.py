@@ -28,8 +28,8 @@ from typing import Callable
 from topologies.model import Topology
 from topologies.properties import is_strongly_connected
 
-from ..errors import NotApplicable
-from ..maxflow import Network, cut_capacity
+from ..core.errors import NotApplicable
+from ..core.maxflow import Network, cut_capacity
 
 Progress = Callable[[str, float], None]
 

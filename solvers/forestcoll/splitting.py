@@ -30,7 +30,7 @@ import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components, shortest_path
 
-from ..maxflow import Network
+from ..core.maxflow import Network
 from .search import first_shortfall, with_source
 
 BAND = 2 / 3

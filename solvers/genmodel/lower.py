@@ -28,8 +28,8 @@ from topologies.model import Topology
 
 from ..baselines import BASELINES
 from ..baselines.fabric import Fabric, Send, need_all_pairs, need_two, realize
-from ..errors import NotApplicable
-from ..schedule import ONE, ZERO, Collective, Schedule
+from ..core.errors import NotApplicable
+from ..core.schedule import ONE, ZERO, Collective, Schedule
 from .params import FLOAT_BYTES, PRESETS, GenModelParams
 from .plans import best_plan
 

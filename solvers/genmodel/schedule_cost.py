@@ -1,8 +1,8 @@
-"""GenModel time of any schedule in the repo's IR (``solvers.schedule``), on the topology's own links.
+"""GenModel time of any schedule in the repo's IR (``solvers.core.schedule``), on the topology's own links.
 
 Each comm step lasts (GenModel paper Fig. 2: launch, transmit, then aggregate, in sequence; pitfall P13)
 
-    max over links l of (alpha_l + bytes_l / bandwidth_l)             -- exactly ``solvers.cost.time_us``
+    max over links l of (alpha_l + bytes_l / bandwidth_l)             -- exactly ``solvers.core.cost.time_us``
   + max over receiving compute nodes r of (incast_r + reduce_r)
 
 * incast_r = max(w_r - w_t, 0) · (floats r receives in the step) · epsilon (Eq. 7). w_r counts the distinct
@@ -15,17 +15,17 @@ Each comm step lasts (GenModel paper Fig. 2: launch, transmit, then aggregate, i
 
 Links keep their bandwidth (GB/s) and alpha (microseconds); the GenModel parameters supply gamma, delta, epsilon
 (s/float) and w_t, converted to microseconds per byte as x·1e6/4. With gamma = delta = epsilon = 0 the time is
-``solvers.cost.time_us``.
+``solvers.core.cost.time_us``.
 """
 from __future__ import annotations
 
 from collections import defaultdict
 from fractions import Fraction
 
-from solvers.cost import link_loads
-from solvers.errors import NotApplicable
-from solvers.schedule import Schedule
-from solvers.switch_paths import network_view
+from solvers.core.cost import link_loads
+from solvers.core.errors import NotApplicable
+from solvers.core.schedule import Schedule
+from solvers.core.switch_paths import network_view
 from topologies.model import Topology
 
 from .params import FLOAT_BYTES, GenModelParams, ModelOptions
@@ -64,7 +64,7 @@ def _reduction(pieces: list[tuple[Fraction, Fraction]], shard_floats: float) -> 
 def genmodel_time_us(topo: Topology, schedule: Schedule, total_bytes: float, params: GenModelParams,
                      options: ModelOptions = ModelOptions()) -> dict:
     """GenModel runtime in microseconds of ``schedule`` for a vector of ``total_bytes`` (M, as in
-    ``solvers.cost.time_us``), with the breakdown by term and per step (module docstring)."""
+    ``solvers.core.cost.time_us``), with the breakdown by term and per step (module docstring)."""
     if not (total_bytes >= 0):
         raise ValueError(f"total_bytes must be non-negative, got {total_bytes!r}")
     shard_bytes = total_bytes / topo.n

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 from topologies.model import Topology
 
-from ..errors import NotApplicable
+from ..core.errors import NotApplicable
 
 TIE = 1e-9
 

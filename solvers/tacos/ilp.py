@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from topologies.model import Topology
 
-from ..errors import NotApplicable
+from ..core.errors import NotApplicable
 from ..teccl.solve import INFEASIBLE, OPTIMAL, Outcome, solve
 from .greedy import link_times
 

@@ -27,9 +27,10 @@ from typing import Callable
 from topologies.model import Topology
 from topologies.properties import is_strongly_connected
 
-from ..errors import NotApplicable
-from ..schedule import Collective, Schedule
-from ..verify import check
+from ..core.detail import Detail
+from ..core.errors import NotApplicable
+from ..core.schedule import Collective, Schedule
+from ..core.verify import check
 from . import lower as lowering
 from .instance import (ALPHA_THRESHOLD, Demand, Timing, allgather_demand, alltoall_demand, lag_distances,
                        matrix_demand, read_demand_matrix, timing)
@@ -52,8 +53,28 @@ class Probe:
     seconds: float
 
 
+class _Found(Detail):
+    """The Detail hooks TecclResult and Composed share: the time-expanded model's own clock, status and gap."""
+
+    def fields(self, result) -> dict:
+        t = self.as_dict()
+        return {"teccl": t, "transfer_time_us": t["transfer_time_us"]}
+
+    def text_rows(self, out: dict) -> dict:
+        t = out["teccl"]
+        return {f"teccl {k}": t[k] for k in ("method", "epochs", "finish_epochs", "epoch_us", "status", "gap",
+                                             "minimal_epochs_proven", "solver_seconds") if k in t}
+
+    def hidden_text_keys(self) -> tuple[str, ...]:
+        return ("teccl",)
+
+    def compare_note(self) -> str:
+        t = self.as_dict()
+        return "TE-CCL " + ", ".join(f"{p.get('status')} (gap {p.get('gap')})" for p in t.get("parts", [t]))
+
+
 @dataclass
-class TecclResult:
+class TecclResult(_Found):
     """A verified TE-CCL schedule and how it was found."""
 
     topology: Topology
@@ -320,7 +341,7 @@ def _astar(topo: Topology, demand: Demand, t: Timing, round_epochs, switch_copy:
 
 
 @dataclass
-class Composed:
+class Composed(_Found):
     """Reduce-scatter or allreduce from TE-CCL allgathers: the schedule and its parts' results."""
 
     schedule: Schedule
@@ -340,7 +361,7 @@ def collective_schedule(topo: Topology, collective, progress: Progress | None = 
     """Any collective: allgather, alltoall and custom directly (a TecclResult); reduce-scatter as the reverse of
     the allgather on the transposed topology and allreduce as reduce-scatter then allgather (a Composed, whose
     transfer time is the sum of its parts'). ``options`` go to ``teccl``; the time limit applies to each part."""
-    from ..transform import compose_allreduce, reverse
+    from ..core.transform import compose_allreduce, reverse
 
     coll = collective if isinstance(collective, Collective) else Collective.parse(str(collective))
     if coll not in (Collective.REDUCE_SCATTER, Collective.ALLREDUCE):

@@ -18,7 +18,7 @@ import time
 
 from topologies.model import Topology
 
-from ..errors import NotApplicable
+from ..core.errors import NotApplicable
 from .instance import Demand, Timing
 from .milp import MAX_BINARIES, Start, build_milp, chosen_flows, milp_size
 from .solve import INFEASIBLE, TIMEOUT, solve

@@ -32,8 +32,8 @@ from scipy.sparse.csgraph import shortest_path
 
 from topologies.model import Topology
 
-from ..errors import NotApplicable
-from ..schedule import Collective
+from ..core.errors import NotApplicable
+from ..core.schedule import Collective
 
 ALPHA_THRESHOLD = Fraction(1, 10)
 EPOCH_POLICIES = ("slowest", "fastest")

@@ -18,7 +18,7 @@ from fractions import Fraction
 
 from topologies.model import Topology
 
-from ..schedule import Collective, Schedule, Transfer
+from ..core.schedule import Collective, Schedule, Transfer
 from .instance import Demand
 
 

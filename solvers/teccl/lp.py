@@ -25,7 +25,7 @@ from fractions import Fraction
 
 from topologies.model import Topology
 
-from ..schedule import Schedule, Transfer
+from ..core.schedule import Schedule, Transfer
 from .instance import Demand, Timing, lag_distances
 from .lower import make_schedule
 from .milp import FlowModel, early_reward

@@ -7,11 +7,11 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from solvers.errors import NotApplicable, ScheduleError
+from solvers.core.errors import NotApplicable, ScheduleError
 from solvers.forestcoll import MAX_FIXED_K, collective_schedule, forestcoll
 from solvers.forestcoll.search import fabric, fixed_k_algbw
-from solvers.schedule import Collective
-from solvers.verify import verify
+from solvers.core.schedule import Collective
+from solvers.core.verify import verify
 from studio import teccl_view, workload
 from studio.figures import MAX_DRAWN_NODES, choose_layout, topology_figure
 from studio.pages.compose import _from_upload
@@ -132,7 +132,7 @@ def _scan_figure(rows, optimum: float) -> go.Figure:
 
 
 def _export(topo, forest, key: str) -> None:
-    from solvers.msccl import XmlError, export
+    from solvers.export.msccl import XmlError, export
 
     coll = st.selectbox("Collective", [c.value for c in Collective], key="c_coll")
     if st.button("Build MSCCL XML", key="c_export"):

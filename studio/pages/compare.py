@@ -10,7 +10,7 @@ import streamlit as st
 
 from solvers.compare import (BOUND, DEFAULT_BUDGET_S, EXPORT_MAX_TRANSFERS, OK, PLOT_SIZES, SIZES, CompareResult,
                              algorithm_order, compare)
-from solvers.schedule import Collective
+from solvers.core.schedule import Collective
 from studio import workload
 from studio.compare_figures import runtime_figure
 from studio.figures import figure_bytes

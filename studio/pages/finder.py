@@ -6,9 +6,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from solvers.errors import NotApplicable
-from solvers.finder import EXPANSION_FAMILIES, SEED_FAMILIES, Finder, bound, diameter_of, sweep
-from solvers.selection import COLLECTIVES, SizeMix, alltoall_time_us, best_index, mix_time_us
+from solvers.core.errors import NotApplicable
+from solvers.directconnect.finder import EXPANSION_FAMILIES, SEED_FAMILIES, Finder, bound, diameter_of, sweep
+from solvers.directconnect.selection import COLLECTIVES, SizeMix, alltoall_time_us, best_index, mix_time_us
 from studio import navigation, workload
 from studio.figures import frontier_figure, sweep_figure
 from topologies.model import TopologyError
@@ -33,8 +33,8 @@ def _frontier(n: int, d: int, bidirectional: bool, exclude: tuple[str, ...]) -> 
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def _mcf_lp(expr: str) -> str:
-    from solvers.alltoall import mcf_model
-    from solvers.bfb_lp import write_lp
+    from solvers.directconnect.alltoall import mcf_model
+    from solvers.directconnect.bfb_lp import write_lp
     from topologies import parse_topology
 
     return write_lp(mcf_model(parse_topology(expr)))
@@ -42,7 +42,7 @@ def _mcf_lp(expr: str) -> str:
 
 @st.cache_data(show_spinner=False, max_entries=256)
 def _mcf(expr: str) -> tuple[float, float]:
-    from solvers.alltoall import mcf_rate
+    from solvers.directconnect.alltoall import mcf_rate
     from topologies import parse_topology
 
     result = mcf_rate(parse_topology(expr))

@@ -19,9 +19,9 @@ from fractions import Fraction
 import pandas as pd
 import streamlit as st
 
-from solvers.finder import bound, find
+from solvers.directconnect.finder import bound, find
 from solvers.genmodel import CPU_TESTBED, classic_cost, cps_cost, ring_cost
-from solvers.selection import best_index, collective_time_us
+from solvers.directconnect.selection import best_index, collective_time_us
 from solvers.synthesize import synthesize
 from studio import navigation, workload
 from studio.figures import frontier_figure, topology_figure
@@ -58,11 +58,11 @@ STEPS = [("rings", "Rings: bandwidth-optimal, but slow"),
 def schedule_numbers(expr: str, algo: str, collective: str) -> dict:
     """Build, verify and cost one schedule with ``solvers.synthesize``; the numbers the page shows."""
     r = synthesize(parse_topology(expr), algo, collective)
-    notes = r.schedule.notes
+    predicted = getattr(r.detail, "predicted", None) or (None, None, None)     # the expansion theorems' prediction
     return {"expr": expr, "name": r.topology.name or expr, "nodes": r.topology.n, "steps": r.cost.steps,
             "tb": r.cost.tb_factor, "tb_bound": r.cost.tb_lower_bound, "steps_bound": r.cost.steps_lower_bound,
-            "verified": r.verification.ok, "predicted_steps": notes.get("predicted_steps"),
-            "predicted_tb": notes.get("predicted_tb_factor"), "prediction_exact": notes.get("prediction_exact")}
+            "verified": r.verification.ok, "predicted_steps": predicted[0], "predicted_tb": predicted[1],
+            "prediction_exact": predicted[2]}
 
 
 @st.cache_data(show_spinner=False, max_entries=128)

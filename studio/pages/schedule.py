@@ -13,11 +13,12 @@ import json
 
 import streamlit as st
 
-from solvers.cost import link_loads
-from solvers.errors import NotApplicable, ScheduleError
-from solvers.schedule import Collective
+from solvers.core.cost import link_loads
+from solvers.core.errors import NotApplicable, ScheduleError
+from solvers.core.schedule import Collective
 from solvers.synthesize import ALGORITHMS, synthesize
 from studio import tacos_view, teccl_view, workload
+from studio.widgets import option_controls
 from studio.figures import MAX_DRAWN_NODES, choose_layout, figure_bytes, load_heatmap, runtime_curve, topology_figure
 from topologies import TopologyError, load
 from topologies.expression import DEFAULT_MAX_NODES
@@ -25,25 +26,26 @@ from topologies.expression import DEFAULT_MAX_NODES
 DEFAULT_EXPR = "biring(8)"
 MAX_DOWNLOAD_TRANSFERS = 200_000
 SIZES = [10.0 ** k for k in range(3, 11)]
-ALGO_HELP = {a.name: a.summary for a in ALGORITHMS.values()}
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
-def _synthesize(expr: str, algo: str, collective: str):
+def _synthesize(expr: str, algo: str, collective: str, options: tuple = ()):
+    """``options``: the synthesizer's options as sorted (name, value) pairs (hashable, for the cache)."""
     topo = load(expr)
     bar = st.progress(0.0, text="Synthesizing …")
 
     def progress(phase: str, fraction: float) -> None:
         bar.progress(min(max(fraction, 0.0), 1.0), text=f"{phase}: {int(fraction * 100)}%")
     try:
-        return synthesize(topo, algo, collective, progress=progress)
+        return synthesize(topo, algo, collective, progress=progress, options=dict(options))
     finally:
         bar.empty()
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def _loads(expr: str, algo: str, collective: str):
-    return {step: dict(per_link) for step, per_link in link_loads(_synthesize(expr, algo, collective).schedule).items()}
+def _loads(expr: str, algo: str, collective: str, options: tuple = ()):
+    schedule = _synthesize(expr, algo, collective, options).schedule
+    return {step: dict(per_link) for step, per_link in link_loads(schedule).items()}
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -62,8 +64,8 @@ def _schedule_json(result) -> str:
 
 
 def _bfb_lp_text(expr: str, step: int, receiver: str) -> str:
-    from solvers.bfb import receiver_problems
-    from solvers.bfb_lp import lp1_model, write_lp
+    from solvers.directconnect.bfb import receiver_problems
+    from solvers.directconnect.bfb_lp import lp1_model, write_lp
 
     topo = load(expr)
     u = topo.index(receiver)
@@ -106,21 +108,20 @@ def render() -> None:
     c1.caption(f"Schedules are verified in full; topologies up to {DEFAULT_MAX_NODES} nodes, drawn up to "
                f"{MAX_DRAWN_NODES}.")
     algo = c2.selectbox("Algorithm", list(ALGORITHMS), key="algo", format_func=lambda a: a,
-                        help=" · ".join(f"{k}: {v}" for k, v in ALGO_HELP.items()))
-    # alltoall and custom demands only TE-CCL solves; another algorithm falls back to allgather
-    colls = teccl_view.COLLECTIVES if algo == "teccl" else [c.value for c in Collective]
+                        help=" · ".join(f"{k}: {v.summary}" for k, v in ALGORITHMS.items()))
+    synth = ALGORITHMS[algo]
+    # the collectives the synthesizer builds (alltoall and custom demands only TE-CCL); else back to allgather
+    colls = [c.value for c in Collective.every() if synth.builds(c)]
     if st.session_state.get("coll") not in colls:
         st.session_state["coll"] = "allgather"
     coll = c3.selectbox("Collective", colls, key="coll")
     st.query_params.update({"expr": expr, "algo": algo, "coll": coll})
-    if algo == "teccl":
-        _render_teccl(expr, coll, work)
+    if algo in PANELS:                           # a synthesizer with a result panel of its own
+        PANELS[algo](expr, coll, work)
         return
-    if algo == "tacos":
-        _render_tacos(expr, coll, work)
-        return
+    options = tuple(sorted((option_controls(synth, f"o_{algo}_") or {}).items()))
     try:
-        result = _synthesize(expr, algo, coll)
+        result = _synthesize(expr, algo, coll, options)
     except (TopologyError, NotApplicable, ScheduleError, ValueError) as exc:
         st.error(f"{algo} cannot schedule {expr}: {exc}")
         return
@@ -131,7 +132,7 @@ def render() -> None:
     _metrics(result, work)
     curve = runtime_curve(result.cost.steps, result.cost.tb_factor, result.cost.steps_lower_bound,
                           result.cost.tb_lower_bound, work.alpha_us, work.bandwidth_gbs, SIZES, label=algo)
-    loads = _loads(expr, algo, coll)
+    loads = _loads(expr, algo, coll, options)
     heat = load_heatmap(topo, loads)
     left, right = st.columns(2)
     left.plotly_chart(curve, key="runtime_chart")
@@ -161,7 +162,7 @@ def render() -> None:
         st.info(f"{topo.num_nodes} nodes are too many to draw (limit {MAX_DRAWN_NODES}); the numbers above are "
                 "exact.")
     # the report explains an allgather on this graph (a reduce-scatter's is about the transposed graph)
-    report = schedule.notes.get("report") if schedule.collective is Collective.ALLGATHER else None
+    report = getattr(result.detail, "report", None) if schedule.collective is Collective.ALLGATHER else None
     if report:
         with st.expander("Why each step costs what it does (BFB, Theorem 19)"):
             st.dataframe([{"step": r.step, "U": str(r.u), "receiver": r.receiver, "sources": r.sources,
@@ -169,7 +170,7 @@ def render() -> None:
                            "Hall set: in-links": r.tight_links, "balanced": r.balanced} for r in report],
                          key="report_table")
     _downloads(result, expr, figures, report)
-    _export_panel(result, expr, algo, coll)
+    _export_panel(result, expr, algo, coll, variant=(options, None) if options else None)
 
 
 def _render_teccl(expr: str, coll: str, work) -> None:
@@ -207,6 +208,10 @@ def _render_tacos(expr: str, coll: str, work) -> None:
                    f"{priced['total_us']:.5g} µs (incast {priced['epsilon_us']:.4g}, reduction "
                    f"{priced['gamma_us']:.4g}, memory {priced['delta_us']:.4g} µs).")
     _export_panel(result, expr, "tacos", coll, variant=(options, work.total_bytes))
+
+
+VIEWS = {"teccl": teccl_view, "tacos": tacos_view}       # synthesizers with a view module of their own
+PANELS = {"teccl": _render_teccl, "tacos": _render_tacos}
 
 
 def _downloads(result, expr: str, figures: dict, report) -> None:
@@ -249,14 +254,14 @@ divide the buffer's element count."""
 @st.cache_data(show_spinner=False, max_entries=8)
 def _export(expr: str, algo: str, coll: str, dialect: str, proto: str, sm_budget: int, place: str,
             variant: tuple | None = None):
-    """``variant``: (options, bytes) for teccl and tacos, whose schedules depend on them."""
-    from solvers.msccl import XmlError, export
+    """``variant``: (options, bytes) where the schedule depends on them (the synthesizer's options; TE-CCL's and
+    TACOS's also on the bytes)."""
+    from solvers.export.msccl import XmlError, export
 
-    if variant is not None:
-        view = tacos_view if algo == "tacos" else teccl_view
-        result, _ = view.cached_solve(expr, coll, variant[0], variant[1], lambda: load(expr))
+    if algo in VIEWS:
+        result, _ = VIEWS[algo].cached_solve(expr, coll, variant[0], variant[1], lambda: load(expr))
     else:
-        result = _synthesize(expr, algo, coll)
+        result = _synthesize(expr, algo, coll, variant[0] if variant is not None else ())
     try:
         text, report = export(result.topology, result.schedule, dialect, sm_budget, proto=proto,
                               in_place={"default": None, "in place": True, "out of place": False}[place],

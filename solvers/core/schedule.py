@@ -1,0 +1,239 @@
+"""The schedule IR shared by every synthesizer.
+
+A schedule is a list of transfers ``(shard, [lo, hi), link, step, reduce)``: in comm step ``step`` (1-based) the
+link ``link`` carries the part ``[lo, hi)`` of shard ``shard``, where ``lo`` and ``hi`` are exact Fractions of the
+shard and ``shard`` is the compute node the shard belongs to (its source in an allgather, its destination in a
+reduce-scatter). This is the tuple ``((v, C), (u, w), t)`` of the direct-connect paper (section 3.1 of its digest)
+with the link named by index, so parallel links stay distinct.
+
+``reduce`` says what the receiver does: ``False`` copies fully reduced data into place (allgather, broadcast),
+``True`` adds a partial sum into the receiver's partial sum (reduce-scatter). A switch does neither; it only
+forwards what it received (see ``solvers.core.verify``).
+
+Copy-only collectives besides allgather. In all of them shard ``s`` is node ``s``'s input, which only ``s`` holds
+at the start, and transfers never reduce:
+
+* all-to-all: with R the compute nodes in index order (``topo.compute_nodes``) and j(d) the position of d in R,
+  the piece of shard s meant for d is [j(d)/|R|, (j(d)+1)/|R|); every d must end holding that piece of every shard;
+* custom: the schedule carries its own postcondition, ``demand``: entries (dst, shard, lo, hi) that each ask
+  node dst to end holding [lo, hi) of shard ``shard``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum, EnumMeta
+from fractions import Fraction
+from math import gcd
+from typing import NamedTuple
+
+import numpy as np
+
+ZERO, ONE = Fraction(0), Fraction(1)
+
+
+_BUILT = ("allgather", "reduce_scatter", "allreduce")
+
+
+class _CollectiveType(EnumMeta):
+    """Iterating ``Collective`` (and ``len``) gives only the collectives every synthesizer builds (allgather,
+    reduce-scatter, allreduce: what the UI offers and ``transform.build_collective`` makes from an allgather);
+    ALLTOALL and CUSTOM are members all the same (by attribute, value, ``parse``, ``Collective.every()``)."""
+
+    def __iter__(cls):
+        return (m for m in super().__iter__() if m.value in _BUILT)
+
+    def __len__(cls):
+        return len(_BUILT)
+
+
+class Collective(str, Enum, metaclass=_CollectiveType):
+    ALLGATHER = "allgather"
+    REDUCE_SCATTER = "reduce_scatter"
+    ALLREDUCE = "allreduce"
+    ALLTOALL = "alltoall"
+    CUSTOM = "custom"
+
+    @classmethod
+    def every(cls) -> tuple["Collective", ...]:
+        """All members, the copy-only ALLTOALL and CUSTOM included."""
+        return tuple(cls.__members__.values())
+
+    @property
+    def copy_only(self) -> bool:
+        """Whether the collective moves final data only (no transfer reduces)."""
+        return self in (Collective.ALLGATHER, Collective.ALLTOALL, Collective.CUSTOM)
+
+    @classmethod
+    def parse(cls, text: str) -> "Collective":
+        key = text.strip().lower().replace("-", "_")
+        aliases = {"ag": "allgather", "rs": "reduce_scatter", "reducescatter": "reduce_scatter", "ar": "allreduce",
+                   "a2a": "alltoall", "all_to_all": "alltoall"}
+        key = aliases.get(key, key)
+        try:
+            return cls(key)
+        except ValueError:
+            names = ", ".join(c.value for c in cls.every())
+            raise ValueError(f"unknown collective {text!r} (choose from {names})") from None
+
+
+class Transfer(NamedTuple):
+    """Shard ``shard``'s part ``[lo, hi)`` crosses link ``link`` in step ``step``; ``reduce`` as in the module doc."""
+
+    shard: int
+    lo: Fraction
+    hi: Fraction
+    link: int
+    step: int
+    reduce: bool = False
+
+
+class DemandEntry(NamedTuple):
+    """One entry of a custom collective's postcondition: node ``dst`` ends holding ``[lo, hi)`` of shard ``shard``."""
+
+    dst: int
+    shard: int
+    lo: Fraction
+    hi: Fraction
+
+
+class Schedule:
+    """The transfers of one collective on one topology, produced by algorithm ``algo``.
+
+    A schedule holds its transfers either as a list of ``Transfer`` tuples or as numpy ``Columns`` (how BFB
+    returns the millions of transfers of a large topology); ``transfers`` builds the tuples from the columns on
+    first use (and then keeps only the list, which callers may edit), and ``columns()`` the columns from the
+    tuples.
+
+    ``demand`` is the postcondition of a CUSTOM schedule: (dst, shard, lo, hi) entries, kept as a tuple of
+    ``DemandEntry``; it is None for the other collectives (the verifier rejects a CUSTOM schedule without one).
+    """
+
+    def __init__(self, collective: Collective, transfers=None, algo: str = "", notes: dict | None = None, *,
+                 cols: "Columns | None" = None, demand=None):
+        if (transfers is None) == (cols is None):
+            raise ValueError("a Schedule takes either transfers or columns")
+        if demand is not None and collective is not Collective.CUSTOM:
+            raise ValueError(f"only a custom schedule carries a demand, not a {collective.value} one")
+        self.collective = collective
+        self.demand = None if demand is None else tuple(DemandEntry(*entry) for entry in demand)
+        self.algo = algo
+        self.notes = dict(notes or {})
+        self._transfers = list(transfers) if transfers is not None else None
+        self._cols = cols
+
+    @property
+    def transfers(self) -> list[Transfer]:
+        if self._transfers is None:
+            c = self._cols
+            one = c.one
+            cache: dict[int, Fraction] = {}
+
+            def frac(x: int) -> Fraction:
+                f = cache.get(x)
+                if f is None:
+                    f = cache[x] = Fraction(x, one)
+                return f
+
+            self._transfers = [Transfer(sh, frac(lo), frac(hi), li, st, bool(rd)) for sh, lo, hi, li, st, rd in
+                               zip(c.shard.tolist(), c.lo.tolist(), c.hi.tolist(), c.link.tolist(),
+                                   c.step.tolist(), c.reduce.tolist())]
+            self._cols = None   # the list may now be edited in place; the columns would go stale
+        return self._transfers
+
+    @transfers.setter
+    def transfers(self, value) -> None:
+        self._transfers, self._cols = list(value), None
+
+    @property
+    def count(self) -> int:
+        """The number of transfers, without building them."""
+        return len(self._cols.step) if self._transfers is None else len(self._transfers)
+
+    def stored_columns(self) -> "Columns | None":
+        return self._cols
+
+    @property
+    def steps(self) -> int:
+        """The number of comm steps: T_L / alpha in the alpha-beta model."""
+        if self._transfers is None:
+            return int(self._cols.step.max()) if len(self._cols.step) else 0
+        return max((t.step for t in self._transfers), default=0)
+
+    def by_step(self) -> dict[int, list[Transfer]]:
+        out: dict[int, list[Transfer]] = {}
+        for t in self.transfers:
+            out.setdefault(t.step, []).append(t)
+        return dict(sorted(out.items()))
+
+    def __repr__(self) -> str:
+        return f"Schedule({self.collective.value}, {self.count} transfers, {self.steps} steps, algo={self.algo!r})"
+
+
+def split_interval(lo: Fraction, hi: Fraction, parts: int) -> list[tuple[Fraction, Fraction]]:
+    """``[lo, hi)`` cut into ``parts`` equal consecutive pieces."""
+    width = (hi - lo) / parts
+    return [(lo + i * width, lo + (i + 1) * width) for i in range(parts)]
+
+
+@dataclass
+class Columns:
+    """A schedule's transfers as numpy columns, chunk bounds scaled to integers by their common denominator
+    ``one`` (so [lo, hi) of the shard is [lo/one, hi/one)). Built for the vectorized verifier and cost paths."""
+
+    step: np.ndarray
+    link: np.ndarray
+    shard: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    reduce: np.ndarray
+    one: int
+
+
+MAX_SCALED = 2 ** 40
+
+
+def columns(schedule: Schedule) -> Columns | None:
+    """The columns of ``schedule``, or None when a bound is not an exact Fraction or the numbers do not fit
+    64-bit arithmetic (callers then take their exact per-transfer path)."""
+    if schedule.stored_columns() is not None:
+        return schedule.stored_columns()
+    transfers = schedule.transfers
+    count = len(transfers)
+    if not all(type(t.lo) is Fraction and type(t.hi) is Fraction for t in transfers):
+        return None
+
+    def column(values):
+        return np.fromiter(values, dtype=np.int64, count=count)
+
+    try:
+        lo_num, lo_den = column(t.lo.numerator for t in transfers), column(t.lo.denominator for t in transfers)
+        hi_num, hi_den = column(t.hi.numerator for t in transfers), column(t.hi.denominator for t in transfers)
+        step, link, shard = (column(t.step for t in transfers), column(t.link for t in transfers),
+                             column(t.shard for t in transfers))
+    except (OverflowError, TypeError, ValueError):
+        return None
+    one = 1
+    for d in np.unique(np.concatenate([lo_den, hi_den])).tolist():
+        one = one * d // gcd(one, d)
+        if one > MAX_SCALED:
+            return None
+    if count and max(np.abs(lo_num).max(), np.abs(hi_num).max()) > MAX_SCALED:
+        return None
+    return Columns(step, link, shard, lo_num * (one // lo_den), hi_num * (one // hi_den),
+                   np.fromiter((bool(t.reduce) for t in transfers), dtype=bool, count=count), one)
+
+
+def rescale(cols: Columns, one: int) -> Columns:
+    """The same transfers with bounds over the common denominator ``one`` (a multiple of ``cols.one``)."""
+    k = one // cols.one
+    return Columns(cols.step, cols.link, cols.shard, cols.lo * k, cols.hi * k, cols.reduce, one)
+
+
+def concat(parts: list[Columns]) -> Columns:
+    """All transfers of ``parts`` in one set of columns."""
+    one = 1
+    for c in parts:
+        one = one * c.one // gcd(one, c.one)
+    parts = [rescale(c, one) for c in parts]
+    return Columns(*(np.concatenate([getattr(c, f) for c in parts])
+                     for f in ("step", "link", "shard", "lo", "hi", "reduce")), one)

@@ -1,0 +1,583 @@
+"""BFB: the breadth-first-broadcast allgather of the direct-connect paper (section 6.1, App. E; digest section 5).
+
+In step t every node u receives the shards of the sources v at distance t, each from in-neighbours w that are one
+hop nearer to v (d(v,w) = t - 1), so every schedule takes D(G) steps. LP (1), solved independently per (u, t):
+
+    minimize U_{u,t}   subject to   sum_w x_{v,w} = 1 for every source v,
+                                    sum_v x_{v,w} <= U_{u,t} * c_w for every in-neighbour w,
+
+where c_w is the bandwidth of the links w -> u (their number on unit links; self-loops get no variable but keep
+their port). The optimum is T_B = sum_t max_u U_{u,t} in units of (M/N)/b, i.e. tb_factor = B/N * sum_t max U.
+
+This module solves it exactly and combinatorially. By Hall's theorem for fractional assignments the optimum is
+U* = max over source sets J of |J| / c(N(J)) (Theorem 19's condition). Sources with the same set of eligible
+in-neighbours are merged into one *type*; a Dinkelbach iteration then raises U from the volume bound
+|S| / c(W) to U*: at each trial U = p/q an integer max-flow either saturates every source (U is optimal) or its
+minimum cut names a set J with |J| / c(N(J)) > U, the next trial. Every number is an exact Fraction.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections import defaultdict, deque
+from dataclasses import dataclass
+from fractions import Fraction
+from math import lcm
+from typing import Callable
+
+import numpy as np
+
+from topologies.model import Topology
+from topologies.properties import compute_distances, is_strongly_connected
+
+from ..core.errors import NotApplicable
+from ..core.schedule import MAX_SCALED, Collective, Columns, Schedule, Transfer, columns
+
+ONE = Fraction(1)
+
+
+class _MaxFlow:
+    """Dinic's algorithm on a small graph with integer capacities."""
+
+    def __init__(self, n: int):
+        self.n = n
+        self.adj: list[list[int]] = [[] for _ in range(n)]
+        self.to: list[int] = []
+        self.cap: list[int] = []
+
+    def add(self, a: int, b: int, c: int) -> int:
+        self.adj[a].append(len(self.to)); self.to.append(b); self.cap.append(c)
+        self.adj[b].append(len(self.to)); self.to.append(a); self.cap.append(0)
+        return len(self.to) - 2
+
+    def _levels(self, s: int) -> list[int]:
+        level = [-1] * self.n
+        level[s] = 0
+        queue = deque([s])
+        while queue:
+            a = queue.popleft()
+            for e in self.adj[a]:
+                if self.cap[e] > 0 and level[self.to[e]] < 0:
+                    level[self.to[e]] = level[a] + 1
+                    queue.append(self.to[e])
+        return level
+
+    def run(self, s: int, t: int) -> int:
+        total = 0
+        while True:
+            level = self._levels(s)
+            if level[t] < 0:
+                return total
+            it = [0] * self.n
+
+            def push(a: int, f: int) -> int:
+                if a == t:
+                    return f
+                while it[a] < len(self.adj[a]):
+                    e = self.adj[a][it[a]]
+                    b = self.to[e]
+                    if self.cap[e] > 0 and level[b] == level[a] + 1:
+                        got = push(b, min(f, self.cap[e]))
+                        if got:
+                            self.cap[e] -= got
+                            self.cap[e ^ 1] += got
+                            return got
+                    it[a] += 1
+                return 0
+
+            while True:
+                f = push(s, 1 << 62)
+                if not f:
+                    break
+                total += f
+
+    def reachable(self, s: int) -> list[bool]:
+        return [lv >= 0 for lv in self._levels(s)]
+
+
+def _assign(counts: list[int], eligible: list[tuple[int, ...]], caps: list[Fraction]):
+    """Optimal fractional assignment of source types to in-neighbours.
+
+    ``counts[k]`` sources of type k may use in-neighbours ``eligible[k]`` (indices into ``caps``). Returns
+    ``(U, share, tight)``: ``share[k][w]`` is the fraction of *each* type-k source sent by w (summing to 1 over
+    w), and ``tight`` the types of a source set J attaining U = |J| / c(N(J)) (Theorem 19's Hall condition).
+    """
+    if all(len(e) == 1 for e in eligible):          # nothing to balance: every source has one way in
+        load: dict[int, int] = defaultdict(int)
+        for c, (w,) in zip(counts, eligible):
+            load[w] += c
+        worst = max(load, key=lambda w: Fraction(load[w]) / caps[w])
+        return (Fraction(load[worst]) / caps[worst], [{e[0]: ONE} for e in eligible],
+                [i for i, e in enumerate(eligible) if e[0] == worst])
+    scale = lcm(*(c.denominator for c in caps))
+    big_c = [int(c * scale) for c in caps]
+    used = sorted({w for e in eligible for w in e})
+    u = Fraction(sum(counts), sum(caps[w] for w in used))
+    tight = list(range(len(counts)))
+    k, m = len(counts), len(caps)
+    while True:
+        p, q = u.numerator, u.denominator
+        need = sum(counts) * q * scale
+        flow = _MaxFlow(k + m + 2)
+        src, sink = k + m, k + m + 1
+        for i, c in enumerate(counts):
+            flow.add(src, i, c * q * scale)
+        arcs = {(i, w): flow.add(i, k + w, need + 1) for i, e in enumerate(eligible) for w in e}
+        for w in used:
+            flow.add(k + w, sink, big_c[w] * p)
+        if flow.run(src, sink) == need:
+            share = [{w: Fraction(flow.cap[arcs[i, w] ^ 1], counts[i] * q * scale) for w in e
+                      if flow.cap[arcs[i, w] ^ 1]} for i, e in enumerate(eligible)]
+            return u, share, tight
+        side = flow.reachable(src)
+        tight = [i for i in range(k) if side[i]]
+        nbrs = {w for i in tight for w in eligible[i]}
+        u = Fraction(sum(counts[i] for i in tight)) / sum((caps[w] for w in nbrs), Fraction(0))
+
+
+@dataclass(frozen=True)
+class StepReport:
+    """Why step t costs what it does: the receiver u with the largest U_{u,t}, its sources and in-links, and
+    the Hall set J of Theorem 19 (|J| sources that can only use |N(J)| in-links, U = |J| / c(N(J)))."""
+
+    step: int
+    u: Fraction
+    receiver: str
+    sources: int
+    in_links: int
+    tight_sources: int
+    tight_links: int
+    balanced: bool      # U equals the receiver's volume bound |sources| / c(in-links): no Hall violation
+
+
+def _signature_order(caps_bw, types):
+    """Relabel in-neighbours by a signature of the problem (their link bandwidths, how many source types and
+    sources may use them), so that receivers with the same local structure share one cache entry."""
+    k = len(caps_bw)
+    n_types, n_sources = [0] * k, [0] * k
+    for mask, count in types:
+        j = 0
+        while mask:
+            if mask & 1:
+                n_types[j] += 1
+                n_sources[j] += count
+            mask >>= 1
+            j += 1
+    perm = sorted(range(k), key=lambda j: (caps_bw[j], n_types[j], n_sources[j], j))
+    pos = [0] * k
+    for p, j in enumerate(perm):
+        pos[j] = p
+    return perm, pos
+
+
+def _remap_all(masks: list[int], pos: list[int]) -> list[int]:
+    """Every mask with bit j moved to bit pos[j]."""
+    if pos == sorted(pos):
+        return list(masks)
+    if len(masks) > 32 and len(pos) < 62:
+        arr = np.asarray(masks, dtype=np.int64)
+        bits = (arr[:, None] >> np.arange(len(pos), dtype=np.int64)) & 1
+        return (bits << np.asarray(pos, dtype=np.int64)).sum(axis=1).tolist()
+    out = []
+    for mask in masks:
+        new, j = 0, 0
+        while mask:
+            if mask & 1:
+                new |= 1 << pos[j]
+            mask >>= 1
+            j += 1
+        out.append(new)
+    return out
+
+
+class _Solver:
+    """LP (1) for every (u, t) of a topology, with solutions shared between receivers whose problems match."""
+
+    def __init__(self, topo: Topology):
+        self.topo = topo
+        self.cache: dict = {}
+        self.bandwidths: dict[int, tuple[Fraction, ...]] = {}
+        self.intervals: dict[tuple[Fraction, Fraction], int] = {}
+
+    def interval(self, lo: Fraction, hi: Fraction) -> int:
+        key = (lo, hi)
+        iid = self.intervals.get(key)
+        if iid is None:
+            iid = self.intervals[key] = len(self.intervals)
+        return iid
+
+    def solve(self, caps_bw: list[int], types: list[tuple[int, int]]):
+        """(U, tight types, pieces per type) with pieces ``[(interval id, in-neighbour index, parallel link k)]``.
+
+        ``caps_bw[j]`` names (in ``self.bandwidths``) the tuple of bandwidths of the links from in-neighbour j."""
+        perm, pos = _signature_order(caps_bw, types)
+        canon = list(zip(_remap_all([m for m, _ in types], pos), [c for _, c in types]))
+        key = (tuple(caps_bw[j] for j in perm), tuple(sorted(canon)))
+        entry = self.cache.get(key)
+        if entry is None:
+            link_bws = [self.bandwidths[b] for b in key[0]]
+            caps = [sum(bws, Fraction(0)) for bws in link_bws]
+            kinds = list(key[1])
+            eligible = [tuple(j for j in range(len(caps)) if mask >> j & 1) for mask, _ in kinds]
+            u_val, share, tight = _assign([c for _, c in kinds], eligible, caps)
+            pieces = {}
+            for (mask, _), parts, elig in zip(kinds, share, eligible):
+                lo, out = Fraction(0), []
+                for j in elig:
+                    x = parts.get(j)
+                    if not x:
+                        continue
+                    width = x / caps[j]
+                    for k, bw in enumerate(link_bws[j]):
+                        hi = lo + width * bw
+                        out.append((self.interval(lo, hi), j, k))
+                        lo = hi
+                pieces[mask] = out
+            tight_masks = {kinds[i][0] for i in tight}
+            entry = self.cache[key] = (u_val, tight_masks, pieces)
+        u_val, tight_masks, pieces = entry
+        per_type = [[(iid, perm[j], k) for iid, j, k in pieces[cm]] for cm, _ in canon]
+        tight = [i for i, (cm, _) in enumerate(canon) if cm in tight_masks]
+        return u_val, tight, per_type
+
+
+@dataclass
+class _Partial:
+    """What one worker found for a range of receivers: interval table, piece table (interval, link, step),
+    the transfers as (shard, piece) pairs, and per step the worst receiver's report fields."""
+
+    intervals: list
+    piece_iid: np.ndarray
+    piece_link: np.ndarray
+    piece_step: np.ndarray
+    shards: np.ndarray
+    pieces: np.ndarray
+    worst: dict
+
+
+def _solve_receivers(topo: Topology, dist: np.ndarray, receivers: range,
+                     progress: Callable[[float], None] | None = None, values_only: bool = False) -> _Partial:
+    solver = _Solver(topo)
+    shard_parts, piece_parts = [], []
+    piece_iid: list[int] = []
+    piece_link: list[int] = []
+    piece_step: list[int] = []
+    worst: dict[int, tuple] = {}
+    bw_ids: dict[tuple, int] = {}
+    every = max(1, len(receivers) // 20)
+    for done, u in enumerate(receivers, 1):
+        links_from: dict[int, list[int]] = defaultdict(list)
+        for i in topo.in_links[u]:
+            if topo.links[i].src != u:
+                links_from[topo.links[i].src].append(i)
+        nbrs = sorted(links_from)
+        k = len(nbrs)
+        caps_bw = [bw_ids.setdefault(tuple(topo.links[i].bandwidth for i in links_from[w]), len(bw_ids))
+                   for w in nbrs]
+        solver.bandwidths = {v: b for b, v in bw_ids.items()}
+        du = dist[:, u]
+        ok = dist[:, nbrs] == (du - 1)[:, None]
+        others = np.flatnonzero(du > 0)
+        if k <= 40:
+            codes = (ok[others].astype(np.int64) << np.arange(k, dtype=np.int64)).sum(axis=1)
+            uniq, inverse = np.unique(du[others] << k | codes, return_inverse=True)
+            kinds = [(x >> k, x & ((1 << k) - 1)) for x in uniq.tolist()]
+        else:
+            uniq, inverse = np.unique(np.column_stack([du[others], ok[others]]), axis=0, return_inverse=True)
+            kinds = [(int(r[0]), sum(1 << j for j in np.flatnonzero(r[1:]).tolist())) for r in uniq]
+        inverse = inverse.ravel()
+        order = np.argsort(inverse, kind="stable")
+        members = others[order]
+        member_kind = inverse[order]
+        counts = np.bincount(inverse, minlength=len(kinds)).tolist()
+        by_step: dict[int, list[int]] = defaultdict(list)
+        for i, (t, _) in enumerate(kinds):
+            by_step[t].append(i)
+        kind_first = [0] * len(kinds)
+        kind_pieces = [0] * len(kinds)
+        for t, idx in by_step.items():
+            u_val, tight, per_type = solver.solve(caps_bw, [(kinds[i][1], counts[i]) for i in idx])
+            if t not in worst or u_val > worst[t][0]:
+                src = sum(counts[i] for i in idx)
+                tight_links = {j for pos in tight for j in range(k) if kinds[idx[pos]][1] >> j & 1}
+                total_cap = sum((topo.links[i].bandwidth for w in nbrs for i in links_from[w]), Fraction(0))
+                worst[t] = (u_val, u, src, sum(len(links_from[w]) for w in nbrs),
+                            sum(counts[idx[pos]] for pos in tight), sum(len(links_from[nbrs[j]]) for j in tight_links),
+                            u_val == Fraction(src) / total_cap)
+            if values_only:
+                continue
+            for i, pieces in zip(idx, per_type):
+                kind_first[i] = len(piece_iid)
+                kind_pieces[i] = len(pieces)
+                for iid, j, kk in pieces:
+                    piece_iid.append(iid)
+                    piece_link.append(links_from[nbrs[j]][kk])
+                    piece_step.append(t)
+        if values_only:
+            continue
+        per_member = np.asarray(kind_pieces, dtype=np.int64)[member_kind]
+        firsts = np.asarray(kind_first, dtype=np.int64)[member_kind]
+        starts = np.cumsum(per_member) - per_member
+        shard_parts.append(np.repeat(members, per_member))
+        piece_parts.append(np.repeat(firsts - starts, per_member) + np.arange(int(per_member.sum())))
+        if progress is not None and done % every == 0:
+            progress(done / len(receivers))
+    empty = np.zeros(0, dtype=np.int64)
+    return _Partial(list(solver.intervals), np.asarray(piece_iid, dtype=np.int64),
+                    np.asarray(piece_link, dtype=np.int64), np.asarray(piece_step, dtype=np.int64),
+                    np.concatenate(shard_parts) if shard_parts else empty,
+                    np.concatenate(piece_parts) if piece_parts else empty, worst)
+
+
+_FORKED: tuple | None = None   # (topology, distances) handed to forked workers without pickling
+PARALLEL_MIN_NODES = 512
+
+
+def _worker(receivers: range) -> _Partial:
+    topo, dist = _FORKED
+    return _solve_receivers(topo, dist, receivers)
+
+
+def _workers() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def _solve_all(topo: Topology, dist: np.ndarray, progress) -> list[_Partial]:
+    n = topo.num_nodes
+    jobs = min(_workers(), 4)
+    if n < PARALLEL_MIN_NODES or jobs < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        return [_solve_receivers(topo, dist, range(n), progress)]
+    global _FORKED
+    _FORKED = (topo, dist)
+    bounds = [n * i // jobs for i in range(jobs + 1)]
+    ctx = multiprocessing.get_context("fork")
+    try:
+        with ctx.Pool(jobs - 1) as pool:
+            pending = pool.map_async(_worker, [range(bounds[i], bounds[i + 1]) for i in range(1, jobs)])
+            first = _solve_receivers(topo, dist, range(bounds[0], bounds[1]),
+                                     None if progress is None else (lambda f: progress(f / jobs)))
+            rest = pending.get()
+    finally:
+        _FORKED = None
+    return [first] + rest
+
+
+def bfb_allgather(topo: Topology, progress: Callable[[float], None] | None = None) -> Schedule:
+    """The optimal BFB allgather (Theorem 16): LP (1) solved exactly for every (u, t), read off into intervals.
+
+    For each (u, t, v) the chosen fractions are laid end to end over [0, 1) in in-neighbour order (every eligible
+    w holds all of v's shard after step t - 1), and a share on several parallel links w -> u is split in
+    proportion to their bandwidth. Receivers are split between the machine's cores on large topologies. The
+    schedule comes back as numpy columns. ``notes["report"]`` explains every step's cost (``StepReport``);
+    ``progress(fraction)`` is called as receivers are done.
+    """
+    if topo.switch_nodes:
+        raise NotApplicable("BFB is defined for direct-connect topologies; this one has switches")
+    if not is_strongly_connected(topo):
+        raise NotApplicable("BFB needs a strongly connected topology")
+    dist = compute_distances(topo).astype(np.int64)
+    parts = _solve_all(topo, dist, progress)
+    intervals: dict[tuple[Fraction, Fraction], int] = {}
+    worst: dict[int, tuple] = {}
+    iids, links, steps, shards, pieces = [], [], [], [], []
+    offset = 0
+    for part in parts:
+        remap = np.array([intervals.setdefault(iv, len(intervals)) for iv in part.intervals] or [0], dtype=np.int64)
+        iids.append(remap[part.piece_iid] if len(part.piece_iid) else part.piece_iid)
+        links.append(part.piece_link)
+        steps.append(part.piece_step)
+        shards.append(part.shards)
+        pieces.append(part.pieces + offset)
+        offset += len(part.piece_iid)
+        for t, w in part.worst.items():
+            if t not in worst or w[0] > worst[t][0]:
+                worst[t] = w
+    one = lcm(*{x.denominator for pair in intervals for x in pair})
+    lo_tab = np.array([lo.numerator * (one // lo.denominator) for lo, _ in intervals], dtype=object)
+    hi_tab = np.array([hi.numerator * (one // hi.denominator) for _, hi in intervals], dtype=object)
+    if one <= MAX_SCALED:
+        lo_tab, hi_tab = lo_tab.astype(np.int64), hi_tab.astype(np.int64)
+    piece = np.concatenate(pieces)
+    iid = np.concatenate(iids)[piece]
+    cols = Columns(np.concatenate(steps)[piece], np.concatenate(links)[piece], np.concatenate(shards),
+                   lo_tab[iid], hi_tab[iid], np.zeros(len(piece), dtype=bool), one)
+    report = [StepReport(t, w[0], topo.names[w[1]], w[2], w[3], w[4], w[5], w[6]) for t, w in sorted(worst.items())]
+    if progress is not None:
+        progress(1.0)
+    return Schedule(Collective.ALLGATHER, algo="bfb", notes={"U": {r.step: r.u for r in report}, "report": report},
+                    cols=cols)
+
+
+
+def bfb_values(topo: Topology) -> tuple[int, Fraction]:
+    """(steps, tb_factor) of the optimal BFB allgather without assembling the schedule: tb_factor is
+    sum_t max_u U*(u,t) * B / N (each step lasts as long as its most loaded in-link, Theorem 16), with B the
+    node bandwidth. For the finder's base table, where only the two numbers are kept."""
+    if topo.switch_nodes or not is_strongly_connected(topo):
+        raise NotApplicable("BFB needs a strongly connected direct-connect topology")
+    dist = compute_distances(topo).astype(np.int64)
+    worst = _solve_receivers(topo, dist, range(topo.num_nodes), values_only=True).worst
+    node_bw = min(sum((topo.links[i].bandwidth for i in topo.out_links[u]), Fraction(0))
+                  for u in range(topo.num_nodes))
+    return len(worst), sum((w[0] for w in worst.values()), Fraction(0)) * node_bw / topo.num_nodes
+
+# ------------------------------------------------------------------------------ per-(u, t) problems, plainly
+@dataclass
+class Problem:
+    """LP (1) for receiver u at step t: ``sources[i]`` may be sent by the in-neighbours ``eligible[i]`` (indices
+    into ``nbrs``); ``links[j]`` are the links from ``nbrs[j]`` to u."""
+
+    u: int
+    t: int
+    nbrs: list[int]
+    links: list[list[int]]
+    sources: list[int]
+    eligible: list[tuple[int, ...]]
+
+
+def receiver_problems(topo: Topology) -> list[Problem]:
+    """Every (u, t) problem of LP (1), one source per row (the reference form, for small topologies)."""
+    if topo.switch_nodes or not is_strongly_connected(topo):
+        raise NotApplicable("BFB needs a strongly connected direct-connect topology")
+    dist = compute_distances(topo)
+    out = []
+    for u in range(topo.num_nodes):
+        links_from: dict[int, list[int]] = defaultdict(list)
+        for i in topo.in_links[u]:
+            if topo.links[i].src != u:
+                links_from[topo.links[i].src].append(i)
+        nbrs = sorted(links_from)
+        by_t: dict[int, list[int]] = defaultdict(list)
+        for v in range(topo.num_nodes):
+            if v != u:
+                by_t[int(dist[v, u])].append(v)
+        for t, sources in sorted(by_t.items()):
+            elig = [tuple(j for j, w in enumerate(nbrs) if dist[v, w] == t - 1) for v in sources]
+            out.append(Problem(u, t, nbrs, [links_from[w] for w in nbrs], sources, elig))
+    return out
+
+
+def solve_problem(topo: Topology, p: Problem):
+    """The exact optimum of one problem: (U, share[i][j]) per source i and in-neighbour index j."""
+    caps = [sum((topo.links[i].bandwidth for i in ls), Fraction(0)) for ls in p.links]
+    u_val, share, _ = _assign([1] * len(p.sources), p.eligible, caps)
+    return u_val, share
+
+
+def _read_off(topo: Topology, problems, shares, algo: str, notes: dict) -> Schedule:
+    """Transfers from per-source shares: pieces laid end to end over [0, 1), parallel links by bandwidth."""
+    transfers = []
+    for p, share in zip(problems, shares):
+        for v, parts in zip(p.sources, share):
+            lo = Fraction(0)
+            for j in sorted(parts):
+                x = parts[j]
+                if not x:
+                    continue
+                cap = sum((topo.links[i].bandwidth for i in p.links[j]), Fraction(0))
+                for li in p.links[j]:
+                    hi = lo + x * topo.links[li].bandwidth / cap
+                    transfers.append(Transfer(v, lo, hi, li, p.t))
+                    lo = hi
+    return Schedule(Collective.ALLGATHER, transfers, algo, notes)
+
+
+def bfb_chunked(topo: Topology, chunks: int) -> Schedule:
+    """BFB with every shard cut into ``chunks`` equal chunks (App. E.2, IP (13)).
+
+    Each source's LP (1) shares, scaled by P = ``chunks``, are rounded to integers summing to P: floors first,
+    then one more chunk to the largest remainders. Theorem 20 bounds the loss:
+    T_B <= T_B^LP + (M/B) d (d^D - 1) / ((d - 1) P N), because a link carries at most d^(t-1) sources at step t
+    and each gains less than one chunk."""
+    if isinstance(chunks, bool) or not isinstance(chunks, int) or chunks < 1:
+        raise ValueError(f"the number of chunks must be a positive integer, got {chunks!r}")
+    problems = receiver_problems(topo)
+    shares = []
+    for p in problems:
+        _, share = solve_problem(topo, p)
+        rounded = []
+        for parts in share:
+            scaled = {j: x * chunks for j, x in parts.items()}
+            base = {j: int(y) for j, y in scaled.items()}                  # floor (y >= 0)
+            spare = chunks - sum(base.values())
+            for j in sorted(scaled, key=lambda j: (-(scaled[j] - base[j]), j))[:spare]:
+                base[j] += 1
+            rounded.append({j: Fraction(c, chunks) for j, c in base.items() if c})
+        shares.append(rounded)
+    return _read_off(topo, problems, shares, "bfb", {"chunks": chunks})
+
+
+def chunk_counts(schedule: Schedule) -> tuple[int, list[tuple[int, int, int, int, int]]]:
+    """App. E.2, approach 1: L = the lcm of the chunk bounds' denominators, and every transfer as whole chunks
+    ``(shard, first chunk, number of chunks, link, step)`` of a shard cut into L equal chunks."""
+    cols = columns(schedule)
+    if cols is None:
+        one = lcm(*{x.denominator for t in schedule.transfers for x in (t.lo, t.hi)})
+        return one, [(t.shard, int(t.lo * one), int((t.hi - t.lo) * one), t.link, t.step) for t in schedule.transfers]
+    return cols.one, list(zip(cols.shard.tolist(), cols.lo.tolist(), (cols.hi - cols.lo).tolist(),
+                              cols.link.tolist(), cols.step.tolist()))
+
+
+# ------------------------------------------------------------------------ heterogeneous links: LP (14), exactly
+def _timed_bound(caps: list[Fraction], alphas: list[Fraction], js, count: int, shard_bytes: Fraction) -> Fraction:
+    """The least U with sum_{j in js} max(0, U - alpha_j) * cap_j / shard_bytes >= count."""
+    order = sorted(js, key=lambda j: alphas[j])
+    rate, offset = Fraction(0), Fraction(0)   # sum over active j of cap_j / s, and of alpha_j cap_j / s
+    for k, j in enumerate(order):
+        rate += caps[j] / shard_bytes
+        offset += alphas[j] * caps[j] / shard_bytes
+        u = (count + offset) / rate
+        if k + 1 == len(order) or u <= alphas[order[k + 1]]:
+            return u
+    raise AssertionError("unreachable")
+
+
+def _assign_timed(eligible, caps, alphas, shard_bytes):
+    """LP (14) for one (u, t) with the fix of App. E.3 built in: a link pays its alpha only when it carries data.
+    U is the least time such that the sources fit into capacities (U - alpha_j)^+ * cap_j / s (a max-flow, as in
+    ``_assign``; each infeasible trial names a source set J whose own bound is the next trial)."""
+    m = len(caps)
+    every = list(range(len(eligible)))
+    u = _timed_bound(caps, alphas, sorted({j for e in eligible for j in e}), len(eligible), shard_bytes)
+    while True:
+        room = [max(Fraction(0), (u - alphas[j]) * caps[j] / shard_bytes) for j in range(m)]
+        scale = lcm(*(r.denominator for r in room))
+        k = len(eligible)
+        flow = _MaxFlow(k + m + 2)
+        src, sink = k + m, k + m + 1
+        need = k * scale
+        for i in every:
+            flow.add(src, i, scale)
+        arcs = {(i, j): flow.add(i, k + j, need + 1) for i, e in enumerate(eligible) for j in e}
+        for j in range(m):
+            flow.add(k + j, sink, int(room[j] * scale))
+        if flow.run(src, sink) == need:
+            return u, [{j: Fraction(flow.cap[arcs[i, j] ^ 1], scale) for j in e if flow.cap[arcs[i, j] ^ 1]}
+                       for i, e in enumerate(eligible)]
+        side = flow.reachable(src)
+        tight = [i for i in every if side[i]]
+        u = _timed_bound(caps, alphas, sorted({j for i in tight for j in eligible[i]}), len(tight), shard_bytes)
+
+
+def bfb_timed(topo: Topology, total_bytes) -> Schedule:
+    """BFB on links of different bandwidth and alpha (App. E.3, LP (14)) for an M = ``total_bytes`` vector.
+
+    Per (u, t), U_{u,t} is a time in microseconds: every used link (w, u) must finish alpha_{w,u} +
+    (M/N) * load / bandwidth <= U (bandwidth in GB/s = 1e3 bytes/us). A link that would carry nothing never
+    sets U (App. E.3's re-solve without the unused link, done exactly). ``notes["U"][t]`` is max_u U_{u,t}
+    and their sum the schedule's time."""
+    shard_bytes = Fraction(str(total_bytes)) / topo.n / 1000    # bytes per shard over 1e3 bytes/us per GB/s
+    if shard_bytes <= 0:
+        raise ValueError("the vector size must be positive")
+    problems = receiver_problems(topo)
+    shares, worst = [], {}
+    for p in problems:
+        caps = [sum((topo.links[i].bandwidth for i in ls), Fraction(0)) for ls in p.links]
+        alphas = [max(topo.links[i].alpha for i in ls) for ls in p.links]
+        u_val, share = _assign_timed(p.eligible, caps, alphas, shard_bytes)
+        shares.append(share)
+        worst[p.t] = max(worst.get(p.t, Fraction(0)), u_val)
+    return _read_off(topo, problems, shares, "bfb", {"U": worst, "time_us": sum(worst.values(), Fraction(0))})

@@ -1,0 +1,58 @@
+"""ForestColl's synthesizer: throughput-optimal spanning-tree packing on switched and mixed-bandwidth fabrics
+(ForestColl sections 3-5; Algorithm 3 for a fixed k)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from ..core.cost import pipelined_factor
+from ..core.detail import Detail
+from ..registry import Built, Synthesizer, option, register
+from . import MAX_FIXED_K, collective_schedule
+
+
+@dataclass
+class ForestDetail(Detail):
+    """The packing's figures: k trees per root, U, the optimal 1/x* and the optimal allgather algbw N x*
+    (GB/s). The trees are pipelined, so their time is the flow model's (``solvers.core.cost.pipelined_factor``),
+    not a sum of steps."""
+
+    k: int
+    u: Fraction
+    inv_x_star: Fraction
+    optimal_algbw: Fraction
+
+    def fields(self, result) -> dict:
+        factor = pipelined_factor(result.topology, result.schedule)
+        return {"k": self.k, "U": str(self.u), "inv_x_star": str(self.inv_x_star),
+                "algbw_GBps": float(result.topology.n / factor),
+                "optimal_allgather_algbw_GBps": float(self.optimal_algbw), "pipelined_factor": str(factor)}
+
+    def timed_fields(self, result, total_bytes: float) -> dict:
+        factor = pipelined_factor(result.topology, result.schedule)
+        return {"pipelined_time_us": float(factor) * total_bytes / result.topology.n / 1e3}
+
+    def pipelined_algbw(self, result):
+        factor = pipelined_factor(result.topology, result.schedule)
+        return result.topology.n / factor if factor > 0 else None
+
+
+@dataclass(frozen=True)
+class ForestcollOptions:
+    fixed_k: int | None = option(None, "k trees per root (Algorithm 3) instead of the optimum", minimum=1,
+                                 maximum=MAX_FIXED_K, label="Trees per root k (0 = optimal)")
+
+
+@register
+class ForestColl(Synthesizer):
+    name = "forestcoll"
+    summary = "throughput-optimal spanning-tree packing (ForestColl), switches and mixed bandwidths included"
+    paper = "Zhao et al., ForestColl, sections 3-5"
+    rank = 80
+    reports_progress = True
+    Options = ForestcollOptions
+
+    def build(self, topo, collective, options: ForestcollOptions, work) -> Built:
+        schedule = collective_schedule(topo, collective, options.fixed_k, progress=work.prefixed("forestcoll"))
+        n = schedule.notes
+        return Built(schedule, detail=ForestDetail(n["k"], n["U"], n["inv_x_star"], n["optimal_algbw_GBps"]))

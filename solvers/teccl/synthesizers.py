@@ -1,0 +1,91 @@
+"""TE-CCL's synthesizer: the time-expanded multi-commodity flow, as a MILP with copy or an LP without, for
+every collective and custom demand matrices (TE-CCL sections 3-5, App. A-H)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from ..core.schedule import Collective
+from ..registry import SKIP_BUDGET, Built, Synthesizer, option, register
+from . import DEFAULT_TIME_LIMIT_S, collective_schedule, read_demand_matrix
+
+MAX_DEMAND_TEXT = 100_000            # characters of a demand matrix read
+COMPARE_MAX_NODES = 16               # TE-CCL's MILP grows as N^2 x links x epochs: small fabrics only in Compare
+COMPARE_MAX_TIME_S = 20.0            # per TE-CCL solve in Compare (an allreduce is two)
+COMPARE_MIN_TIME_S = 1.0             # less than this left of Compare's budget: TE-CCL is skipped
+
+
+def parse_epoch(text: str):
+    """``slowest``, ``fastest`` or an epoch length in microseconds."""
+    if text in ("slowest", "fastest"):
+        return text
+    try:
+        return Fraction(text)
+    except (ValueError, ZeroDivisionError):
+        raise ValueError(f"--epoch takes slowest, fastest or microseconds, not {text!r}") from None
+
+
+def read_demand_file(path: str) -> list[list[int]]:
+    """The demand matrix in the CSV file at ``path`` (its first 100,000 characters)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return read_demand_matrix(fh.read(MAX_DEMAND_TEXT))
+    except OSError as exc:
+        raise ValueError(f"cannot read the demand file: {exc.strerror or exc}") from None
+
+
+@dataclass(frozen=True)
+class TecclOptions:
+    chunks: int = option(1, "chunks per GPU (allgather, reduce-scatter, allreduce) or per pair (alltoall)",
+                         minimum=1, page_maximum=16, label="Chunks")
+    epochs: int | None = option(None, "K epochs (default: the smallest K that admits a schedule, probes then a "
+                                      "bisection)", minimum=1, page_maximum=10_000, label="Epochs K (0 = auto)")
+    time_limit: float = option(DEFAULT_TIME_LIMIT_S, "seconds for all solves of one instance (each part of a "
+                                                     "reduce-scatter or allreduce)", page_minimum=1.0,
+                               maximum=24 * 3600, page_maximum=3600.0, step=5.0, key="limit",
+                               label="Time limit (s)")
+    gap: float = option(1e-4, "relative MIP gap at which a solve stops", minimum=0.0, maximum=0.99, step=1e-4,
+                        label="Gap")
+    method: str = option("auto", "auto: MILP with copy for allgather, LP for alltoall and demand matrices; astar: "
+                                 "rounds of a few epochs, fast and not optimal",
+                         choices=("auto", "milp", "lp", "astar"), label="Method")
+    epoch: str | Fraction = option("slowest", "epoch length: the chunk time of the slowest link (every link "
+                                              "carries a chunk per epoch) or of the fastest (finer, larger "
+                                              "models), or microseconds",
+                                   choices=("slowest", "fastest"), key="policy", label="Epoch length",
+                                   parse=parse_epoch)
+    switch_copy: bool = option(False, "switches copy (SHARP-like): they may duplicate a chunk onto several links",
+                               label="Switches copy")
+    matrix: tuple | None = option(None, "a demand matrix (CSV of chunk counts, one row per source GPU) for the "
+                                        "custom collective", flag="--demand", metavar="FILE",
+                                  parse=read_demand_file, widget="demand_matrix", key="demand")
+
+
+@register
+class Teccl(Synthesizer):
+    name = "teccl"
+    summary = "time-expanded multi-commodity flow (TE-CCL): MILP with copy, LP without; any demand"
+    paper = "Liu et al., TE-CCL (SIGCOMM 2024), sections 3-5"
+    rank = 90
+    reports_progress = True
+    collectives = frozenset(Collective.every())
+    Options = TecclOptions
+
+    def build(self, topo, collective, options: TecclOptions, work) -> Built:
+        kwargs = {"chunks": options.chunks, "epochs": options.epochs, "time_limit": options.time_limit,
+                  "gap": options.gap, "method": options.method, "epoch": options.epoch,
+                  "switch_copy": options.switch_copy}
+        if options.matrix is not None:
+            kwargs["matrix"] = [list(r) for r in options.matrix]
+            del kwargs["chunks"]
+        if work.total_bytes is not None:
+            kwargs["buffer_bytes"] = work.total_bytes
+        found = collective_schedule(topo, collective, progress=work.prefixed("teccl"), **kwargs)
+        return Built(found.schedule, detail=found)
+
+    @classmethod
+    def compare_plan(cls, topo, collective, left_s):
+        if topo.n > COMPARE_MAX_NODES:
+            return f"skipped: TE-CCL's MILP runs here up to {COMPARE_MAX_NODES} compute nodes, this has {topo.n}"
+        limit = min(COMPARE_MAX_TIME_S, left_s / (2 if collective is Collective.ALLREDUCE else 1))
+        return SKIP_BUDGET if limit < COMPARE_MIN_TIME_S else {"time_limit": limit}

@@ -1,0 +1,52 @@
+"""The command-line interface (``python -m studio``), one module per family of commands:
+
+- ``designs``: ``topo``, ``alltoall``, ``find``, ``forestcoll``;
+- ``schedules``: ``schedule``, ``export``, ``compare``, ``check-xml`` (synthesizer flags generated from the
+  registry by ``synth_flags``);
+- ``genmodel``: ``genmodel plans | gentree | fit``.
+
+Every command takes an expression (``biring(8)``) or the path of a topology file (``.json``, ``.graphml``).
+Bad input ends with one line on stderr and exit code 2; nothing prints a traceback for it.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from solvers import NotApplicable, ScheduleError
+from topologies import TopologyError
+
+from . import designs, genmodel, schedules
+from .common import EXIT_BAD_INPUT, Parser, UsageError
+
+COMMANDS = {**designs.COMMANDS, **schedules.COMMANDS, "genmodel": genmodel.run}
+
+
+def parser() -> argparse.ArgumentParser:
+    """The whole parser, built from the registry as it is now (a synthesizer registered later appears)."""
+    p = Parser(prog="python -m studio", description="Topology Studio: topologies and collective schedules.")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=Parser)
+    designs.add_parsers(sub)
+    schedules.add_parsers(sub)
+    genmodel.add_parser(sub)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = parser().parse_args(argv)
+        return COMMANDS[args.command](args)
+    except (UsageError, TopologyError, NotApplicable, ValueError) as exc:
+        # ScheduleError is a ValueError too: a synthesizer produced a schedule that failed verification.
+        kind = "schedule failed verification" if isinstance(exc, ScheduleError) else "error"
+        print(f"{kind}: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except (RecursionError, MemoryError) as exc:
+        print(f"error: the request is too large to process ({type(exc).__name__})", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+
+__all__ = ["main", "parser", "COMMANDS", "UsageError"]

@@ -1,0 +1,124 @@
+"""``topo``, ``alltoall``, ``find`` and ``forestcoll``: the commands about a design itself - its properties,
+its all-to-all throughput, the Finder's frontier and ForestColl's optimal throughput."""
+from __future__ import annotations
+
+import json
+
+from topologies import load, summarize
+
+from .common import UsageError, design_parent, json_parent, print_table, progress_for, progress_parent
+
+
+def add_parsers(sub) -> None:
+    design, as_json, progress = design_parent(), json_parent(), progress_parent()
+
+    sub.add_parser("topo", parents=[design, as_json], help="properties of a topology")
+
+    a2a = sub.add_parser("alltoall", parents=[design, as_json],
+                         help="all-to-all throughput: the multi-commodity-flow LP (3)")
+    a2a.add_argument("--bytes", type=float, default=float(1 << 20), dest="total_bytes",
+                     help="M, what every node sends in total (default 2^20 bytes)")
+    a2a.add_argument("--bandwidth", type=float, default=12.5, help="B, node bandwidth in GB/s (default 12.5)")
+
+    fnd = sub.add_parser("find", parents=[as_json],
+                         help="the Pareto frontier of (steps, tb_factor) topologies for N nodes, degree d")
+    fnd.add_argument("--nodes", type=int, required=True, help="N, the number of nodes")
+    fnd.add_argument("--degree", type=int, required=True, help="d, links per node")
+    fnd.add_argument("--bidirectional", action="store_true", help="only bidirectional topologies (A.6)")
+    fnd.add_argument("--exclude", default="", help="comma-separated base families or expansions to leave out, "
+                     "e.g. circulant (reproduces Table 7 at N = 128 and 512)")
+    fnd.add_argument("--alpha", type=float, default=10.0, help="alpha in microseconds for the times (default 10)")
+    fnd.add_argument("--bytes", type=float, default=float(1 << 20), dest="total_bytes",
+                     help="M in bytes for the times (default 2^20)")
+    fnd.add_argument("--bandwidth", type=float, default=12.5, help="B, node bandwidth in GB/s (default 12.5)")
+
+    fc = sub.add_parser("forestcoll", parents=[design, as_json, progress],
+                        help="ForestColl: optimal allgather throughput, bottleneck cut, k and trees")
+    fc.add_argument("--fixed-k", type=int, default=None, help="k trees per root (Algorithm 3) instead of the optimum")
+    fc.add_argument("--scan", type=int, default=0, metavar="K",
+                    help="also the algbw of every fixed k = 1..K (searches only, no trees)")
+
+
+def topo(args) -> int:
+    summary = summarize(load(args.expr, max_nodes=args.max_nodes)).as_dict()
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print_table(summary)
+    return 0
+
+
+def alltoall(args) -> int:
+    from solvers.directconnect.alltoall import mcf_rate, moore_rate_bound
+
+    if not (args.total_bytes > 0 and args.bandwidth > 0):
+        raise UsageError("--bytes and --bandwidth must be positive")
+    topology = load(args.expr, max_nodes=args.max_nodes)
+    result = mcf_rate(topology)
+    bound = moore_rate_bound(result.nodes, result.degree) if not topology.switch_nodes else None
+    out = {"topology": topology.expr, "nodes": result.nodes, "degree": result.degree, "mcf_rate": result.f,
+           "mcf_rate_upper": result.upper, "mcf_gap": result.gap, "method": result.method,
+           "mcf_rate_bound": float(bound) if bound else None,
+           "alltoall_time_us": result.time_us(args.total_bytes, args.bandwidth), "bytes": args.total_bytes,
+           "bandwidth_gbs": args.bandwidth, "solve_seconds": result.seconds}
+    if args.json:
+        print(json.dumps(out))
+    else:
+        print_table(out)
+    return 0
+
+
+def find(args) -> int:
+    from solvers.directconnect.finder import Finder, bound, diameter_of
+    from solvers.directconnect.selection import best_index, collective_time_us
+
+    if not (args.total_bytes > 0 and args.bandwidth > 0 and args.alpha >= 0):
+        raise UsageError("--bytes and --bandwidth must be positive and --alpha non-negative")
+    exclude = [x.strip() for x in args.exclude.split(",") if x.strip()]
+    front = Finder(exclude).frontier(args.nodes, args.degree, args.bidirectional)
+    rows = []
+    for c in front:
+        row = {**c.as_dict(), "diameter": diameter_of(c),
+               "allreduce_us": collective_time_us(c.steps, c.tb, args.alpha, args.total_bytes, args.bandwidth)}
+        rows.append(row)
+    if rows:
+        rows[best_index([r["allreduce_us"] for r in rows])]["recommended"] = True
+    if args.json:
+        print(json.dumps(rows))
+        return 0
+    steps, tb = bound(args.nodes, args.degree, args.bidirectional)
+    print(f"{'steps':>5} {'tb_factor':>10} {'D':>3} {'allreduce us':>12}  topology")
+    for r in rows:
+        mark = "  <- best allreduce" if r.get("recommended") else ""
+        print(f"{r['steps']:>5} {r['tb_factor']:>10.6f} {r['diameter']!s:>3} {r['allreduce_us']:>12.1f}  "
+              f"{r['name']}   [{r['expr']}]{mark}")
+    print(f"bound: {steps} steps (Moore), tb {float(tb):.6f}; times for alpha {args.alpha} us, "
+          f"M {args.total_bytes:g} B, B {args.bandwidth} GB/s")
+    return 0
+
+
+def forestcoll(args) -> int:
+    from solvers.core.verify import verify
+    from solvers.forestcoll import MAX_FIXED_K, forestcoll as pack
+    from solvers.forestcoll.search import fabric, fixed_k_algbw
+
+    if not 0 <= args.scan <= MAX_FIXED_K:
+        raise UsageError(f"--scan must be between 0 and {MAX_FIXED_K}")
+    topology = load(args.expr, max_nodes=args.max_nodes)
+    forest = pack(topology, args.fixed_k, progress=progress_for(args))
+    verify(topology, forest.allgather()).raise_if_failed()
+    out = {**forest.as_dict(), "verified": True}
+    if args.scan:
+        fab = fabric(topology)
+        out["scan"] = [{"k": k, "algbw_GBps": float(fixed_k_algbw(fab, k))} for k in range(1, args.scan + 1)]
+    if args.json:
+        print(json.dumps(out))
+    else:
+        bottleneck = out.pop("bottleneck")
+        print_table({**out, "bottleneck outside": ", ".join(bottleneck["outside"][:12])
+                     + (" ..." if len(bottleneck["outside"]) > 12 else ""),
+                     "bottleneck egress_GBps": bottleneck["egress_GBps"]})
+    return 0
+
+
+COMMANDS = {"topo": topo, "alltoall": alltoall, "find": find, "forestcoll": forestcoll}

@@ -1,0 +1,189 @@
+"""``schedule``, ``export``, ``compare`` and ``check-xml``: the commands that synthesize, verify, price and export
+schedules. Every synthesizer and its flags come from the registry (``studio.cli.synth_flags``)."""
+from __future__ import annotations
+
+import json
+import sys
+from fractions import Fraction
+
+from solvers import Collective, synthesize
+from topologies import load
+
+from .common import UsageError, design_parent, json_parent, print_table, progress_for, progress_parent
+from .synth_flags import add_synthesizer_arguments, options_for
+
+
+def add_parsers(sub) -> None:
+    design, as_json, progress = design_parent(), json_parent(), progress_parent()
+
+    sched = sub.add_parser("schedule", parents=[design, as_json, progress],
+                           help="synthesize, verify and cost a collective schedule")
+    sched.add_argument("--collective", default="allgather",
+                       help="allgather | reduce_scatter | allreduce, and for teccl alltoall | custom "
+                            "(default allgather)")
+    sched.add_argument("--bytes", type=float, default=None, dest="total_bytes",
+                       help="M, the full vector in bytes: adds time_us under the links' bandwidths and alphas")
+    sched.add_argument("--cost", default="alpha-beta", choices=["alpha-beta", "genmodel"],
+                       help="runtime model for time_us: alpha-beta (default) or GenModel, which adds the incast, "
+                            "reduction and memory terms (needs --bytes)")
+    sched.add_argument("--genmodel-preset", default="middle_sw+server",
+                       help="GenModel parameters for gamma, delta, epsilon and w_t (default: middle_sw+server, "
+                            "the paper's Table 5)")
+    add_synthesizer_arguments(sched)
+
+    export = sub.add_parser("export", parents=[design],
+                            help="lower a verified schedule to MSCCL XML (validated and simulated)")
+    export.add_argument("--collective", default="allgather",
+                        help="allgather | reduce_scatter | allreduce | alltoall (teccl)")
+    export.add_argument("--format", default="msccl", choices=["msccl"], help="the output format")
+    export.add_argument("--dialect", default="executor", choices=["executor", "msccl"],
+                        help="executor: MSCCL executor / RCCL (default); msccl: msccl-tools' attributes")
+    export.add_argument("--proto", default="Simple", choices=["Simple", "LL", "LL128"])
+    export.add_argument("--sm-budget", type=int, default=108, help="threadblocks per GPU that fit (default 108)")
+    export.add_argument("--place", default="default", choices=["default", "in", "out"],
+                        help="serve the in-place or the out-of-place call (default: in place for allgather and "
+                             "allreduce, out of place for reduce-scatter)")
+    export.add_argument("-o", "--output", default=None, help="write here (default: standard output)")
+    add_synthesizer_arguments(export)
+
+    cmp = sub.add_parser("compare", parents=[as_json, progress],
+                         help="every applicable synthesizer on several designs, side by side")
+    cmp.add_argument("exprs", nargs="+", metavar="EXPR", help="expressions or topology files")
+    cmp.add_argument("--collective", action="append", default=None,
+                     help="allgather | reduce_scatter | allreduce | alltoall; repeat it or give a comma list "
+                          "(default allreduce)")
+    cmp.add_argument("--bytes", type=float, default=1.0e6, dest="total_bytes", help="M in bytes (default 1e6)")
+    cmp.add_argument("--alpha", type=float, default=None,
+                     help="alpha in us; with --bandwidth, times are steps*alpha + tb*M/B (otherwise the links' own)")
+    cmp.add_argument("--bandwidth", type=float, default=None, help="B, node bandwidth in GB/s (with --alpha)")
+    cmp.add_argument("--budget", type=float, default=60.0, help="seconds for all runs; the rest are skipped")
+    cmp.add_argument("--algos", default=None, help="comma list of synthesizers (default: all)")
+    cmp.add_argument("--max-nodes", type=int, default=None, help="refuse larger topologies (default 4096)")
+
+    check = sub.add_parser("check-xml", parents=[as_json], help="validate and simulate any MSCCL XML file")
+    check.add_argument("file")
+    check.add_argument("--dialect", default=None, choices=["executor", "msccl"],
+                       help="the parser to check against (default: guessed from the attributes)")
+    check.add_argument("--sm-budget", type=int, default=108)
+
+
+def schedule(args) -> int:
+    collective = Collective.parse(args.collective)
+    if args.total_bytes is not None and not args.total_bytes > 0:
+        raise UsageError("--bytes must be positive")
+    if args.cost == "genmodel" and args.total_bytes is None:
+        raise UsageError("--cost genmodel needs --bytes (the vector size it prices)")
+    params = _genmodel_params(args.genmodel_preset) if args.cost == "genmodel" else None
+    topo = load(args.expr, max_nodes=args.max_nodes)
+    result = synthesize(topo, args.algo, collective, progress=progress_for(args), total_bytes=args.total_bytes,
+                        options=options_for(args, args.algo))
+    out = result.as_dict(args.total_bytes)
+    out["cost_model"] = args.cost
+    if params is not None:
+        from solvers.genmodel import genmodel_time_us
+
+        priced = genmodel_time_us(result.topology, result.schedule, args.total_bytes, params)
+        out["genmodel_time_us"] = priced["total_us"]
+        out["genmodel_terms_us"] = {k: priced[f"{k}_us"] for k in ("alpha", "beta", "gamma", "delta", "epsilon")}
+        out["genmodel_preset"] = args.genmodel_preset
+    if args.json:
+        print(json.dumps(out))
+        return 0
+    bound = result.cost.tb_lower_bound
+    ratio = f"{float(result.cost.tb_factor / bound):.4f}" if bound else "-"
+    hidden = ("genmodel_terms_us",) + (result.detail.hidden_text_keys() if result.detail else ())
+    table = {k: v for k, v in out.items() if k not in hidden}
+    for k, v in out.get("genmodel_terms_us", {}).items():
+        table[f"genmodel {k}_us"] = v
+    if result.detail is not None:
+        table.update(result.detail.text_rows(out))
+    print_table({**table, "tb_factor / bound": ratio, "tb_factor_exact": str(Fraction(out["tb_factor_exact"]))})
+    return 0
+
+
+def _genmodel_params(name: str):
+    from solvers.genmodel import PRESETS
+
+    if name not in PRESETS:
+        raise UsageError(f"unknown GenModel preset {name!r} (choose from {', '.join(sorted(PRESETS))})")
+    return PRESETS[name]
+
+
+def export(args) -> int:
+    from solvers.export import XmlError, export as to_msccl
+
+    topo = load(args.expr, max_nodes=args.max_nodes)
+    result = synthesize(topo, args.algo, Collective.parse(args.collective), options=options_for(args, args.algo))
+    try:           # result.topology: TACOS schedules the unwound fabric
+        text, report = to_msccl(result.topology, result.schedule, args.dialect, args.sm_budget, proto=args.proto,
+                                in_place={"default": None, "in": True, "out": False}[args.place],
+                                name=f"{args.algo} {result.schedule.collective.value} {topo.name or topo.expr}")
+    except XmlError as exc:
+        raise UsageError(str(exc)) from None
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        print(f"wrote {args.output}: {report.ranks} ranks, {report.threadblocks} threadblocks, {report.steps} steps, "
+              f"validated and simulated ({args.dialect} dialect)", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def compare(args) -> int:
+    from solvers.compare import compare as run_compare
+
+    colls = [c.strip() for text in (args.collective or ["allreduce"]) for c in text.split(",") if c.strip()]
+    algos = [a for a in args.algos.split(",") if a.strip()] if args.algos is not None else None
+    topos = [load(e, max_nodes=args.max_nodes) for e in args.exprs]
+    result = run_compare(topos, colls, args.total_bytes, args.alpha, args.bandwidth, args.budget, algos,
+                         progress_for(args))
+    out = result.as_dict()
+    if args.json:
+        print(json.dumps(out))
+        return 0
+    print(f"{'design':<22} {'collective':<14} {'algo':<12} {'steps':>5} {'tb_factor':>10} {'time_us':>11} "
+          f"{'algbw':>9} {'synth_s':>8} {'xml':>4}  status")
+    for r in out["rows"]:
+        numbers = " " * 52
+        if r["status"] in ("ok", "bound"):
+            xml = {None: "-", True: "yes", False: "no"}[r["exportable"]]
+            numbers = (f"{r['steps']:>5} {r['tb_factor']:>10.6f} {r['time_us']:>11.2f} {r['algbw_GBps'] or 0:>9.4f} "
+                       f"{r['synthesis_s'] or 0:>8.2f} {xml:>4}")
+        print(f"{r['name'][:22]:<22} {r['collective']:<14} {r['algo']:<12} {numbers}  {r['status']}"
+              + (" (verified)" if r["verified"] else ""))
+    w = out["winners_model"]
+    print(f"fastest (alpha {w['alpha_us']:g} us, B {w['bandwidth_gbs']:g} GB/s, "
+          f"M {w['from_bytes']:g}..{w['to_bytes']:g} B):")
+    for x in out["winners"]:
+        print(f"  {x['collective']:<14} M {x['from_bytes']:>10.4g} .. {x['to_bytes']:<10.4g} {x['algo']} on "
+              f"{x['name']}")
+    model = "steps*alpha + tb*M/B" if result.time_model == "alpha-beta" else "the links' own alphas and bandwidths"
+    print(f"time_us for M = {args.total_bytes:g} bytes under {model}; {result.elapsed_s:.1f} s of a "
+          f"{args.budget:g} s budget")
+    return 0
+
+
+def check_xml(args) -> int:
+    from solvers.export import check_xml as check
+
+    try:
+        with open(args.file, encoding="utf-8") as fh:
+            text = fh.read(64 * 1024 * 1024 + 1)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read {args.file}: {exc}") from None
+    if len(text) > 64 * 1024 * 1024:
+        raise UsageError(f"{args.file} is larger than 64 MiB")
+    report = check(text, args.dialect, args.sm_budget)
+    if args.json:
+        print(json.dumps({"ok": report.ok, "dialect": report.dialect, "problems": report.problems,
+                          "ranks": report.ranks, "threadblocks": report.threadblocks, "steps": report.steps}))
+    elif report.ok:
+        print(f"ok: {report.ranks} ranks, {report.threadblocks} threadblocks, {report.steps} steps "
+              f"({report.dialect} dialect): the parser's rules hold and the simulation ends in the collective")
+    else:
+        print(f"rejected: {report.first}", file=sys.stderr)
+    return 0 if report.ok else 1
+
+
+COMMANDS = {"schedule": schedule, "export": export, "compare": compare, "check-xml": check_xml}
