@@ -7,7 +7,7 @@
 """
 import time
 
-from solvers.export.msccl import XmlError, check_xml, export
+from solvers.export import XmlError, check_xml, export
 from solvers.synthesize import synthesize
 from topologies import parse_topology
 

@@ -273,7 +273,7 @@ def _run(topo: Topology, algo: str, coll: Collective, total_bytes: float, alpha_
                detail=result.detail.compare_note() if result.detail is not None else "")
     left_s -= seconds
     if schedule.count <= EXPORT_MAX_TRANSFERS and left_s > 0:
-        from .export.msccl import export
+        from .export import export
 
         try:
             export(fabric, schedule)

@@ -230,7 +230,7 @@ def panel(result, found, prefix: str, total_bytes: float, layout=None) -> dict:
 
 def export_button(topo, schedule, key: str, prefix: str) -> None:
     """A compact MSCCL export (default dialect and budget) of ``schedule``, kept in the session under ``key``."""
-    from solvers.export.msccl import XmlError, export
+    from solvers.export import XmlError, export
 
     held_key = f"{prefix}xml"
     if st.button("Build MSCCL XML", key=f"{prefix}export"):

@@ -8,7 +8,7 @@ import pytest
 
 from solvers.directconnect.direct_alltoall import direct_alltoall
 from solvers.core.errors import NotApplicable
-from solvers.export.msccl import check_xml, export, lower, parse_xml, simulate, to_xml, validate
+from solvers.export import check_xml, export, lower, parse_xml, simulate, to_xml, validate
 from solvers.core.schedule import Collective, Schedule, Transfer
 from solvers.core.verify import verify
 from topologies import parse_topology

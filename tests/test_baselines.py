@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 from solvers.baselines import BASELINES, baseline
 from solvers.core.cost import cost, tb_lower_bound
 from solvers.core.errors import NotApplicable
-from solvers.export.msccl import check_xml, export
+from solvers.export import check_xml, export
 from solvers.core.schedule import Collective
 from solvers.core.verify import verify
 from tests.helpers import star, strongly_connected_topologies

@@ -12,7 +12,7 @@ from solvers.forestcoll.packing import check_packing
 from solvers.forestcoll.search import (fabric, fixed_k_search, floored, optimal_ratio, optimal_ratio_bisect,
                                        simplest_between)
 from solvers.forestcoll.splitting import meets_invariant
-from solvers.export.msccl import check_xml, export
+from solvers.export import check_xml, export
 from solvers.core.schedule import Collective
 from solvers.core.verify import verify
 from topologies import parse_topology

@@ -6,7 +6,7 @@ import pytest
 from solvers.core.errors import NotApplicable
 from solvers.genmodel import PRESETS, genmodel_time_us, ordered_factorizations
 from solvers.genmodel.lower import gentree_schedule, hcps_schedule
-from solvers.export.msccl import check_xml, export
+from solvers.export import check_xml, export
 from solvers.core.schedule import Collective
 from solvers.core.cost import cost
 from solvers.synthesize import synthesize

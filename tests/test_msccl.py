@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from solvers.export.msccl import (Algo, Gpu, Step, Tb, XmlError, check_xml, export, lower, parse_xml, simulate, to_xml,
-                           validate)
+from solvers.export import (Algo, Gpu, Step, Tb, XmlError, check_xml, export, lower, parse_xml, simulate, to_xml,
+                            validate)
 from solvers.synthesize import synthesize
 from studio.cli import main
 from topologies import parse_topology

@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 
 from solvers.core.cost import time_us
 from solvers.core.errors import NotApplicable
-from solvers.export.msccl import check_xml, export
+from solvers.export import check_xml, export
 from solvers.core.schedule import Collective
 from solvers.synthesize import synthesize
 from solvers.tacos import chunk_size, tacos

@@ -5,7 +5,7 @@ from fractions import Fraction
 import pytest
 
 from solvers.core.errors import NotApplicable
-from solvers.export.msccl import check_xml, export
+from solvers.export import check_xml, export
 from solvers.core.schedule import Collective
 from solvers.teccl import collective_schedule, read_demand_matrix, teccl
 from solvers.teccl.instance import timing

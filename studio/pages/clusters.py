@@ -132,7 +132,7 @@ def _scan_figure(rows, optimum: float) -> go.Figure:
 
 
 def _export(topo, forest, key: str) -> None:
-    from solvers.export.msccl import XmlError, export
+    from solvers.export import XmlError, export
 
     coll = st.selectbox("Collective", [c.value for c in Collective], key="c_coll")
     if st.button("Build MSCCL XML", key="c_export"):

@@ -256,7 +256,7 @@ def _export(expr: str, algo: str, coll: str, dialect: str, proto: str, sm_budget
             variant: tuple | None = None):
     """``variant``: (options, bytes) where the schedule depends on them (the synthesizer's options; TE-CCL's and
     TACOS's also on the bytes)."""
-    from solvers.export.msccl import XmlError, export
+    from solvers.export import XmlError, export
 
     if algo in VIEWS:
         result, _ = VIEWS[algo].cached_solve(expr, coll, variant[0], variant[1], lambda: load(expr))

@@ -1,0 +1,293 @@
+"""Checking an MSCCL program (notes/msccl-xml-and-anchors.md section 3): ``validate`` applies the runtime
+parser's rules and limits, ``simulate`` runs the program symbolically (deadlock, FIFO matching, the collective's
+postcondition), and ``check_xml`` does both on a file's text and sums them up in a ``Report``.
+"""
+from __future__ import annotations
+
+from collections import Counter, defaultdict, deque
+from dataclasses import dataclass
+
+from .msccl_xml import parse_xml
+from .program import (DEFAULT_SM_BUDGET, KNOWN_COLLS, MAX_CHANNELS, MAX_COUNT, MAX_NODES_PER_RANK, MAX_STEPS,
+                      MAX_TBS_PER_CHANNEL, PROTOCOLS, STEP_TYPES, Algo, XmlError)
+
+
+def validate(algo: Algo, dialect: str = "executor", sm_budget: int = DEFAULT_SM_BUDGET) -> list[str]:
+    """The runtime parser's rules and limits (notes section 3.10/3.11) plus our semantic ones; the problems
+    found, first one first (empty when the file is sound for the parser)."""
+    errs: list[str] = []
+    colls = KNOWN_COLLS[dialect]
+    if algo.proto not in PROTOCOLS:
+        errs.append(f'proto="{algo.proto}" is not one of {", ".join(PROTOCOLS)} (case-sensitive)')
+    if algo.coll not in colls:
+        hint = {"reduce_scatter": "reducescatter", "reducescatter": "reduce_scatter"}.get(algo.coll)
+        errs.append(f'coll="{algo.coll}" is not a {dialect}-dialect collective'
+                    + (f' (this dialect spells it "{hint}")' if hint else ""))
+    if algo.min_bytes < 0 or algo.max_bytes < 0 or algo.min_bytes > algo.max_bytes:
+        errs.append(f"minBytes={algo.min_bytes} and maxBytes={algo.max_bytes} are not a valid range")
+    if algo.inplace not in (0, 1) or algo.outofplace not in (0, 1):
+        errs.append("inplace and outofplace must be 0 or 1")
+    if algo.nchunksperloop < 1:
+        errs.append("nchunksperloop must be positive")
+    ids = sorted(g.id for g in algo.gpus)
+    if ids != list(range(algo.ngpus)):
+        errs.append(f"ngpus={algo.ngpus} but the <gpu> ids are {ids[:8]}{'...' if len(ids) > 8 else ''}")
+    for g in algo.gpus:
+        where = f"gpu {g.id}"
+        nodes = 1 + algo.ngpus + len(g.tbs) + sum(len(t.steps) for t in g.tbs)
+        if nodes > MAX_NODES_PER_RANK:
+            errs.append(f"{where}: {nodes} XML nodes for this rank, above the runtime parser's {MAX_NODES_PER_RANK} "
+                        "(use fewer chunks per shard, or a schedule with fewer transfers)")
+        if min(g.i_chunks, g.o_chunks, g.s_chunks) < 0:
+            errs.append(f"{where}: negative buffer size")
+        if len(g.tbs) > sm_budget:
+            errs.append(f"{where}: {len(g.tbs)} threadblocks, above the budget of {sm_budget} co-resident blocks "
+                        "(kernels spin on flags across blocks; raise the budget only if the GPU has that many SMs)")
+        tb_ids = sorted(t.id for t in g.tbs)
+        if tb_ids != list(range(len(g.tbs))):
+            errs.append(f"{where}: threadblock ids {tb_ids[:8]} are not 0..{len(g.tbs) - 1} without gaps")
+        per_chan = Counter()
+        for t in g.tbs:
+            for peer, role in ((t.send, "send"), (t.recv, "recv")):
+                if not -1 <= peer < algo.ngpus or peer == g.id:
+                    errs.append(f"{where} tb {t.id}: {role}={peer} is not another rank or -1")
+                if peer >= 0:
+                    per_chan[(role, peer, t.chan)] += 1
+            if not 0 <= t.chan < MAX_CHANNELS:
+                errs.append(f"{where} tb {t.id}: chan={t.chan} out of range")
+        for (role, peer, chan), count in per_chan.items():
+            if count > 1:
+                errs.append(f"{where}: {count} threadblocks {role} with peer {peer} on channel {chan}; a connection "
+                            "is one FIFO between exactly one sending and one receiving threadblock")
+        for role in ("send", "recv"):
+            for chan in {c for (r, _, c) in per_chan if r == role}:
+                if sum(v for (r, _, c), v in per_chan.items() if r == role and c == chan) > MAX_TBS_PER_CHANNEL:
+                    errs.append(f"{where}: more than {MAX_TBS_PER_CHANNEL} {role} threadblocks on channel {chan}")
+        sizes = {"i": g.i_chunks, "o": g.o_chunks, "s": g.s_chunks}
+        by_id = {t.id: t for t in g.tbs}
+        for t in g.tbs:
+            if len(t.steps) >= MAX_STEPS:
+                errs.append(f"{where} tb {t.id}: {len(t.steps)} steps, the runtime allows fewer than {MAX_STEPS} "
+                            "(spread the connection over more channels, or use fewer chunks per shard)")
+            pending_nop = False
+            for k, st in enumerate(t.steps):
+                at = f"{where} tb {t.id} step {st.s}"
+                if st.s != k:
+                    errs.append(f"{at}: steps must be numbered 0, 1, 2, ... in order (expected s={k})")
+                if st.type not in STEP_TYPES:
+                    errs.append(f"{at}: unknown type {st.type!r}")
+                    continue
+                if st.type == "nop":
+                    pending_nop = True
+                elif pending_nop and st.depid < 0:
+                    errs.append(f"{at}: a chain of nop dependencies must end in a step with its own depid "
+                                "(the runtime ignores the file otherwise)")
+                    pending_nop = False
+                else:
+                    pending_nop = False
+                if not 0 <= st.cnt < MAX_COUNT:
+                    errs.append(f"{at}: cnt={st.cnt}, the runtime needs 0 <= cnt < {MAX_COUNT}")
+                if st.hasdep not in (0, 1):
+                    errs.append(f"{at}: hasdep must be 0 or 1")
+                sends = st.type in ("s", "rcs", "rrs", "rrcs")
+                recvs = st.type in ("r", "rcs", "rrs", "rrc", "rrcs")
+                if sends and t.send < 0:
+                    errs.append(f"{at}: type {st.type} sends but the threadblock has send=-1")
+                if recvs and t.recv < 0:
+                    errs.append(f"{at}: type {st.type} receives but the threadblock has recv=-1")
+                reads_src = st.type in ("s", "rrs", "rrc", "rrcs", "cpy", "re")
+                writes_dst = st.type in ("r", "rcs", "rrc", "rrcs", "cpy", "re")
+                for used, buf, off in ((reads_src, st.srcbuf, st.srcoff), (writes_dst, st.dstbuf, st.dstoff)):
+                    if not used:
+                        continue
+                    if buf not in sizes:
+                        errs.append(f"{at}: buffer {buf!r} is not i, o or s")
+                    elif off < 0 or off + st.cnt > sizes[buf]:
+                        errs.append(f"{at}: chunks {off}..{off + st.cnt - 1} of buffer {buf} are outside its "
+                                    f"{sizes[buf]} chunks")
+                if st.depid >= 0:
+                    target = by_id.get(st.depid)
+                    if target is None or st.depid == t.id:
+                        errs.append(f"{at}: depends on threadblock {st.depid}, which "
+                                    + ("is itself" if st.depid == t.id else "does not exist"))
+                    elif not 0 <= st.deps < len(target.steps):
+                        errs.append(f"{at}: depends on step {st.deps} of tb {st.depid}, which does not exist")
+                    elif target.steps[st.deps].hasdep != 1:
+                        errs.append(f"{at}: depends on tb {st.depid} step {st.deps}, which has hasdep=0 and so never "
+                                    "publishes its completion (the wait would never end)")
+    return errs
+
+
+# ------------------------------------------------------------------------------------------------ simulation
+_EMPTY = None
+
+
+def _plus(a, b):
+    """Reduce two chunk values: (input chunk index or -1 when mixed, mask of contributing ranks, counted twice)."""
+    if a is None or b is None:
+        return ("empty", 0, True) if a is None and b is None else (a or b)[:2] + (True,)
+    index = a[0] if a[0] == b[0] else -1
+    return (index, a[1] | b[1], a[2] or b[2] or bool(a[1] & b[1]))
+
+
+def simulate(algo: Algo) -> list[str]:
+    """Run the program symbolically: every threadblock steps through its list, receives match sends in FIFO
+    order per (sender, receiver, channel), dependencies wait for the named step. A chunk's value is the input
+    chunk index it derives from, the set of ranks whose contributions it holds and whether one was counted twice.
+    Returns the faults: a deadlock (with where a stuck threadblock waits), a size mismatch between a send and its
+    receive, or a final state that is not the collective (a contribution missing, foreign or counted twice).
+    Reducing into an empty chunk counts as a fault too (it reads data that was never there)."""
+    n, c = algo.ngpus, algo.nchunksperloop
+    per = c // n if n else 0
+    bufs: dict[tuple, list] = {}
+    for g in algo.gpus:
+        for name, size in (("i", g.i_chunks), ("o", g.o_chunks), ("s", g.s_chunks)):
+            bufs[(g.id, name)] = [_EMPTY] * size
+    coll = algo.coll
+    in_place = algo.inplace == 1 and algo.outofplace == 0
+    for g in algo.gpus:
+        if coll == "allgather" and in_place:
+            cells = bufs[(g.id, "o")]
+            for k in range(per):
+                if g.id * per + k < len(cells):
+                    cells[g.id * per + k] = (k, 1 << g.id, False)
+        else:
+            cells = bufs[(g.id, "i")]
+            for k in range(len(cells)):
+                cells[k] = (k, 1 << g.id, False)
+    fifo: dict[tuple, deque] = defaultdict(deque)
+    pc = {(g.id, t.id): 0 for g in algo.gpus for t in g.tbs}
+    tbs = {(g.id, t.id): t for g in algo.gpus for t in g.tbs}
+    progress = True
+    while progress:
+        progress = False
+        for key, t in tbs.items():
+            rank = key[0]
+            steps, p = t.steps, pc[key]
+            while p < len(steps):
+                st = steps[p]
+                if st.depid >= 0 and pc.get((rank, st.depid), 0) <= st.deps:
+                    break
+                if st.type in ("r", "rcs", "rrs", "rrc", "rrcs"):
+                    q = fifo[(t.recv, rank, t.chan)]
+                    if not q:
+                        break
+                    data = q.popleft()
+                    if len(data) != st.cnt:
+                        return [f"gpu {rank} tb {t.id} step {st.s}: receives {st.cnt} chunks but the matching send "
+                                f"from gpu {t.recv} on channel {t.chan} carried {len(data)}"]
+                kind = st.type
+                if kind == "s":
+                    fifo[(rank, t.send, t.chan)].append(bufs[(rank, st.srcbuf)][st.srcoff:st.srcoff + st.cnt])
+                elif kind in ("r", "rcs"):
+                    bufs[(rank, st.dstbuf)][st.dstoff:st.dstoff + st.cnt] = data
+                    if kind == "rcs":
+                        fifo[(rank, t.send, t.chan)].append(data)
+                elif kind in ("rrc", "rrs", "rrcs"):
+                    mine = bufs[(rank, st.srcbuf)][st.srcoff:st.srcoff + st.cnt]
+                    total = [_plus(a, b) for a, b in zip(mine, data)]
+                    if kind != "rrs":
+                        bufs[(rank, st.dstbuf)][st.dstoff:st.dstoff + st.cnt] = total
+                    if kind != "rrc":
+                        fifo[(rank, t.send, t.chan)].append(total)
+                elif kind == "cpy":
+                    bufs[(rank, st.dstbuf)][st.dstoff:st.dstoff + st.cnt] = \
+                        bufs[(rank, st.srcbuf)][st.srcoff:st.srcoff + st.cnt]
+                elif kind == "re":
+                    src = bufs[(rank, st.srcbuf)][st.srcoff:st.srcoff + st.cnt]
+                    dst = bufs[(rank, st.dstbuf)]
+                    for k in range(st.cnt):
+                        dst[st.dstoff + k] = _plus(dst[st.dstoff + k], src[k])
+                p += 1
+                pc[key] = p
+                progress = True
+    stuck = [(k, t) for k, t in tbs.items() if pc[k] < len(t.steps)]
+    if stuck:
+        (rank, tid), t = stuck[0]
+        st = t.steps[pc[(rank, tid)]]
+        why = (f"waits for tb {st.depid} step {st.deps}" if st.depid >= 0 and pc.get((rank, st.depid), 0) <= st.deps
+               else f"waits for data from gpu {t.recv} on channel {t.chan} that never comes")
+        return [f"deadlock: {len(stuck)} threadblocks never finish; gpu {rank} tb {tid} step {st.s} ({st.type}) {why}"]
+    leftovers = [k for k, q in fifo.items() if q]
+    if leftovers:
+        a, b, ch = leftovers[0]
+        return [f"gpu {a} sends {len(fifo[leftovers[0]])} message(s) to gpu {b} on channel {ch} that are never "
+                "received"]
+    return _postcondition(algo, bufs, per, in_place)
+
+
+def _postcondition(algo: Algo, bufs, per, in_place) -> list[str]:
+    n = algo.ngpus
+    full = (1 << n) - 1
+    coll = algo.coll.replace("_", "")
+
+    def check(rank, buf, off, want):
+        cells = bufs.get((rank, buf), [])
+        got = cells[off] if off < len(cells) else None
+        if got == want:
+            return []
+        if got is None:
+            return [f"gpu {rank} buffer {buf} chunk {off} ends empty"]
+        if got[2]:
+            return [f"gpu {rank} buffer {buf} chunk {off}: a contribution is counted twice (or an empty chunk was "
+                    "reduced)"]
+        ranks = [r for r in range(n) if got[1] >> r & 1]
+        return [f"gpu {rank} buffer {buf} chunk {off} holds input chunk {got[0]} of ranks "
+                f"{ranks[:6]}{'...' if len(ranks) > 6 else ''}, expected chunk {want[0]} of "
+                f"{'all ranks' if want[1] == full else [r for r in range(n) if want[1] >> r & 1]}"]
+
+    for r in range(n):
+        if coll == "allgather":
+            for s in range(n):
+                for k in range(per):
+                    err = check(r, "o", s * per + k, (k, 1 << s, False))
+                    if err:
+                        return err
+        elif coll == "reducescatter":
+            for k in range(per):
+                err = (check(r, "i", r * per + k, (r * per + k, full, False)) if in_place
+                       else check(r, "o", k, (r * per + k, full, False)))
+                if err:
+                    return err
+        elif coll == "allreduce":
+            for k in range(algo.nchunksperloop):
+                err = check(r, "i" if in_place else "o", k, (k, full, False))
+                if err:
+                    return err
+        elif coll == "alltoall":           # output block s of rank r = input block r of rank s (in place: in i)
+            for s in range(n):
+                for k in range(per):
+                    err = check(r, "i" if in_place else "o", s * per + k, (r * per + k, 1 << s, False))
+                    if err:
+                        return err
+        else:
+            return [f"no postcondition known for coll={algo.coll}: only its soundness was simulated"]
+    return []
+
+
+@dataclass
+class Report:
+    ok: bool
+    dialect: str
+    problems: list[str]
+    ranks: int
+    threadblocks: int
+    steps: int
+
+    @property
+    def first(self) -> str:
+        return self.problems[0] if self.problems else "ok"
+
+
+def check_xml(text: str, dialect: str | None = None, sm_budget: int = DEFAULT_SM_BUDGET) -> Report:
+    """Validate (parser rules) and, when that passes, simulate (deadlock, FIFO matching, postcondition)."""
+    try:
+        algo, dialect = parse_xml(text, dialect)
+    except XmlError as exc:
+        return Report(False, dialect or "?", [str(exc)], 0, 0, 0)
+    problems = validate(algo, dialect, sm_budget)
+    if not problems:
+        problems = simulate(algo)
+    tbs = sum(len(g.tbs) for g in algo.gpus)
+    steps = sum(len(t.steps) for g in algo.gpus for t in g.tbs)
+    return Report(not problems, dialect, problems, algo.ngpus, tbs, steps)

@@ -1,0 +1,330 @@
+"""Lowering a verified schedule to the MSCCL program IR of ``program.py`` (notes/msccl-xml-and-anchors.md
+section 3): ``lower`` and its all-to-all variant ``_lower_alltoall``, both assembled into an ``Algo`` by ``_assemble``.
+
+Lowering (``lower``). Shards are cut into L equal chunks, L the common denominator of the schedule's chunk bounds,
+so nchunksperloop = N L and a transfer of [lo, hi) of shard s is chunks s L + lo L .. s L + hi L (split into
+instructions of at most 71 chunks). Allgather runs in place in ``o``; reduce-scatter reads and reduces in ``i`` and
+copies the rank's own shard to ``o`` at the end; allreduce runs in place in ``i``. Every link gets a threadblock on
+each end (send on the sender, receive on the receiver; the k-th parallel link uses channel k), whose steps follow
+the schedule's step order, so the k-th send on a connection meets the k-th receive. Cross-threadblock dependencies
+come from the chunks each instruction reads and writes: a send waits for the last write of its chunks, a receive
+for the last write and the reads since (write after read), and concurrent reductions into one chunk are chained.
+Every dependency points to an earlier (step, send-before-receive) position, so the lowered program cannot deadlock.
+
+All-to-all (``_lower_alltoall``, msccl-tools' ``AllToAll`` layout, out of place only). With L the common denominator
+of the schedule's bounds and N, nchunksperloop = L = N m: shard s is rank s's whole input buffer ``i``, so its
+piece for rank j, [j/N, (j+1)/N), is input chunks j m .. j m + m - 1, and rank r's output chunk s m + k receives
+input chunk r m + k of rank s. A rank keeps a piece it relays (meant for a third rank) in its scratch buffer ``s``
+(one slot per chunk it relays, laid out in (shard, chunk) order), so a send reads from ``i`` (its own shard),
+``o`` (its own piece of another shard) or ``s``; its own piece goes from ``i`` to ``o`` by a local ``cpy`` first,
+as the out-of-place allgather's own shard does. Sends and receives name both ends: src is the sender's slot and
+dst the receiver's. A custom collective is refused: MSCCL cannot call it.
+"""
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from math import lcm
+
+from topologies.model import Topology
+
+from ..core.errors import NotApplicable
+from ..core.schedule import Collective, Schedule, columns
+from .program import (MAX_CHUNKS_PER_LOOP, MAX_COUNT, MAX_NODES_PER_RANK, OPS_PER_THREADBLOCK, PROTOCOLS, Algo, Gpu,
+                      Step, Tb)
+
+
+@dataclass
+class _Op:
+    node: int
+    tb: tuple
+    kind: str            # s, r, rrc, cpy
+    buf: str
+    off: int
+    cnt: int
+    key: tuple
+    deps: set = field(default_factory=set)
+    index: int = -1      # position of the real step in its tb, after nops
+    copy_from: tuple | None = None   # cpy: (source buffer, source offset); buf/off name the destination
+    ends: tuple | None = None        # s/r naming both ends: (srcbuf, srcoff, dstbuf, dstoff); else buf/off for both
+
+
+def lower(topo: Topology, schedule: Schedule, *, proto: str = "Simple", name: str | None = None,
+          min_bytes: int = 0, max_bytes: int = 1 << 40, in_place: bool | None = None) -> Algo:
+    """The MSCCL program of a verified schedule (see the module docstring). ``in_place`` picks the call the file
+    serves (default: in place for allgather and allreduce, out of place for reduce-scatter). Out of place, the
+    allgather first copies the input shard into its slot of ``o`` and the allreduce copies ``i`` into ``o`` and
+    works there; in place, the reduce-scatter leaves rank r's result in its own slot of ``i``. An all-to-all is
+    lowered out of place (module docstring); a custom collective is refused."""
+    _refuse_custom(schedule)
+    if topo.switch_nodes:
+        raise NotApplicable("MSCCL lowering needs GPUs linked directly; this topology has switches")
+    if proto not in PROTOCOLS:
+        raise NotApplicable(f"unknown protocol {proto!r} (choose from {', '.join(PROTOCOLS)})")
+    cols = columns(schedule)
+    if cols is None:
+        raise NotApplicable("the schedule's chunk bounds have no common denominator small enough for chunks")
+    coll = schedule.collective
+    if coll is Collective.ALLTOALL:
+        return _lower_alltoall(topo, schedule, cols, proto, name, min_bytes, max_bytes, in_place)
+    n, per = topo.n, cols.one
+    if n * per > MAX_CHUNKS_PER_LOOP:
+        raise NotApplicable(f"the schedule cuts shards into {per} chunks, so nchunksperloop would be {n * per}; "
+                            f"use a chunked schedule (for BFB: fewer chunks per shard, e.g. bfb_chunked) instead")
+    if in_place is None:
+        in_place = coll is not Collective.REDUCE_SCATTER
+    work = "o" if coll is Collective.ALLGATHER or (coll is Collective.ALLREDUCE and not in_place) else "i"
+    reduce_buf = copy_buf = work
+    # every transfer as instructions of < MAX_COUNT chunks: (step, link, shard, first chunk, count, reduce)
+    items = []
+    for step, link, shard, lo, hi, red in zip(cols.step.tolist(), cols.link.tolist(), cols.shard.tolist(),
+                                              cols.lo.tolist(), cols.hi.tolist(), cols.reduce.tolist()):
+        start, end = shard * per + lo, shard * per + hi
+        while start < end:
+            cnt = min(end - start, MAX_COUNT - 1)
+            items.append((step, link, start, cnt, bool(red)))
+            start += cnt
+    items.sort()
+    per_rank: Counter = Counter()
+    for _, link, _, _, _ in items:
+        per_rank[topo.links[link].src] += 1
+        per_rank[topo.links[link].dst] += 1
+    busiest, count = max(per_rank.items(), key=lambda kv: kv[1], default=(0, 0))
+    if count + 1 + n > MAX_NODES_PER_RANK:
+        raise NotApplicable(f"rank {busiest} would run {count} instructions (shards cut into {per} chunks), above "
+                            f"the runtime parser's {MAX_NODES_PER_RANK} XML nodes per rank; use fewer chunks per "
+                            "shard or a schedule with fewer transfers")
+    ops: list[_Op] = []
+    touch = _tracker(ops)
+    first_copies = []            # out of place: (rank, source offset in i, offset in o, count) before anything
+    if not in_place and coll is Collective.ALLGATHER:
+        first_copies = [(r, a, r * per + a, min(per - a, MAX_COUNT - 1)) for r in range(n)
+                        for a in range(0, per, MAX_COUNT - 1)]
+    elif not in_place and coll is Collective.ALLREDUCE:
+        first_copies = [(r, a, a, min(n * per - a, MAX_COUNT - 1)) for r in range(n)
+                        for a in range(0, n * per, MAX_COUNT - 1)]
+    channel_of = _channels(topo, [it[1] for it in items])
+    for r, src_off, dst_off, cnt in first_copies:
+        ops.append(_Op(r, ("local",), "cpy", "o", dst_off, cnt, (0, -1, 0), copy_from=("i", src_off)))
+        touch(len(ops) - 1, r, "o", dst_off, cnt, writes=True)
+    by_step: dict[int, list] = defaultdict(list)
+    for it, chan in zip(items, channel_of):
+        by_step[it[0]].append((*it, chan))
+    for step in sorted(by_step):
+        batch = by_step[step]
+        for _, link, first, cnt, red, chan in batch:        # sends read what the end of step - 1 holds
+            l = topo.links[link]
+            buf = reduce_buf if red else copy_buf
+            ops.append(_Op(l.src, ("send", l.dst, chan), "s", buf, first, cnt, (step, 0, link)))
+            touch(len(ops) - 1, l.src, buf, first, cnt, writes=False)
+        for _, link, first, cnt, red, chan in batch:
+            l = topo.links[link]
+            buf = reduce_buf if red else copy_buf
+            ops.append(_Op(l.dst, ("recv", l.src, chan), "rrc" if red else "r", buf, first, cnt,
+                           (step, 1, link)))
+            touch(len(ops) - 1, l.dst, buf, first, cnt, writes=True)
+    if coll is Collective.REDUCE_SCATTER and not in_place:   # the rank's reduced shard into the output buffer
+        last = max((o.key[0] for o in ops), default=0) + 1
+        for r in range(n):
+            start = r * per
+            while start < (r + 1) * per:
+                cnt = min((r + 1) * per - start, MAX_COUNT - 1)
+                ops.append(_Op(r, ("local",), "cpy", "o", start - r * per, cnt, (last, 2, 0), copy_from=("i", start)))
+                touch(len(ops) - 1, r, "i", start, cnt, writes=False)
+                start += cnt
+    return _assemble(topo, coll, ops, per, proto, name or f"{schedule.algo or 'schedule'} {coll.value}",
+                     min_bytes, max_bytes, in_place)
+
+
+def _refuse_custom(schedule: Schedule) -> None:
+    if schedule.collective is Collective.CUSTOM:
+        raise NotApplicable("MSCCL has no custom collective; export a schedule whose demand is an all-to-all or an "
+                            "allgather as alltoall/allgather")
+
+
+def _tracker(ops: list[_Op]):
+    """``touch(op_id, node, buf, first, cnt, writes)``: record that op ``op_id`` reads or writes chunks
+    ``first .. first + cnt - 1`` of ``buf`` on ``node`` and add its dependencies: a read waits for the last write,
+    a write for the last write and the reads since."""
+    last_write: dict[tuple, int] = {}
+    reads: dict[tuple, list[int]] = defaultdict(list)
+
+    def touch(op_id: int, node: int, buf: str, first: int, cnt: int, writes: bool) -> None:
+        op = ops[op_id]
+        for c in range(first, first + cnt):
+            key = (node, buf, c)
+            if key in last_write:
+                op.deps.add(last_write[key])
+            if writes:
+                op.deps.update(reads.pop(key, []))
+                last_write[key] = op_id
+            else:
+                reads[key].append(op_id)
+    return touch
+
+
+def _channels(topo: Topology, links: list[int]) -> list[int]:
+    """The channel of each instruction on ``links`` (given in program order): the k-th parallel link of a GPU
+    pair uses channel k, and a link whose instructions would overflow one threadblock continues on further
+    channels (exact: the two ends of every connection still see the same sequence)."""
+    parallel_index = {}
+    seen: Counter = Counter()
+    for i, l in enumerate(topo.links):
+        parallel_index[i] = seen[(l.src, l.dst)]
+        seen[(l.src, l.dst)] += 1
+    width = 1 + max(parallel_index.values(), default=0)
+    sent_on: Counter = Counter()
+    channel_of = []
+    for link in links:
+        channel_of.append(parallel_index[link] + width * (sent_on[link] // OPS_PER_THREADBLOCK))
+        sent_on[link] += 1
+    return channel_of
+
+
+def _lower_alltoall(topo: Topology, schedule: Schedule, cols, proto: str, name: str | None, min_bytes: int,
+                    max_bytes: int, in_place: bool | None) -> Algo:
+    """The all-to-all layout of the module docstring."""
+    if in_place:
+        raise NotApplicable("an all-to-all is lowered out of place only (each rank's output differs from its input)")
+    n = topo.n
+    chunks = lcm(cols.one, n)                # nchunksperloop: shard s = rank s's input, cut into `chunks` chunks
+    if chunks > MAX_CHUNKS_PER_LOOP:
+        raise NotApplicable(f"the schedule cuts shards into {chunks} chunks, above nchunksperloop's "
+                            f"{MAX_CHUNKS_PER_LOOP}; use fewer, larger chunks")
+    m, scale = chunks // n, chunks // cols.one
+    if cols.reduce.any():
+        raise NotApplicable("an all-to-all schedule only copies; this one reduces")
+    # every transfer as segments inside one piece of < MAX_COUNT chunks: (step, link, shard, first chunk, count)
+    items = []
+    for step, link, shard, lo, hi in zip(cols.step.tolist(), cols.link.tolist(), cols.shard.tolist(),
+                                         (cols.lo * scale).tolist(), (cols.hi * scale).tolist()):
+        start = lo
+        while start < hi:
+            cnt = min(hi - start, MAX_COUNT - 1, (start // m + 1) * m - start)
+            items.append((step, link, shard, start, cnt))
+            start += cnt
+    items.sort()
+    # relayed chunks (neither the rank's own shard nor its own piece) live in scratch, one slot each
+    relayed: dict[int, set] = defaultdict(set)
+    for _, link, shard, first, cnt in items:
+        w = topo.links[link].dst
+        if w == shard or first // m != w:
+            relayed[w].update((shard, c) for c in range(first, first + cnt))
+    slot = {r: {key: k for k, key in enumerate(sorted(keys))} for r, keys in relayed.items()}
+
+    def where(rank: int, shard: int, first: int, receive: bool) -> tuple[str, int]:
+        if rank == shard and not receive:
+            return "i", first
+        if rank != shard and first // m == rank:
+            return "o", shard * m + first % m
+        try:
+            return "s", slot[rank][(shard, first)]
+        except KeyError:
+            raise NotApplicable(f"rank {rank} sends chunk {first} of shard {shard} that it never received; lower a "
+                                "verified schedule") from None
+
+    per_rank: Counter = Counter()
+    for _, link, _, _, _ in items:
+        per_rank[topo.links[link].src] += 1
+        per_rank[topo.links[link].dst] += 1
+    busiest, count = max(per_rank.items(), key=lambda kv: kv[1], default=(0, 0))
+    if count + 2 + n + m // (MAX_COUNT - 1) > MAX_NODES_PER_RANK:
+        raise NotApplicable(f"rank {busiest} would run {count} instructions, above the runtime parser's "
+                            f"{MAX_NODES_PER_RANK} XML nodes per rank; use fewer chunks or fewer transfers")
+    channel_of = _channels(topo, [it[1] for it in items])
+    ops: list[_Op] = []
+    touch = _tracker(ops)
+    for r in range(n):                       # the rank's own piece: input block r -> output block r
+        for a in range(0, m, MAX_COUNT - 1):
+            cnt = min(m - a, MAX_COUNT - 1)
+            ops.append(_Op(r, ("local",), "cpy", "o", r * m + a, cnt, (0, -1, 0), copy_from=("i", r * m + a)))
+            touch(len(ops) - 1, r, "o", r * m + a, cnt, writes=True)
+    by_step: dict[int, list] = defaultdict(list)
+    for it, chan in zip(items, channel_of):
+        by_step[it[0]].append((*it, chan))
+    for step in sorted(by_step):
+        batch = [(link, topo.links[link], shard, first, cnt, chan) for _, link, shard, first, cnt, chan in
+                 by_step[step]]
+        ends = [(*where(l.src, shard, first, False), *where(l.dst, shard, first, True))
+                for _, l, shard, first, _, _ in batch]
+        for (link, l, _, _, cnt, chan), e in zip(batch, ends):      # sends read what the end of step - 1 holds
+            ops.append(_Op(l.src, ("send", l.dst, chan), "s", e[0], e[1], cnt, (step, 0, link), ends=e))
+            touch(len(ops) - 1, l.src, e[0], e[1], cnt, writes=False)
+        for (link, l, _, _, cnt, chan), e in zip(batch, ends):
+            ops.append(_Op(l.dst, ("recv", l.src, chan), "r", e[2], e[3], cnt, (step, 1, link), ends=e))
+            touch(len(ops) - 1, l.dst, e[2], e[3], cnt, writes=True)
+    scratch = {r: len(keys) for r, keys in slot.items()}
+    return _assemble(topo, Collective.ALLTOALL, ops, m, proto,
+                     name or f"{schedule.algo or 'schedule'} {Collective.ALLTOALL.value}", min_bytes, max_bytes,
+                     False, scratch)
+
+
+def _assemble(topo, coll, ops, per, proto, name, min_bytes, max_bytes, in_place, scratch=None) -> Algo:
+    n = topo.n
+    tb_keys: dict[int, list[tuple]] = defaultdict(list)
+    for op in ops:
+        if op.tb not in tb_keys[op.node]:
+            tb_keys[op.node].append(op.tb)
+    tb_ids = {}
+    for node, keys in tb_keys.items():
+        keys.sort(key=lambda k: (k[0] != "send", k[0] != "recv", k[1:]))
+        for i, k in enumerate(keys):
+            tb_ids[(node, k)] = i
+    steps_of: dict[tuple, list] = defaultdict(list)
+    for op_id, op in enumerate(ops):
+        steps_of[(op.node, op.tb)].append(op_id)
+    # drop dependencies implied by program order and keep one per threadblock (its latest step)
+    position: dict[int, int] = {}
+    for (node, tbk), op_ids in steps_of.items():
+        for p, op_id in enumerate(op_ids):
+            position[op_id] = p
+    for op in ops:
+        best: dict[tuple, int] = {}
+        for d in op.deps:
+            other = ops[d]
+            if other.tb == op.tb and other.node == op.node:
+                continue
+            if other.tb not in best or position[d] > position[best[other.tb]]:
+                best[other.tb] = d
+        op.deps = set(best.values())
+    # positions with nops in front of steps that wait for more than one threadblock
+    for (node, tbk), op_ids in steps_of.items():
+        p = 0
+        for op_id in op_ids:
+            p += max(len(ops[op_id].deps) - 1, 0)
+            ops[op_id].index = p
+            p += 1
+    targets = {d for op in ops for d in op.deps}
+    gpus = []
+    sizes = {("allgather", True): (0, n * per), ("allgather", False): (per, n * per),
+             ("reduce_scatter", True): (n * per, 0), ("reduce_scatter", False): (n * per, per),
+             ("allreduce", True): (n * per, 0), ("allreduce", False): (n * per, n * per),
+             ("alltoall", False): (n * per, n * per)}
+    i_chunks, o_chunks = sizes[(coll.value, in_place)]
+    for r in range(n):
+        gpu = Gpu(r, i_chunks, o_chunks, (scratch or {}).get(r, 0))
+        for tbk in tb_keys.get(r, []):
+            kind = tbk[0]
+            tb = Tb(tb_ids[(r, tbk)], tbk[1] if kind == "send" else -1, tbk[1] if kind == "recv" else -1,
+                    tbk[2] if kind != "local" else 0)
+            for op_id in steps_of[(r, tbk)]:
+                op = ops[op_id]
+                deps = sorted(op.deps, key=lambda d: (tb_ids[(r, ops[d].tb)], ops[d].index))
+                for d in deps[:-1]:
+                    tb.steps.append(Step(len(tb.steps), "nop", "i", -1, "o", -1, 0, tb_ids[(r, ops[d].tb)],
+                                         ops[d].index, 0))
+                depid, depstep = (tb_ids[(r, ops[deps[-1]].tb)], ops[deps[-1]].index) if deps else (-1, -1)
+                if op.kind == "cpy":
+                    (src, soff), dst, doff = op.copy_from, op.buf, op.off
+                elif op.ends is not None:
+                    src, soff, dst, doff = op.ends
+                else:
+                    src, soff, dst, doff = op.buf, op.off, op.buf, op.off
+                tb.steps.append(Step(len(tb.steps), op.kind, src, soff, dst, doff, op.cnt, depid, depstep,
+                                     1 if op_id in targets else 0))
+            gpu.tbs.append(tb)
+        gpu.tbs.sort(key=lambda t: t.id)
+        gpus.append(gpu)
+    nchannels = 1 + max((tb.chan for g in gpus for tb in g.tbs), default=0)
+    inplace, outofplace = (1, 0) if in_place else (0, 1)
+    return Algo(name[:63], proto, nchannels, n * per, n, coll.value, inplace, outofplace, min_bytes, max_bytes, gpus)

@@ -1,0 +1,107 @@
+"""MSCCL XML text: writing the program IR of ``program.py`` in both dialects (``to_xml``) and reading any file
+back as the runtime parser would (``parse_xml``); notes/msccl-xml-and-anchors.md section 3. Named ``msccl_xml``
+so that it never shadows the standard library's ``xml`` package.
+"""
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+from .program import DIALECT_COLL, Algo, Gpu, Step, Tb, XmlError
+
+
+def to_xml(algo: Algo, dialect: str = "executor") -> str:
+    """The file text. ``executor`` (MSCCL executor / RCCL, the default): coll="reducescatter", inplace,
+    outofplace, minBytes and maxBytes. ``msccl``: the msccl-tools writer's attributes. No <?xml?> line."""
+    if dialect not in DIALECT_COLL:
+        raise ValueError(f"unknown dialect {dialect!r} (executor or msccl)")
+    coll = DIALECT_COLL[dialect].get(algo.coll, algo.coll)
+    head = (f'<algo name="{_escape(algo.name)}" proto="{algo.proto}" nchannels="{algo.nchannels}" '
+            f'nchunksperloop="{algo.nchunksperloop}" ngpus="{algo.ngpus}" coll="{coll}" inplace="{algo.inplace}"')
+    if dialect == "executor":
+        head += f' outofplace="{algo.outofplace}" minBytes="{algo.min_bytes}" maxBytes="{algo.max_bytes}"'
+    lines = [head + ">"]
+    for g in algo.gpus:
+        lines.append(f'  <gpu id="{g.id}" i_chunks="{g.i_chunks}" o_chunks="{g.o_chunks}" s_chunks="{g.s_chunks}">')
+        for tb in g.tbs:
+            lines.append(f'    <tb id="{tb.id}" send="{tb.send}" recv="{tb.recv}" chan="{tb.chan}">')
+            for st in tb.steps:
+                lines.append(f'      <step s="{st.s}" type="{st.type}" srcbuf="{st.srcbuf}" srcoff="{st.srcoff}" '
+                             f'dstbuf="{st.dstbuf}" dstoff="{st.dstoff}" cnt="{st.cnt}" depid="{st.depid}" '
+                             f'deps="{st.deps}" hasdep="{st.hasdep}"/>')
+            lines.append("    </tb>")
+        lines.append("  </gpu>")
+    lines.append("</algo>")
+    return "\n".join(lines) + "\n"
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+_ALGO_REQUIRED = {"executor": ("nchunksperloop", "nchannels", "ngpus", "proto", "coll", "minBytes", "maxBytes",
+                               "inplace", "outofplace"),
+                  "msccl": ("name", "ngpus", "nchunksperloop", "nchannels", "proto", "coll", "inplace")}
+_STEP_ATTRS = ("s", "type", "srcbuf", "srcoff", "dstbuf", "dstoff", "cnt", "depid", "deps", "hasdep")
+
+
+def parse_xml(text: str, dialect: str | None = None) -> tuple[Algo, str]:
+    """Read an MSCCL file as the runtime parser would; (Algo, dialect). The dialect is guessed from the
+    attributes when not given (executor when outofplace/minBytes are present)."""
+    stripped = text.lstrip()
+    while stripped.startswith("<!--"):
+        end = stripped.find("-->")
+        if end < 0:
+            raise XmlError("an XML comment is not closed")
+        stripped = stripped[end + 3:].lstrip()
+    if stripped.startswith("<?xml"):
+        raise XmlError("the file starts with an <?xml ...?> declaration, which the runtime's XML reader cannot "
+                       "parse (it expects the <algo> element first); remove that line")
+    if re.search(r"<!DOCTYPE|<!ENTITY", text, re.IGNORECASE):
+        raise XmlError("DOCTYPE and ENTITY declarations are not allowed")
+    try:
+        root = ET.fromstring(text)
+    except ET.ParseError as exc:
+        raise XmlError(f"not well-formed XML: {exc}") from None
+    if root.tag != "algo":
+        raise XmlError(f"the top element is <{root.tag}>, not <algo>")
+    a = root.attrib
+    if dialect is None:
+        dialect = "executor" if ("outofplace" in a or "minBytes" in a) else "msccl"
+    for key in _ALGO_REQUIRED[dialect]:
+        if key not in a:
+            raise XmlError(f"attribute {key} of <algo> is missing ({dialect} dialect): the runtime drops the algorithm")
+    algo = Algo(a.get("name", ""), a["proto"], _int(a, "nchannels", "algo"), _int(a, "nchunksperloop", "algo"),
+                _int(a, "ngpus", "algo"), a["coll"], _int(a, "inplace", "algo"),
+                _int(a, "outofplace", "algo") if "outofplace" in a else 0,
+                _int(a, "minBytes", "algo") if "minBytes" in a else 0,
+                _int(a, "maxBytes", "algo") if "maxBytes" in a else 1 << 27)
+    for g in root.findall("gpu"):
+        for key in ("id", "i_chunks", "o_chunks", "s_chunks"):
+            if key not in g.attrib:
+                raise XmlError(f"attribute {key} of <gpu> is missing")
+        gpu = Gpu(_int(g.attrib, "id", "gpu"), _int(g.attrib, "i_chunks", "gpu"), _int(g.attrib, "o_chunks", "gpu"),
+                  _int(g.attrib, "s_chunks", "gpu"))
+        for t in g.findall("tb"):
+            for key in ("id", "send", "recv", "chan"):
+                if key not in t.attrib:
+                    raise XmlError(f"attribute {key} of <tb> on gpu {gpu.id} is missing")
+            tb = Tb(*(_int(t.attrib, k, "tb") for k in ("id", "send", "recv", "chan")))
+            for s in t.findall("step"):
+                for key in _STEP_ATTRS:
+                    if key not in s.attrib:
+                        raise XmlError(f"attribute {key} of <step> in tb {tb.id} on gpu {gpu.id} is missing")
+                b = s.attrib
+                tb.steps.append(Step(_int(b, "s", "step"), b["type"], b["srcbuf"], _int(b, "srcoff", "step"),
+                                     b["dstbuf"], _int(b, "dstoff", "step"), _int(b, "cnt", "step"),
+                                     _int(b, "depid", "step"), _int(b, "deps", "step"), _int(b, "hasdep", "step")))
+            gpu.tbs.append(tb)
+        algo.gpus.append(gpu)
+    return algo, dialect
+
+
+def _int(attrs, key, where) -> int:
+    try:
+        return int(attrs[key])
+    except ValueError:
+        raise XmlError(f"attribute {key} of <{where}> is not an integer: {attrs[key]!r}") from None
