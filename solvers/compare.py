@@ -35,14 +35,14 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Callable, Iterable, NamedTuple, Sequence
+from typing import Iterable, NamedTuple, Sequence
 
 from topologies.model import Topology
 
-from .core.cost import node_bandwidth, pipelined_factor, steps_lower_bound, time_us, tb_lower_bound
+from .core.cost import node_bandwidth, steps_lower_bound, time_us, tb_lower_bound
 from .core.errors import NotApplicable, ScheduleError
 from .core.schedule import Collective
-from .registry import SKIP_BUDGET
+from .registry import SKIP_BUDGET, Progress
 from .synthesize import ALGORITHMS, synthesize
 
 BOUND = "lower bound"
@@ -58,8 +58,6 @@ PLOT_SIZES = tuple(10.0 ** (3 + k / 8) for k in range(57))      # the same range
 COLUMNS = ("topology", "name", "N", "collective", "algo", "status", "steps", "tb_factor", "tb_factor_exact",
            "steps_lower_bound", "tb_lower_bound", "tb_lower_bound_exact", "time_us", "algbw_GBps", "synthesis_s",
            "verified", "exportable", "transfers", "detail")
-
-Progress = Callable[[str, float], None]
 
 
 def __getattr__(name: str):

@@ -82,7 +82,7 @@ class OptionSpec:
     page: bool
     cli: bool
 
-    def check(self, value: Any, owner: str) -> None:
+    def check(self, value: Any) -> None:
         """NotApplicable with one line when ``value`` is outside the declared bounds or choices."""
         if value is None:
             return
@@ -116,10 +116,6 @@ class Work:
 
     total_bytes: float | None = None
     progress: Progress | None = None
-
-    def report(self, phase: str, fraction: float) -> None:
-        if self.progress is not None:
-            self.progress(phase, fraction)
 
     def prefixed(self, prefix: str) -> Progress | None:
         """A progress callback that puts ``prefix: `` before every phase (None when nobody listens)."""
@@ -182,7 +178,7 @@ class Synthesizer:
             takes = f"takes {', '.join(specs)}" if specs else "takes no options"
             raise NotApplicable(f"{cls.name} {takes}, not {', '.join(unknown)}")
         for name, value in values.items():
-            specs[name].check(value, cls.name)
+            specs[name].check(value)
         return cls.Options(**values)
 
     @classmethod

@@ -12,6 +12,11 @@ Custom = Callable[[OptionSpec, object], object]
 MISSING = object()          # a custom widget's answer when its value is missing (the page stops there)
 
 
+def _sentence(text: str) -> str:
+    """A declared help text (written for ``--help``, lower case) as a tooltip sentence."""
+    return text[:1].upper() + text[1:]
+
+
 def _number(spec: OptionSpec, where, prefix: str, default, disabled: bool):
     optional = spec.default is None                  # shown as 0 = automatic
     integer = spec.kind is int
@@ -24,7 +29,7 @@ def _number(spec: OptionSpec, where, prefix: str, default, disabled: bool):
     if not integer and spec.step is not None and spec.step < 0.01:
         kwargs["format"] = "%.4g"
     got = where.number_input(spec.label, None if lo is None else cast(lo), None if hi is None else cast(hi),
-                             cast(value), key=f"{prefix}{spec.key}", help=spec.help[:1].upper() + spec.help[1:],
+                             cast(value), key=f"{prefix}{spec.key}", help=_sentence(spec.help),
                              disabled=disabled, **kwargs)
     got = cast(got)
     return None if optional and got == 0 else got
@@ -52,11 +57,11 @@ def option_controls(synth: type[Synthesizer], prefix: str, *, per_row: int = 4, 
                 return None
         elif spec.kind is bool:
             value = where.checkbox(spec.label, value=bool(default), key=f"{prefix}{spec.key}",
-                                   help=spec.help[:1].upper() + spec.help[1:], disabled=off)
+                                   help=_sentence(spec.help), disabled=off)
         elif spec.choices is not None:
             choices = list(spec.choices)
             text = where.selectbox(spec.label, choices, index=choices.index(str(default)),
-                                   key=f"{prefix}{spec.key}", help=spec.help[:1].upper() + spec.help[1:],
+                                   key=f"{prefix}{spec.key}", help=_sentence(spec.help),
                                    disabled=off)
             value = spec.parse(text) if spec.parse is not None else text
         else:

@@ -2,7 +2,7 @@
 (ForestColl sections 3-5; Algorithm 3 for a fixed k)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 from ..core.cost import pipelined_factor
@@ -21,19 +21,25 @@ class ForestDetail(Detail):
     u: Fraction
     inv_x_star: Fraction
     optimal_algbw: Fraction
+    _factor: Fraction | None = field(default=None, repr=False, compare=False)
+
+    def factor(self, result) -> Fraction:
+        """The flow-model time factor of the result's schedule, computed once (it sums every link's load)."""
+        if self._factor is None:
+            self._factor = pipelined_factor(result.topology, result.schedule)
+        return self._factor
 
     def fields(self, result) -> dict:
-        factor = pipelined_factor(result.topology, result.schedule)
+        factor = self.factor(result)
         return {"k": self.k, "U": str(self.u), "inv_x_star": str(self.inv_x_star),
                 "algbw_GBps": float(result.topology.n / factor),
                 "optimal_allgather_algbw_GBps": float(self.optimal_algbw), "pipelined_factor": str(factor)}
 
     def timed_fields(self, result, total_bytes: float) -> dict:
-        factor = pipelined_factor(result.topology, result.schedule)
-        return {"pipelined_time_us": float(factor) * total_bytes / result.topology.n / 1e3}
+        return {"pipelined_time_us": float(self.factor(result)) * total_bytes / result.topology.n / 1e3}
 
     def pipelined_algbw(self, result):
-        factor = pipelined_factor(result.topology, result.schedule)
+        factor = self.factor(result)
         return result.topology.n / factor if factor > 0 else None
 
 
