@@ -39,7 +39,7 @@ from typing import Iterable, NamedTuple, Sequence
 
 from topologies.model import Topology
 
-from .core.cost import node_bandwidth, steps_lower_bound, time_us, tb_lower_bound
+from .core.cost import alpha_beta_us, node_bandwidth, steps_lower_bound, time_us, tb_lower_bound
 from .core.errors import NotApplicable, ScheduleError
 from .core.schedule import Collective
 from .registry import SKIP_BUDGET, Progress
@@ -205,19 +205,14 @@ def _base_row(topo: Topology, coll: Collective, algo: str, status: str) -> dict:
     return row
 
 
-def _alpha_beta_us(steps: int, tb, total_bytes: float, alpha_us: float, bandwidth_gbs: float) -> float:
-    """T_L + T_B = steps * alpha + tb * M / B, as ``studio.workload.Workload.runtime_us``."""
-    return steps * alpha_us + float(tb) * total_bytes / (bandwidth_gbs * 1e3)
-
-
 def _bound_row(topo: Topology, coll: Collective, total_bytes: float, alpha_us, bandwidth_gbs) -> dict:
     row = _base_row(topo, coll, BOUND, "bound")
     steps, tb = steps_lower_bound(topo, coll), tb_lower_bound(topo, coll)
     if alpha_us is not None:
-        t = _alpha_beta_us(steps, tb, total_bytes, alpha_us, bandwidth_gbs)
+        t = alpha_beta_us(steps, tb, total_bytes, alpha_us, bandwidth_gbs)
     else:
         alpha = min((float(l.alpha) for l in topo.links), default=0.0)
-        t = steps * alpha + float(tb) * total_bytes / (float(node_bandwidth(topo)) * 1e3)
+        t = alpha_beta_us(steps, tb, total_bytes, alpha, float(node_bandwidth(topo)))
     row.update(steps=steps, tb_factor=float(tb), tb_factor_exact=str(tb), steps_lower_bound=steps,
                tb_lower_bound=float(tb), tb_lower_bound_exact=str(tb), time_us=t,
                algbw_GBps=total_bytes / t / 1e3 if t > 0 else None, verified=None)
@@ -255,7 +250,7 @@ def _run(topo: Topology, algo: str, coll: Collective, total_bytes: float, alpha_
     row = _base_row(topo, coll, algo, OK)
     c, schedule, fabric = result.cost, result.schedule, result.topology
     if alpha_us is not None:
-        t = _alpha_beta_us(c.steps, c.tb_factor, total_bytes, alpha_us, bandwidth_gbs)
+        t = alpha_beta_us(c.steps, c.tb_factor, total_bytes, alpha_us, bandwidth_gbs)
     else:
         t = time_us(fabric, schedule, total_bytes)
     algbw = total_bytes / t / 1e3 if t > 0 else None
@@ -328,7 +323,7 @@ def curves(rows: Sequence[dict], sizes: Sequence[float] = SIZES, alpha_us: float
     for r in rows:
         if r["algo"] != BOUND and not (r["status"] == OK and r["verified"]):
             continue
-        a, b = r["steps"] * alpha_us, r["tb_factor"] / (bandwidth_gbs * 1e3)
+        a, b = r["steps"] * alpha_us, r["tb_factor"] / (bandwidth_gbs * 1e3)     # alpha_beta_us as a + b M
         out.append(Curve(f"{r['algo']} on {r['name']}", r["topology"], r["name"], r["collective"], r["algo"],
                          a, b, sizes, tuple(a + b * m for m in sizes)))
     return out

@@ -13,6 +13,7 @@ from fractions import Fraction
 
 import plotly.graph_objects as go
 
+from solvers.core.cost import alpha_beta_us
 from topologies.model import COMPUTE, Topology
 
 MAX_DRAWN_NODES = 512
@@ -182,7 +183,7 @@ def runtime_curve(steps: int, tb: Fraction, steps_bound: int, tb_bound: Fraction
     """Runtime T_L + T_B = steps * alpha + tb * M / B against the vector size M (log-log), with the lower
     bound D * alpha + tb* * M / B. B in GB/s is 1e3 bytes per microsecond."""
     def curve(s, t):
-        return [s * alpha_us + float(t) * m / (bandwidth_gbs * 1e3) for m in sizes]
+        return [alpha_beta_us(s, t, m, alpha_us, bandwidth_gbs) for m in sizes]
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=sizes, y=curve(steps, tb), mode="lines+markers", name=label))
     fig.add_trace(go.Scatter(x=sizes, y=curve(steps_bound, tb_bound), mode="lines", name="lower bound",

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from solvers.core.cost import alpha_beta_us
+
 DEFAULTS = {"w_alpha": 10.0, "w_bytes": 1.0e6, "w_bandwidth": 12.5, "w_cost": "alpha-beta",
             "w_genmodel": "middle_sw+server"}
 COST_MODELS = ["alpha-beta", "GenModel"]
@@ -21,7 +23,7 @@ class Workload:
 
     def runtime_us(self, steps: int, tb_factor) -> float:
         """T_L + T_B = steps * alpha + tb * M / B (B in GB/s is 1e3 bytes per microsecond)."""
-        return steps * self.alpha_us + float(tb_factor) * self.total_bytes / (self.bandwidth_gbs * 1e3)
+        return alpha_beta_us(steps, tb_factor, self.total_bytes, self.alpha_us, self.bandwidth_gbs)
 
     def genmodel_price(self, topo, schedule) -> dict:
         """``solvers.genmodel.genmodel_time_us`` of ``schedule`` for this workload's M and GenModel preset: the

@@ -116,6 +116,12 @@ def pipelined_factor(topo: Topology, schedule: Schedule) -> Fraction:
                 for ph in phases), Fraction(0))
 
 
+def alpha_beta_us(steps: int, tb, total_bytes: float, alpha_us: float, bandwidth_gbs: float) -> float:
+    """The papers' step model in microseconds: T_L + T_B = steps * alpha + tb * M / B, with M in bytes and B in
+    GB/s (1e3 bytes per microsecond). The one place this price is written."""
+    return steps * alpha_us + float(tb) * total_bytes / (bandwidth_gbs * 1e3)
+
+
 def tb_lower_bound(topo: Topology, collective: Collective) -> Fraction:
     """The bandwidth lower bound of the module docstring, in units of M/B."""
     n, big_b = topo.n, node_bandwidth(topo)

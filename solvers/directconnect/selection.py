@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
+from ..core.cost import alpha_beta_us
+
 COLLECTIVES = ("allreduce", "allgather", "reduce_scatter")
 
 
@@ -43,7 +45,7 @@ def collective_time_us(steps: int, tb, alpha_us: float, size_bytes: float, bandw
     """steps * alpha + tb * M / B, doubled for allreduce."""
     if collective not in COLLECTIVES:
         raise ValueError(f"unknown collective {collective!r}; one of {', '.join(COLLECTIVES)}")
-    one = steps * alpha_us + float(tb) * size_bytes / (bandwidth_gbs * 1e3)
+    one = alpha_beta_us(steps, tb, size_bytes, alpha_us, bandwidth_gbs)
     return 2 * one if collective == "allreduce" else one
 
 
