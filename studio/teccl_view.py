@@ -226,25 +226,3 @@ def panel(result, found, prefix: str, total_bytes: float, layout=None) -> dict:
     details(found, total_bytes)
     st.markdown("**Epoch by epoch: which chunks move where**")
     return epoch_view(topo, epoch_rows(found), prefix, layout)
-
-
-def export_button(topo, schedule, key: str, prefix: str) -> None:
-    """A compact MSCCL export (default dialect and budget) of ``schedule``, kept in the session under ``key``."""
-    from solvers.export import XmlError, export
-
-    held_key = f"{prefix}xml"
-    if st.button("Build MSCCL XML", key=f"{prefix}export"):
-        try:
-            text, report = export(topo, schedule, name=f"teccl {schedule.collective.value} {topo.name or topo.expr}")
-        except (XmlError, NotApplicable, ValueError) as exc:
-            st.error(f"Not exported: {str(exc).splitlines()[0]}")
-            return
-        st.session_state[held_key] = (key, text, report)
-    held = st.session_state.get(held_key)
-    if held and held[0] == key:
-        _, text, report = held
-        st.success(f"{report.ranks} ranks, {report.threadblocks} threadblocks, {report.steps} steps: validated "
-                   "against the runtime's rules and simulated.")
-        st.download_button("Download MSCCL XML", text, file_name=f"teccl_{schedule.collective.value}.xml",
-                           mime="application/xml", key=f"{prefix}download", on_click="ignore")
-

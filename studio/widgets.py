@@ -68,3 +68,57 @@ def option_controls(synth: type[Synthesizer], prefix: str, *, per_row: int = 4, 
             value = _number(spec, where, prefix, default, off)
         values[spec.name] = value
     return values
+
+
+HOW_TO_RUN = """**Running the file.** MSCCL executor (NCCL): copy it into `<build>/lib/msccl-algorithms/`. microsoft/msccl:
+`mpirun -np <ngpus> -x MSCCL_XML_FILES=file.xml -x NCCL_ALGO=MSCCL,RING,TREE <nccl-tests binary> -b 1K -e 1G -f 2`.
+RCCL: copy it into `<rccl>/build/release/msccl-algorithms/` and set `RCCL_MSCCL_FORCE_ENABLE=1`. The file serves
+the call chosen above (nccl-tests runs out of place, then in place); its chunk count (`nchunksperloop`) must
+divide the buffer's element count."""
+
+_PLACES = {"default": None, "in place": True, "out of place": False}
+
+
+def export_panel(topo, schedule, prefix: str, name: str, file_stem: str, *, request: tuple = ()) -> None:
+    """The one MSCCL export widget every page uses: the runtime's settings (dialect, protocol, threadblock budget,
+    in or out of place), a button, then the file lowered, validated against the runtime parser's rules and
+    simulated (``solvers.export.export``) before its download appears, or one line saying why not.
+    ``schedule`` is a verified Schedule or a function that builds one (called only when the button is pressed).
+
+    Widget keys are ``prefix`` + dialect / proto / budget / place / export / download. The file is kept in the
+    session under ``prefix + "xml"`` with ``request`` (whatever, beside the settings, the schedule depends on:
+    expression, synthesizer, collective, options) and shown only while the page asks for the same."""
+    from solvers.core.errors import NotApplicable
+    from solvers.export import DEFAULT_SM_BUDGET, XmlError, export
+
+    c1, c2, c3, c4 = st.columns(4)
+    dialect = c1.selectbox("Dialect", ["executor", "msccl"], key=f"{prefix}dialect",
+                           help="executor: MSCCL executor and RCCL; msccl: msccl-tools' attributes")
+    proto = c2.selectbox("Protocol", ["Simple", "LL", "LL128"], key=f"{prefix}proto")
+    budget = c3.number_input("Threadblocks per GPU", 1, 1024, DEFAULT_SM_BUDGET, key=f"{prefix}budget",
+                             help="How many threadblocks can be resident at once (SMs); 108 on an A100.")
+    place = c4.selectbox("Call", list(_PLACES), key=f"{prefix}place",
+                         help="Default: in place for allgather and allreduce, out of place for reduce-scatter.")
+    asked = request + (dialect, proto, int(budget), place)
+    held_key = f"{prefix}xml"
+    if st.button("Build MSCCL XML", key=f"{prefix}export"):
+        st.session_state.pop(held_key, None)
+        with st.spinner("Lowering, validating and simulating …"):
+            try:
+                built = schedule() if callable(schedule) else schedule
+                text, report = export(topo, built, dialect, int(budget), proto=proto, in_place=_PLACES[place],
+                                      name=name)
+            except (XmlError, NotApplicable, ValueError) as exc:
+                st.error(f"Not exported: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+                return
+        st.session_state[held_key] = (asked, text, report)
+    held = st.session_state.get(held_key)
+    if not held or held[0] != asked:
+        return
+    _, text, report = held
+    st.success(f"Validated against the runtime's rules and simulated: {report.ranks} ranks, {report.threadblocks} "
+               f"threadblocks, {report.steps} steps.")
+    stem = "".join(c if c.isalnum() else "_" for c in file_stem)[:80]
+    st.download_button("Download MSCCL XML", text, file_name=f"{stem}.xml", mime="application/xml",
+                       key=f"{prefix}download", on_click="ignore")
+    st.markdown(HOW_TO_RUN)

@@ -192,8 +192,8 @@ def test_schedule_page_exports_msccl_xml():
     at = open_page(SCHEDULE, "circulant(8,[2,3])")
     at.button(key="x_export").click().run()
     assert not at.exception
-    assert "Valid for the runtime's parser" in at.success[-1].value
-    assert "MSCCL XML" in {b.label for b in at.get("download_button")}
+    assert "Validated against the runtime's rules and simulated" in at.success[-1].value
+    assert "Download MSCCL XML" in {b.label for b in at.get("download_button")}
     at.number_input(key="x_budget").set_value(2)
     at.button(key="x_export").click().run()
     assert any("above the budget of 2" in e.value for e in at.error)

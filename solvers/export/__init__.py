@@ -13,7 +13,8 @@ does all of it, one module per stage:
 
 Another export format or runtime target is one more module here that takes the program IR of ``program.py`` and
 writes the target's text, with a reader and checker beside it so that every file is validated and simulated before
-it is handed out; re-export it below and add its choice to the CLI's ``export`` command (``studio/cli/schedules.py``).
+it is handed out; re-export it below and add its choice to the CLI's ``export`` command (``studio/cli/schedules.py``)
+and to the pages' export panel (``studio.widgets.export_panel``).
 """
 from __future__ import annotations
 

@@ -13,6 +13,7 @@ from solvers.forestcoll.search import fabric, fixed_k_algbw
 from solvers.core.schedule import Collective
 from solvers.core.verify import verify
 from studio import teccl_view, workload
+from studio.widgets import export_panel
 from studio.figures import MAX_DRAWN_NODES, choose_layout, topology_figure
 from studio.pages.compose import _from_upload
 from topologies import TopologyError
@@ -132,25 +133,15 @@ def _scan_figure(rows, optimum: float) -> go.Figure:
 
 
 def _export(topo, forest, key: str) -> None:
-    from solvers.export import XmlError, export
-
     coll = st.selectbox("Collective", [c.value for c in Collective], key="c_coll")
-    if st.button("Build MSCCL XML", key="c_export"):
-        try:
-            sched = collective_schedule(topo, Collective(coll), forest=forest)
-            verify(topo, sched).raise_if_failed()
-            text, report = export(topo, sched, name=f"forestcoll {coll} {topo.name or topo.expr}")
-        except (XmlError, NotApplicable, ValueError) as exc:
-            st.error(str(exc).splitlines()[0])
-            return
-        st.session_state["c_xml"] = (key, coll, text, report)
-    held = st.session_state.get("c_xml")
-    if held and held[0] == key and held[1] == coll:
-        _, _, text, report = held
-        st.success(f"{report.ranks} ranks, {report.threadblocks} threadblocks, {report.steps} steps: validated "
-                   "against the runtime's rules and simulated.")
-        st.download_button("Download MSCCL XML", text, file_name=f"forestcoll_{coll}.xml", mime="application/xml",
-                           key="c_download")
+
+    def build():
+        sched = collective_schedule(topo, Collective(coll), forest=forest)
+        verify(topo, sched).raise_if_failed()
+        return sched
+
+    export_panel(topo, build, "c_", f"forestcoll {coll} {topo.name or topo.expr}", f"forestcoll_{coll}",
+                 request=(key, coll))
 
 
 def _teccl(topo, key: str) -> None:
@@ -168,7 +159,8 @@ def _teccl(topo, key: str) -> None:
     layout = choose_layout(topo) if topo.num_nodes <= MAX_DRAWN_NODES else None
     teccl_view.panel(result, found, "ct_", work.total_bytes, layout=layout)
     with st.expander("Export to MSCCL XML (validated and simulated before download)"):
-        teccl_view.export_button(topo, result.schedule, f"{key}|{coll}|{options}|{work.total_bytes}", "ct_")
+        export_panel(topo, result.schedule, "ct_", f"teccl {coll} {topo.name or topo.expr}", f"teccl_{coll}",
+                     request=(key, coll, options, work.total_bytes))
 
 
 def render() -> None:

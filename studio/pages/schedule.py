@@ -18,7 +18,7 @@ from solvers.core.errors import NotApplicable, ScheduleError
 from solvers.core.schedule import Collective
 from solvers.synthesize import ALGORITHMS, synthesize
 from studio import tacos_view, teccl_view, workload
-from studio.widgets import option_controls
+from studio.widgets import export_panel, option_controls
 from studio.figures import MAX_DRAWN_NODES, choose_layout, figure_bytes, load_heatmap, runtime_curve, topology_figure
 from topologies import TopologyError, load
 from topologies.expression import DEFAULT_MAX_NODES
@@ -170,7 +170,7 @@ def render() -> None:
                            "Hall set: in-links": r.tight_links, "balanced": r.balanced} for r in report],
                          key="report_table")
     _downloads(result, expr, figures, report)
-    _export_panel(result, expr, algo, coll, variant=(options, None) if options else None)
+    _export_panel(result, expr, algo, coll, options)
 
 
 def _render_teccl(expr: str, coll: str, work) -> None:
@@ -186,7 +186,7 @@ def _render_teccl(expr: str, coll: str, work) -> None:
     layout = _layout(expr) if result.topology.num_nodes <= MAX_DRAWN_NODES else None
     figures = teccl_view.panel(result, found, "t_", work.total_bytes, layout=layout)
     _downloads(result, expr, figures, None)
-    _export_panel(result, expr, "teccl", coll, variant=(options, work.total_bytes))
+    _export_panel(result, expr, "teccl", coll, (options, work.total_bytes))
 
 
 def _render_tacos(expr: str, coll: str, work) -> None:
@@ -207,10 +207,9 @@ def _render_tacos(expr: str, coll: str, work) -> None:
         st.caption(f"GenModel ({work.genmodel_preset}) prices this schedule step by step on the fabric's links at "
                    f"{priced['total_us']:.5g} µs (incast {priced['epsilon_us']:.4g}, reduction "
                    f"{priced['gamma_us']:.4g}, memory {priced['delta_us']:.4g} µs).")
-    _export_panel(result, expr, "tacos", coll, variant=(options, work.total_bytes))
+    _export_panel(result, expr, "tacos", coll, (options, work.total_bytes))
 
 
-VIEWS = {"teccl": teccl_view, "tacos": tacos_view}       # synthesizers with a view module of their own
 PANELS = {"teccl": _render_teccl, "tacos": _render_tacos}
 
 
@@ -243,57 +242,9 @@ def _downloads(result, expr: str, figures: dict, report) -> None:
                                             key=f"dl_{k}_{fmt}", on_click="ignore")
 
 
-
-HOW_TO_RUN = """**Running the file.** MSCCL executor (NCCL): copy it into `<build>/lib/msccl-algorithms/`. microsoft/msccl:
-`mpirun -np <ngpus> -x MSCCL_XML_FILES=file.xml -x NCCL_ALGO=MSCCL,RING,TREE <nccl-tests binary> -b 1K -e 1G -f 2`.
-RCCL: copy it into `<rccl>/build/release/msccl-algorithms/` and set `RCCL_MSCCL_FORCE_ENABLE=1`. The file serves
-the call chosen above (nccl-tests runs out of place, then in place); its chunk count (`nchunksperloop`) must
-divide the buffer's element count."""
-
-
-@st.cache_data(show_spinner=False, max_entries=8)
-def _export(expr: str, algo: str, coll: str, dialect: str, proto: str, sm_budget: int, place: str,
-            variant: tuple | None = None):
-    """``variant``: (options, bytes) where the schedule depends on them (the synthesizer's options; TE-CCL's and
-    TACOS's also on the bytes)."""
-    from solvers.export import XmlError, export
-
-    if algo in VIEWS:
-        result, _ = VIEWS[algo].cached_solve(expr, coll, variant[0], variant[1], lambda: load(expr))
-    else:
-        result = _synthesize(expr, algo, coll, variant[0] if variant is not None else ())
-    try:
-        text, report = export(result.topology, result.schedule, dialect, sm_budget, proto=proto,
-                              in_place={"default": None, "in place": True, "out of place": False}[place],
-                              name=f"{algo} {coll} {result.topology.name or expr}")
-        return text, f"{report.ranks} ranks, {report.threadblocks} threadblocks, {report.steps} steps", None
-    except (XmlError, NotApplicable) as exc:
-        return None, None, str(exc)
-
-
-def _export_panel(result, expr: str, algo: str, coll: str, variant: tuple | None = None) -> None:
+def _export_panel(result, expr: str, algo: str, coll: str, variant) -> None:
+    """``variant``: what beyond the expression, synthesizer and collective the schedule depends on (its options;
+    TE-CCL's and TACOS's also the bytes)."""
     with st.expander("Export to MSCCL XML (validated and simulated before download)"):
-        c1, c2, c3, c4 = st.columns(4)
-        dialect = c1.selectbox("Dialect", ["executor", "msccl"], key="x_dialect",
-                               help="executor: MSCCL executor and RCCL; msccl: msccl-tools' attributes")
-        proto = c2.selectbox("Protocol", ["Simple", "LL", "LL128"], key="x_proto")
-        budget = c3.number_input("Threadblocks per GPU", 1, 1024, 108, key="x_budget",
-                                 help="How many threadblocks can be resident at once (SMs); 108 on an A100.")
-        place = c4.selectbox("Call", ["default", "in place", "out of place"], key="x_place",
-                             help="Default: in place for allgather and allreduce, out of place for reduce-scatter.")
-        asked = (expr, algo, coll, dialect, proto, int(budget), place) + (() if variant is None else (variant,))
-        if st.button("Export", key="x_export"):
-            st.session_state["x_request"] = asked
-        request = st.session_state.get("x_request")
-        if request != asked:
-            return
-        with st.spinner("Lowering, validating and simulating …"):
-            text, summary, error = _export(*request)
-        if error:
-            st.error(f"Not exported: {error}")
-            return
-        st.success(f"Valid for the runtime's parser and correct in simulation: {summary}.")
-        stem = "".join(c if c.isalnum() else "_" for c in expr)[:50]
-        st.download_button("MSCCL XML", text, file_name=f"{stem}_{algo}_{coll}.xml", mime="application/xml",
-                           key="dl_xml", on_click="ignore")
-        st.markdown(HOW_TO_RUN)
+        export_panel(result.topology, result.schedule, "x_", f"{algo} {coll} {result.topology.name or expr}",
+                     f"{expr[:50]}_{algo}_{coll}", request=(expr, algo, coll, variant))
