@@ -1,0 +1,238 @@
+"""The runtime model: how long a verified schedule takes on its fabric, as a runtime executes it
+(docs/ARCHITECTURE.md, "The runtime model"). Every time the studio shows comes from here.
+
+Semantics (one paragraph for users; the Learn page says the same):
+
+* the buffer of M bytes is cut into the schedule's pieces (shards of M/N, cut as the schedule cuts them);
+* everything a link carries in one step is one send (``dag.message_graph``); it starts when the data it carries
+  has arrived at its sender (copies: the first arrival; reductions: every partial sum received before) and the
+  link is free, and holds the link for alpha_l + bytes / bandwidth_l (GB/s = 1e3 bytes per microsecond); switch
+  ports are links and switches store and forward;
+* a link serves its sends in program order (step order);
+* pipelining: P >= 1 slices of the buffer run the schedule back to back, slice k+1's sends queueing behind slice
+  k's on every link (the runtime's loop over the buffer); the model tries P = 1, 2, 4, ... (at most
+  ``Execution.max_slices``, and no slice below ``Execution.min_slice_bytes``) and keeps the fastest.
+
+Not modelled: protocol overheads beyond alpha (LL flags, LL128 packing), congestion control, GPU compute
+(reductions and copies are free), and the runtime's limits on threadblocks; a link is either busy or free.
+
+Link prices. ``Execution()`` uses each link's own alpha and bandwidth; ``Execution.alpha_beta(alpha_us, B)``
+prices every link at alpha and scales bandwidths so that the slowest compute node's egress is B GB/s (the
+papers' alpha-beta model: on a d-regular unit-link graph every link gets B/d).
+
+Public: ``simulate(topo, schedule, total_bytes, execution) -> RuntimeResult``; ``Model`` keeps one schedule's
+message graph for many sizes (``Model.run``, ``Model.curve``); ``Execution``; ``busbw_factor``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Sequence
+
+import numpy as np
+
+from topologies.model import Topology
+
+from ..core.cost import node_bandwidth
+from ..core.schedule import Collective, Schedule
+from .dag import MessageGraph, busbw_factor, message_graph
+from .engine import Layout, WaveRun, run_waves
+
+__all__ = ["Execution", "Model", "RuntimeResult", "bound_time_us", "busbw_factor", "message_graph", "simulate"]
+
+MAX_CELLS = 8_000_000        # floats held per batch of sizes (the wave state of every size simulated at once)
+
+
+@dataclass(frozen=True)
+class Execution:
+    """How the runtime executes a schedule.
+
+    ``alpha_us``/``bandwidth_gbs``: None for the links' own prices, or the alpha-beta model (module docstring).
+    ``slices``: a fixed pipelining depth P, or None to pick the fastest. ``max_slices`` caps the search and
+    ``min_slice_bytes`` keeps every slice of the buffer at least that large (a runtime moves data in chunks of
+    some size; a slice of a few bytes would make alpha the whole cost)."""
+
+    alpha_us: float | None = None
+    bandwidth_gbs: float | None = None
+    slices: int | None = None
+    max_slices: int = 1024
+    min_slice_bytes: float = 65536.0
+
+    def __post_init__(self):
+        if (self.alpha_us is None) != (self.bandwidth_gbs is None):
+            raise ValueError("give alpha and bandwidth together (the alpha-beta model), or neither (the links' "
+                             "own alphas and bandwidths)")
+        if self.alpha_us is not None and not (self.alpha_us >= 0 and self.bandwidth_gbs > 0):
+            raise ValueError("alpha must be non-negative and the bandwidth positive")
+        if self.slices is not None and not (isinstance(self.slices, int) and self.slices >= 1):
+            raise ValueError(f"the number of slices must be a positive integer, got {self.slices!r}")
+        if not (isinstance(self.max_slices, int) and self.max_slices >= 1):
+            raise ValueError(f"max_slices must be a positive integer, got {self.max_slices!r}")
+        if not (self.min_slice_bytes >= 0):
+            raise ValueError("min_slice_bytes must be non-negative")
+
+    @classmethod
+    def alpha_beta(cls, alpha_us: float, bandwidth_gbs: float, **kw) -> "Execution":
+        return cls(float(alpha_us), float(bandwidth_gbs), **kw)
+
+    def fixed(self, slices: int) -> "Execution":
+        return replace(self, slices=slices)
+
+    @property
+    def label(self) -> str:
+        if self.alpha_us is None:
+            return "the links' own alphas and bandwidths"
+        return f"alpha {self.alpha_us:g} us, B {self.bandwidth_gbs:g} GB/s per node"
+
+    def link_prices(self, topo: Topology) -> tuple[np.ndarray, np.ndarray]:
+        """(alpha in us, microseconds per byte) of every link."""
+        bw = np.array([float(l.bandwidth) for l in topo.links])
+        if self.alpha_us is None:
+            alpha = np.array([float(l.alpha) for l in topo.links])
+        else:
+            alpha = np.full(len(topo.links), self.alpha_us)
+            bw = bw * (self.bandwidth_gbs / float(node_bandwidth(topo)))
+        return alpha, 1.0 / (bw * 1e3)
+
+
+@dataclass
+class RuntimeResult:
+    """The model's answer for one buffer size. Times in microseconds, bandwidths in GB/s (nccl-tests: algbw =
+    M / time, busbw = algbw * ``busbw_factor``)."""
+
+    total_bytes: float
+    time_us: float
+    slices: int
+    algbw_gbs: float
+    busbw_gbs: float
+    link_busy_us: dict[int, float]          # link -> time it is held (all slices)
+    rank_finish_us: list[float]             # per compute node (rank order): when its last receive ends
+    messages: int                           # per slice
+    events: int                             # messages x slices
+    execution: Execution = field(default_factory=Execution)
+    timeline: list[dict] | None = None      # with record=True: one row per send of every slice
+
+    def utilisation(self) -> dict[int, float]:
+        """Busy time / completion time per link that carries data."""
+        t = self.time_us
+        return {l: (b / t if t > 0 else 0.0) for l, b in self.link_busy_us.items()}
+
+    def as_dict(self) -> dict:
+        busy = self.link_busy_us
+        return {"time_us": self.time_us, "algbw_GBps": self.algbw_gbs, "busbw_GBps": self.busbw_gbs,
+                "slices": self.slices, "messages": self.messages, "events": self.events,
+                "max_link_utilisation": max(self.utilisation().values(), default=0.0),
+                "links_used": len(busy), "model": self.execution.label}
+
+
+class Model:
+    """One schedule on one fabric, ready to be timed at many sizes (the message graph is built once)."""
+
+    def __init__(self, topo: Topology, schedule: Schedule, execution: Execution | None = None,
+                 graph: MessageGraph | None = None):
+        self.topo, self.schedule = topo, schedule
+        self.execution = execution or Execution()
+        self.graph = graph if graph is not None else message_graph(topo, schedule)
+        self.layout = Layout.of(self.graph)
+        alpha, per_byte = self.execution.link_prices(topo)
+        self._alpha, self._per_byte = alpha[self.graph.link], per_byte[self.graph.link]
+        self.n = topo.n
+
+    def with_execution(self, execution: Execution) -> "Model":
+        return Model(self.topo, self.schedule, execution, self.graph)
+
+    # -- the pipelining depth
+    def _candidates(self, total_bytes: float) -> list[int]:
+        ex = self.execution
+        if ex.slices is not None:
+            return [ex.slices]
+        cap = ex.max_slices
+        if ex.min_slice_bytes > 0:
+            cap = min(cap, max(1, int(total_bytes // ex.min_slice_bytes)))
+        out, p = [], 1
+        while p <= cap:
+            out.append(p)
+            p *= 2
+        return out
+
+    def times(self, sizes: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+        """(best time in us, its P) for every size, trying P = 1, 2, 4, ... while it still helps (it stops after
+        two doublings that made no size faster)."""
+        sizes = np.asarray([float(m) for m in sizes])
+        if np.any(~(sizes > 0)):
+            raise ValueError("buffer sizes must be positive")
+        best = np.full(len(sizes), np.inf)
+        best_p = np.ones(len(sizes), dtype=np.int64)
+        if self.graph.size == 0:
+            return np.zeros(len(sizes)), best_p
+        cands = [self._candidates(m) for m in sizes]
+        lay = self.layout
+        per_size = self.graph.size * (lay.history + 6) + 3 * lay.rows * lay.cols
+        chunk = max(1, MAX_CELLS // max(1, per_size))
+        for lo in range(0, len(sizes), chunk):
+            idx = np.arange(lo, min(len(sizes), lo + chunk))
+            worse = 0
+            for p in sorted({p for i in idx for p in cands[i]}):
+                take = idx[[p in cands[i] for i in idx]]
+                got = self._run(sizes[take], p).total_us
+                better = got < best[take] * (1 - 1e-12)
+                best[take[better]] = got[better]
+                best_p[take[better]] = p
+                worse = 0 if better.any() else worse + 1
+                if worse >= 2:
+                    break
+        return best, best_p
+
+    def _run(self, sizes: np.ndarray, slices: int, record: bool = False) -> WaveRun:
+        return run_waves(self.graph, self.layout, self._alpha, self._per_byte, sizes / self.n, slices, record)
+
+    def curve(self, sizes: Sequence[float]) -> list[tuple[float, float, int]]:
+        """(M, time_us, P) for every size."""
+        t, p = self.times(sizes)
+        return [(float(m), float(x), int(k)) for m, x, k in zip(sizes, t, p)]
+
+    def run(self, total_bytes: float, record: bool = False) -> RuntimeResult:
+        """The model at one size, with the per-link and per-rank figures; ``record`` keeps every send's times
+        (``RuntimeResult.timeline``; meant for small schedules: P x messages rows)."""
+        t, p = self.times([total_bytes])
+        slices = int(p[0])
+        sim = self._run(np.array([float(total_bytes)]), slices, record)
+        g = self.graph
+        time_us = float(sim.total_us[0])
+        dur = self._alpha + g.load * self._per_byte * (float(total_bytes) / self.n / slices)
+        busy: dict[int, float] = {}
+        for link, d in zip(g.link.tolist(), (dur * slices).tolist()):
+            busy[link] = busy.get(link, 0.0) + d
+        finish = np.zeros(self.topo.num_nodes)
+        np.maximum.at(finish, g.dst, sim.last_finish[:, 0])
+        ranks = [float(finish[v]) for v in self.topo.compute_nodes]
+        algbw = float(total_bytes) / time_us / 1e3 if time_us > 0 else float("inf")
+        timeline = None
+        if record:
+            timeline = [{"slice": k, "message": i, "step": int(g.step[i]), "link": int(g.link[i]),
+                         "src": int(g.src[i]), "dst": int(g.dst[i]), "start_us": float(sim.starts[k, i, 0]),
+                         "end_us": float(sim.finishes[k, i, 0])}
+                        for k in range(slices) for i in range(g.size)]
+        return RuntimeResult(float(total_bytes), time_us, slices, algbw,
+                             algbw * busbw_factor(self.schedule.collective, self.n), busy, ranks, g.size,
+                             g.size * slices, self.execution, timeline)
+
+
+def simulate(topo: Topology, schedule: Schedule, total_bytes: float, execution: Execution | None = None,
+             record: bool = False) -> RuntimeResult:
+    """The runtime model of ``schedule`` (verified) on ``topo`` for a buffer of ``total_bytes``."""
+    return Model(topo, schedule, execution).run(total_bytes, record)
+
+
+def bound_time_us(topo: Topology, collective: Collective, total_bytes: float,
+                  execution: Execution | None = None) -> float:
+    """The lower bound in the same prices: D(G) (2 D(G) for allreduce) times the smallest alpha, plus T_B* M/B
+    (``solvers.core.cost``): no schedule's modelled time is below it."""
+    from ..core.cost import alpha_beta_us, steps_lower_bound, tb_lower_bound
+
+    ex = execution or Execution()
+    steps, tb = steps_lower_bound(topo, collective), tb_lower_bound(topo, collective)
+    if ex.alpha_us is not None:
+        return alpha_beta_us(steps, tb, total_bytes, ex.alpha_us, ex.bandwidth_gbs)
+    alpha = min((float(l.alpha) for l in topo.links), default=0.0)
+    return alpha_beta_us(steps, tb, total_bytes, alpha, float(node_bandwidth(topo)))
+

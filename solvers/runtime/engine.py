@@ -1,0 +1,150 @@
+"""The event computation of the runtime model: P slices of the buffer run one message graph, pipelined.
+
+Slice k carries 1/P of every message, so message m holds its link for ``alpha_m + load_m * (M/N) / P / bw_m``.
+Number the schedule's steps 0..S-1 (dense). Slice k's step t belongs to wave k + t: what a pipelined runtime's
+loop does, slice k+1 entering a step as slice k leaves it. Each link serves its sends in wave order, and in a wave
+in step order; a send starts when the link is free and its dependencies (same slice, earlier steps, so earlier
+waves) have finished. With P = 1 this is plain step order.
+
+One wave is a few vectorised operations over all messages and all requested sizes: the dependencies' finish
+times come from a ring buffer of the last H waves (H = the longest step distance of a dependency), and on each
+link the sends of a wave form a chain f_j = max(f_{j-1}, r_j) + d_j, which is
+f_j = D_j + max(free, max_{i<=j} (r_i - D_{i-1})) with D the running sum of durations: a cumulative maximum.
+
+Steady state. Waves S-1 .. P-1 hold every message once, and one such wave is a map of the state (the links' free
+times and the last H waves' finish times) that commutes with adding a constant to every time. Once H waves in a
+row finish every message exactly lambda later than the wave before, every later full wave does the same, and the
+model adds the remaining full waves in closed form, then runs the last S-1 (draining) waves.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .dag import MessageGraph
+
+STEADY_RTOL = 1e-12         # a wave's shift counts as uniform when its spread is below this share of the time
+
+
+@dataclass
+class Layout:
+    """Where each message sits in a wave: its link's row, its place in that link's chain (by step), its dense
+    step rank; the dependency edges with their step distance."""
+
+    rank: np.ndarray            # dense step of each message, 0..S-1
+    steps: int                  # S
+    row: np.ndarray             # link row (0..links used - 1)
+    col: np.ndarray             # place on the link's chain in a wave
+    rows: int
+    cols: int
+    lag: np.ndarray             # per dependency edge: rank(message) - rank(dependency) >= 1
+    owner: np.ndarray           # per dependency edge: the message that waits
+    history: int                # H
+
+    @classmethod
+    def of(cls, g: MessageGraph) -> "Layout":
+        _, rank = np.unique(g.step, return_inverse=True)
+        rank = rank.astype(np.int64)
+        used, row = np.unique(g.link, return_inverse=True)
+        order = np.lexsort((rank, row))               # by link, then step
+        col = np.empty(g.size, dtype=np.int64)
+        starts = np.searchsorted(row[order], np.arange(len(used)))
+        col[order] = np.arange(g.size) - starts[row[order]]
+        owner = np.repeat(np.arange(g.size), np.diff(g.ptr))
+        lag = rank[owner] - rank[g.deps]
+        return cls(rank, int(rank.max()) + 1 if g.size else 0, row.astype(np.int64), col, len(used),
+                   int(col.max()) + 1 if g.size else 0, lag, owner, int(lag.max(initial=0)) + 1)
+
+
+@dataclass
+class WaveRun:
+    """Times of one run (P slices) for S sizes: ``total_us[s]``; per message the start and finish of its last
+    slice (messages x sizes); ``waves`` computed one by one (the rest in closed form); with ``record`` the start
+    and finish of every slice (P x messages x sizes)."""
+
+    total_us: np.ndarray
+    last_start: np.ndarray
+    last_finish: np.ndarray
+    waves: int
+    starts: np.ndarray | None = None
+    finishes: np.ndarray | None = None
+
+
+def run_waves(g: MessageGraph, lay: Layout, alpha_us: np.ndarray, us_per_byte: np.ndarray,
+              shard_bytes: np.ndarray, slices: int, record: bool = False) -> WaveRun:
+    """Simulate ``slices`` pipelined slices for every size in ``shard_bytes`` (M/N per size). ``alpha_us`` and
+    ``us_per_byte`` are per message (its link's alpha and 1 / bandwidth)."""
+    n, sizes, P = g.size, len(shard_bytes), slices
+    if n == 0:
+        zeros = np.zeros((0, sizes))
+        return WaveRun(np.zeros(sizes), zeros, zeros, 0)
+    S, H = lay.steps, lay.history
+    dur = alpha_us[:, None] + (g.load * us_per_byte)[:, None] * (np.asarray(shard_bytes, float) / P)[None, :]
+    free = np.zeros((lay.rows, sizes))
+    hist = np.zeros((H, n, sizes))
+    last_start = np.zeros((n, sizes))
+    last_finish = np.zeros((n, sizes))
+    starts = np.zeros((P, n, sizes)) if record else None
+    finishes = np.zeros((P, n, sizes)) if record else None
+    has_deps = np.diff(g.ptr) > 0
+    seg = g.ptr[:-1][has_deps]
+    grid_r = np.full((lay.rows, lay.cols, sizes), -np.inf)
+    grid_d = np.zeros((lay.rows, lay.cols, sizes))
+    total_waves = P + S - 1
+    streak, last_shift, computed = 0, None, 0
+    tau = 0
+    while tau < total_waves:
+        k = tau - lay.rank                         # the slice each message would run in this wave
+        present = (k >= 0) & (k < P)
+        ready = np.zeros((n, sizes))
+        if len(g.deps):
+            got = hist[(tau - lay.lag) % H, g.deps]
+            ready[has_deps] = np.maximum.reduceat(got, seg, axis=0)
+        ready[~present] = -np.inf
+        d = np.where(present[:, None], dur, 0.0)
+        grid_r[lay.row, lay.col] = ready
+        grid_d[lay.row, lay.col] = d
+        cum = np.cumsum(grid_d, axis=1)
+        best = np.maximum.accumulate(np.maximum(grid_r - (cum - grid_d), free[:, None, :]), axis=1)
+        fin_grid = cum + best
+        free = fin_grid[:, -1, :]
+        fin = fin_grid[lay.row, lay.col]
+        prev = hist[(tau - 1) % H].copy()
+        hist[tau % H] = np.where(present[:, None], fin, prev)
+        computed += 1
+        done = present & (k == P - 1)
+        if done.any():
+            last_finish[done] = fin[done]
+            last_start[done] = fin[done] - dur[done]
+        if record and present.any():
+            idx = np.flatnonzero(present)
+            starts[k[idx], idx] = fin[idx] - dur[idx]
+            finishes[k[idx], idx] = fin[idx]
+        full = bool(present.all())
+        if full and not record and tau >= 1 and tau < P - 1:
+            shift = fin - prev
+            lo, hi = shift.min(axis=0), shift.max(axis=0)
+            scale = np.maximum(np.abs(fin).max(axis=0), 1e-300)
+            uniform = bool(np.all(hi - lo <= STEADY_RTOL * scale))
+            if uniform and last_shift is not None and np.all(np.abs(hi - last_shift) <= STEADY_RTOL * scale):
+                streak += 1
+            else:
+                streak = 1 if uniform else 0
+            last_shift = hi if uniform else None
+            if streak >= H + 1:
+                jump = (P - 1) - tau                 # full waves left, each lambda later than the last
+                add = jump * hi
+                moved = np.empty_like(hist)
+                for j in range(H):
+                    moved[(tau + jump - j) % H] = hist[(tau - j) % H] + add
+                hist, free = moved, free + add
+                tau += jump + 1
+                streak, last_shift = 0, None
+                first = lay.rank == 0                # their last slice ran in wave P-1, one of those skipped
+                last_finish[first] = hist[(P - 1) % H][first]
+                last_start[first] = last_finish[first] - dur[first]
+                continue
+        tau += 1
+    return WaveRun(free.max(axis=0) if lay.rows else np.zeros(sizes), last_start, last_finish, computed,
+                   starts, finishes)
