@@ -15,34 +15,37 @@ TE-CCL is bounded from inside). Every row says what happened (``status``):
 Beside them, one ``lower bound`` row per topology and collective: D(G) steps (2 D(G) for allreduce) and the
 bandwidth bound T_B* of ``solvers.core.cost.tb_lower_bound``.
 
-Time (``time_us``) for the workload's vector of M = ``total_bytes`` bytes:
+Time (``time_us``) for the workload's vector of M = ``total_bytes`` bytes comes from the runtime model
+(``solvers.runtime``): the schedule run as a runtime runs it, pipelined over the best number of slices
+(``slices``), sends sharing links; ``algbw_GBps`` = M / time and ``busbw_GBps`` as nccl-tests define them. Links
+are priced
 
-* with ``alpha_us`` and ``bandwidth_gbs`` given, the abstract alpha-beta runtime of the app's sidebar
-  (``studio.workload.Workload.runtime_us``): steps * alpha + tb_factor * M / B, B in GB/s (1e3 bytes per us);
-* without them, the runtime on the topology's own links (``solvers.core.cost.time_us``: each step lasts as long as
-  its slowest link, alpha_l + bytes_l / bandwidth_l); the bound row then uses the smallest link alpha per step
-  and the smallest node egress bandwidth for B.
+* with ``alpha_us`` and ``bandwidth_gbs`` given, by the alpha-beta model of the app's sidebar: every link alpha,
+  bandwidths scaled so that a node's egress is B (``solvers.runtime.Execution.alpha_beta``); the papers' step
+  model steps * alpha + tb_factor * M / B is the second figure ``step_model_us``;
+* without them, at the topology's own link alphas and bandwidths.
 
-``algbw_GBps`` is M / time, except for ForestColl, whose trees are pipelined: its algbw is N / the flow-model
-factor (``solvers.core.cost.pipelined_factor``), in the links' GB/s, scaled so that a node's egress is B in the
-alpha-beta model.
+The bound row is D(G) (2 D(G) for allreduce) times the smallest alpha plus T_B* M / B in the same prices
+(``solvers.runtime.bound_time_us``); no modelled time is below it.
 
-``curves`` turns rows into runtime-against-M lines (alpha-beta: a line a + b M per row) and ``winners`` finds,
-exactly, which row is fastest over each range of message sizes.
+``curves`` samples every row's modelled time against M and ``winners`` reads, from the samples, which row is
+fastest over each range of sizes (the crossovers interpolated on the log-log curves).
 """
 from __future__ import annotations
 
+import math
 import time
+from bisect import bisect_right
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Iterable, NamedTuple, Sequence
 
 from topologies.model import Topology
 
-from .core.cost import alpha_beta_us, node_bandwidth, steps_lower_bound, time_us, tb_lower_bound
+from .core.cost import alpha_beta_us, steps_lower_bound, tb_lower_bound
 from .core.errors import NotApplicable, ScheduleError
 from .core.schedule import Collective
 from .registry import SKIP_BUDGET, Progress
+from .runtime import Execution, Model, bound_time_us, busbw_factor
 from .synthesize import ALGORITHMS, synthesize
 
 BOUND = "lower bound"
@@ -50,14 +53,12 @@ OK = "ok"
 SKIPPED_BUDGET = SKIP_BUDGET
 DEFAULT_BUDGET_S = 60.0
 DEFAULT_BYTES = 1.0e6
-DEFAULT_ALPHA_US = 10.0             # the app's sidebar defaults, for curves when no alpha-beta model was given
-DEFAULT_BANDWIDTH_GBS = 12.5
 EXPORT_MAX_TRANSFERS = 20_000       # MSCCL export is tried up to this many transfers
 SIZES = tuple(10.0 ** k for k in range(3, 11))
 PLOT_SIZES = tuple(10.0 ** (3 + k / 8) for k in range(57))      # the same range, eight points a decade
 COLUMNS = ("topology", "name", "N", "collective", "algo", "status", "steps", "tb_factor", "tb_factor_exact",
-           "steps_lower_bound", "tb_lower_bound", "tb_lower_bound_exact", "time_us", "algbw_GBps", "synthesis_s",
-           "verified", "exportable", "transfers", "detail")
+           "steps_lower_bound", "tb_lower_bound", "tb_lower_bound_exact", "time_us", "algbw_GBps", "busbw_GBps",
+           "slices", "step_model_us", "synthesis_s", "verified", "exportable", "transfers", "detail")
 
 
 def __getattr__(name: str):
@@ -105,7 +106,8 @@ def _label(topo: Topology) -> tuple[str, str]:
 
 @dataclass
 class CompareResult:
-    """The rows of a comparison (dicts with the keys of ``COLUMNS``) and the workload they were priced for."""
+    """The rows of a comparison (dicts with the keys of ``COLUMNS``), the workload they were priced for, and the
+    runtime model of every verified row (for curves at other sizes)."""
 
     rows: list[dict]
     total_bytes: float
@@ -114,37 +116,37 @@ class CompareResult:
     budget_s: float = DEFAULT_BUDGET_S
     elapsed_s: float = 0.0
     algos: list[str] = field(default_factory=list)
+    models: dict[int, Model] = field(default_factory=dict, repr=False)      # row index -> its model
+    topologies: dict[int, Topology] = field(default_factory=dict, repr=False)   # bound row index -> fabric
 
     @property
     def time_model(self) -> str:
         return "links" if self.alpha_us is None else "alpha-beta"
 
-    def curves(self, sizes: Sequence[float] = SIZES) -> list["Curve"]:
-        """Runtime against M (alpha-beta) for every verified row and bound; without an alpha-beta model, the
-        sidebar's defaults (10 us, 12.5 GB/s)."""
-        alpha = DEFAULT_ALPHA_US if self.alpha_us is None else self.alpha_us
-        bw = DEFAULT_BANDWIDTH_GBS if self.bandwidth_gbs is None else self.bandwidth_gbs
-        return curves(self.rows, sizes, alpha, bw)
+    @property
+    def execution(self) -> Execution:
+        return Execution() if self.alpha_us is None else Execution.alpha_beta(self.alpha_us, self.bandwidth_gbs)
 
-    def winners(self, sizes: Sequence[float] = SIZES) -> list["Winner"]:
+    def curves(self, sizes: Sequence[float] = SIZES) -> list["Curve"]:
+        """The modelled time against M of every verified row and every bound."""
+        return curves(self, sizes)
+
+    def winners(self, sizes: Sequence[float] = PLOT_SIZES) -> list["Winner"]:
         return winners(self.curves(sizes))
 
     def to_frame(self):
         import pandas as pd
 
         frame = pd.DataFrame(self.rows, columns=list(COLUMNS))
-        return frame.astype({**dict.fromkeys(("N", "steps", "steps_lower_bound", "transfers"), "Int64"),
-                             **dict.fromkeys(("tb_factor", "tb_lower_bound", "time_us", "algbw_GBps", "synthesis_s"),
-                                             "float64")})
+        return frame.astype({**dict.fromkeys(("N", "steps", "steps_lower_bound", "transfers", "slices"), "Int64"),
+                             **dict.fromkeys(("tb_factor", "tb_lower_bound", "time_us", "algbw_GBps", "busbw_GBps",
+                                              "step_model_us", "synthesis_s"), "float64")})
 
-    def as_dict(self, sizes: Sequence[float] = SIZES) -> dict:
-        alpha = DEFAULT_ALPHA_US if self.alpha_us is None else self.alpha_us
-        bw = DEFAULT_BANDWIDTH_GBS if self.bandwidth_gbs is None else self.bandwidth_gbs
+    def as_dict(self, sizes: Sequence[float] = PLOT_SIZES) -> dict:
         return {"rows": self.rows, "winners": [w._asdict() for w in self.winners(sizes)],
                 "workload": {"bytes": self.total_bytes, "alpha_us": self.alpha_us,
                              "bandwidth_gbs": self.bandwidth_gbs, "time_model": self.time_model},
-                "winners_model": {"alpha_us": alpha, "bandwidth_gbs": bw, "from_bytes": min(sizes),
-                                  "to_bytes": max(sizes)},
+                "winners_model": {"model": self.execution.label, "from_bytes": min(sizes), "to_bytes": max(sizes)},
                 "budget_s": self.budget_s, "elapsed_s": round(self.elapsed_s, 3), "algos": self.algos}
 
 
@@ -172,8 +174,8 @@ def compare(topologies: Sequence[Topology | str], collectives=("allreduce",), to
     if not (budget_s >= 0):
         raise ValueError("the budget must be non-negative")
     start = time.monotonic()
-    bounds = {(i, c): _bound_row(t, c, total_bytes, alpha_us, bandwidth_gbs)
-              for i, t in enumerate(topos) for c in colls}
+    execution = Execution() if alpha_us is None else Execution.alpha_beta(alpha_us, bandwidth_gbs)
+    bounds = {(i, c): _bound_row(t, c, total_bytes, execution) for i, t in enumerate(topos) for c in colls}
     jobs = [(a, i, c) for a in order for i in range(len(topos)) for c in colls]
     done: dict[tuple[str, int, Collective], dict] = {}
     for k, (algo, i, coll) in enumerate(jobs):
@@ -184,17 +186,22 @@ def compare(topologies: Sequence[Topology | str], collectives=("allreduce",), to
         hear = (lambda phase, f, k=k, label=label: progress(f"{label}: {phase}",
                                                            (k + min(max(f, 0.0), 1.0)) / len(jobs))) \
             if progress is not None else None
-        done[(algo, i, coll)] = _run(topo, algo, coll, total_bytes, alpha_us, bandwidth_gbs,
+        done[(algo, i, coll)] = _run(topo, algo, coll, total_bytes, execution,
                                      budget_s - (time.monotonic() - start), hear)
     if progress is not None:
         progress("done", 1.0)
-    rows = []
+    rows, models, fabrics = [], {}, {}
     for i in range(len(topos)):
         for c in colls:
+            fabrics[len(rows)] = topos[i]
             rows.append(bounds[(i, c)])
-            rows.extend(done[(a, i, c)] for a in order)
+            for a in order:
+                row, model = done[(a, i, c)]
+                if model is not None:
+                    models[len(rows)] = model
+                rows.append(row)
     return CompareResult(rows, float(total_bytes), alpha_us, bandwidth_gbs, budget_s, time.monotonic() - start,
-                         order)
+                         order, models, fabrics)
 
 
 def _base_row(topo: Topology, coll: Collective, algo: str, status: str) -> dict:
@@ -205,17 +212,17 @@ def _base_row(topo: Topology, coll: Collective, algo: str, status: str) -> dict:
     return row
 
 
-def _bound_row(topo: Topology, coll: Collective, total_bytes: float, alpha_us, bandwidth_gbs) -> dict:
+def _bound_row(topo: Topology, coll: Collective, total_bytes: float, execution: Execution) -> dict:
     row = _base_row(topo, coll, BOUND, "bound")
     steps, tb = steps_lower_bound(topo, coll), tb_lower_bound(topo, coll)
-    if alpha_us is not None:
-        t = alpha_beta_us(steps, tb, total_bytes, alpha_us, bandwidth_gbs)
-    else:
-        alpha = min((float(l.alpha) for l in topo.links), default=0.0)
-        t = alpha_beta_us(steps, tb, total_bytes, alpha, float(node_bandwidth(topo)))
+    t = bound_time_us(topo, coll, total_bytes, execution)
     row.update(steps=steps, tb_factor=float(tb), tb_factor_exact=str(tb), steps_lower_bound=steps,
                tb_lower_bound=float(tb), tb_lower_bound_exact=str(tb), time_us=t,
                algbw_GBps=total_bytes / t / 1e3 if t > 0 else None, verified=None)
+    if t > 0:
+        row["busbw_GBps"] = row["algbw_GBps"] * busbw_factor(coll, topo.n)
+    if execution.alpha_us is not None:
+        row["step_model_us"] = t
     return row
 
 
@@ -224,47 +231,44 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def _run(topo: Topology, algo: str, coll: Collective, total_bytes: float, alpha_us, bandwidth_gbs,
-         left_s: float, progress) -> dict:
-    """One synthesizer on one topology and collective: a row whatever happens."""
+def _run(topo: Topology, algo: str, coll: Collective, total_bytes: float, execution: Execution,
+         left_s: float, progress) -> tuple[dict, Model | None]:
+    """One synthesizer on one topology and collective: a row whatever happens, and the runtime model of its
+    schedule when it has one."""
     if left_s <= 0:
-        return _base_row(topo, coll, algo, SKIPPED_BUDGET)
+        return _base_row(topo, coll, algo, SKIPPED_BUDGET), None
     plan = ALGORITHMS[algo].compare_plan(topo, coll, left_s)
     if isinstance(plan, str):                    # the synthesizer declines this run (size, time left)
-        return _base_row(topo, coll, algo, plan)
+        return _base_row(topo, coll, algo, plan), None
     options = plan or None
     t0 = time.monotonic()
     try:
         result = synthesize(topo, algo, coll, progress=progress, total_bytes=total_bytes, options=options)
     except NotApplicable as exc:
-        return _base_row(topo, coll, algo, f"not applicable: {_first_line(exc)}")
+        return _base_row(topo, coll, algo, f"not applicable: {_first_line(exc)}"), None
     except ScheduleError as exc:
         row = _base_row(topo, coll, algo, "failed verification")
         row.update(detail=_first_line(exc), synthesis_s=time.monotonic() - t0)
-        return row
+        return row, None
     except Exception as exc:     # noqa: BLE001  one synthesizer's bug must not lose the other rows
         row = _base_row(topo, coll, algo, f"error: {type(exc).__name__}: {_first_line(exc)}")
         row["synthesis_s"] = time.monotonic() - t0
-        return row
+        return row, None
     seconds = time.monotonic() - t0
     row = _base_row(topo, coll, algo, OK)
     c, schedule, fabric = result.cost, result.schedule, result.topology
-    if alpha_us is not None:
-        t = alpha_beta_us(c.steps, c.tb_factor, total_bytes, alpha_us, bandwidth_gbs)
-    else:
-        t = time_us(fabric, schedule, total_bytes)
-    algbw = total_bytes / t / 1e3 if t > 0 else None
-    pipelined = result.detail.pipelined_algbw(result) if result.detail is not None else None
-    if pipelined is not None:                    # ForestColl: pipelined trees, the flow model's algbw
-        if alpha_us is not None:                 # links scaled so that a node's egress is B
-            pipelined = pipelined * Fraction(bandwidth_gbs) / node_bandwidth(fabric)
-        algbw = float(pipelined)
+    model = Model(fabric, schedule, execution)
+    run = model.run(total_bytes)
     row.update(steps=c.steps, tb_factor=float(c.tb_factor), tb_factor_exact=str(c.tb_factor),
                steps_lower_bound=c.steps_lower_bound, tb_lower_bound=float(c.tb_lower_bound),
-               tb_lower_bound_exact=str(c.tb_lower_bound), time_us=t, algbw_GBps=algbw, synthesis_s=seconds,
+               tb_lower_bound_exact=str(c.tb_lower_bound), time_us=run.time_us, algbw_GBps=run.algbw_gbs,
+               busbw_GBps=run.busbw_gbs, slices=run.slices, synthesis_s=seconds,
                verified=bool(result.verification.ok), transfers=schedule.count,
                detail=result.detail.compare_note() if result.detail is not None else "")
-    left_s -= seconds
+    if execution.alpha_us is not None:
+        row["step_model_us"] = alpha_beta_us(c.steps, c.tb_factor, total_bytes, execution.alpha_us,
+                                             execution.bandwidth_gbs)
+    left_s -= time.monotonic() - t0
     if schedule.count <= EXPORT_MAX_TRANSFERS and left_s > 0:
         from .export import export
 
@@ -274,29 +278,36 @@ def _run(topo: Topology, algo: str, coll: Collective, total_bytes: float, alpha_
         except Exception as exc:     # noqa: BLE001  XmlError, NotApplicable, or a lowering limit
             row["exportable"] = False
             row["detail"] = "; ".join(x for x in (row["detail"], f"MSCCL export: {_first_line(exc)}") if x)
-    return row
+    return row, model
 
 
 # ------------------------------------------------------------------------------------------ curves and winners
 class Curve(NamedTuple):
-    """Runtime T(M) = latency_us + us_per_byte * M of one row (alpha-beta), sampled at ``sizes``."""
+    """The modelled time of one row (or a bound) at each of ``sizes``, with the pipelining depth it used."""
 
     label: str
     topology: str
     name: str
     collective: str
     algo: str
-    latency_us: float
-    us_per_byte: float
     sizes: tuple[float, ...]
     times_us: tuple[float, ...]
+    slices: tuple[int, ...] = ()
 
     @property
     def bound(self) -> bool:
         return self.algo == BOUND
 
     def at(self, m: float) -> float:
-        return self.latency_us + self.us_per_byte * m
+        """The time at ``m``, interpolated linearly in log-log between the samples (the end segments extended)."""
+        xs, ys = self.sizes, self.times_us
+        if len(xs) == 1:
+            return ys[0]
+        j = min(max(bisect_right(xs, m) - 1, 0), len(xs) - 2)
+        if ys[j] <= 0 or ys[j + 1] <= 0:
+            return ys[j] + (ys[j + 1] - ys[j]) * (m - xs[j]) / (xs[j + 1] - xs[j])
+        w = (math.log(m) - math.log(xs[j])) / (math.log(xs[j + 1]) - math.log(xs[j]))
+        return math.exp(math.log(ys[j]) + w * (math.log(ys[j + 1]) - math.log(ys[j])))
 
 
 class Winner(NamedTuple):
@@ -308,52 +319,71 @@ class Winner(NamedTuple):
     topology: str
     collective: str
     name: str
-    ties: tuple[str, ...] = ()          # other rows with the very same line ("algo on name")
+    ties: tuple[str, ...] = ()          # other rows as fast over the whole range ("algo on name")
 
 
-def curves(rows: Sequence[dict], sizes: Sequence[float] = SIZES, alpha_us: float = DEFAULT_ALPHA_US,
-           bandwidth_gbs: float = DEFAULT_BANDWIDTH_GBS) -> list[Curve]:
-    """Runtime against vector size M for every verified row and every bound row: steps * alpha + tb * M / B."""
+TIE_RTOL = 1e-9
+
+
+def curves(result: "CompareResult", sizes: Sequence[float] = SIZES) -> list[Curve]:
+    """The modelled time against M of every verified row and every bound row of ``result``."""
     if not sizes or min(sizes) <= 0:
         raise ValueError("sizes must be positive")
-    if not (alpha_us >= 0 and bandwidth_gbs > 0):
-        raise ValueError("alpha must be non-negative and the bandwidth positive")
     sizes = tuple(float(m) for m in sorted(sizes))
     out = []
-    for r in rows:
-        if r["algo"] != BOUND and not (r["status"] == OK and r["verified"]):
+    for i, r in enumerate(result.rows):
+        if r["algo"] == BOUND:
+            topo = result.topologies[i]
+            coll = Collective.parse(r["collective"])
+            times = tuple(bound_time_us(topo, coll, m, result.execution) for m in sizes)
+            slices: tuple[int, ...] = ()
+        elif r["status"] == OK and r["verified"] and i in result.models:
+            t, p = result.models[i].times(sizes)
+            times, slices = tuple(float(x) for x in t), tuple(int(x) for x in p)
+        else:
             continue
-        a, b = r["steps"] * alpha_us, r["tb_factor"] / (bandwidth_gbs * 1e3)     # alpha_beta_us as a + b M
         out.append(Curve(f"{r['algo']} on {r['name']}", r["topology"], r["name"], r["collective"], r["algo"],
-                         a, b, sizes, tuple(a + b * m for m in sizes)))
+                         sizes, times, slices))
     return out
 
 
+def _crossing(a: Curve, b: Curve, j: int) -> float:
+    """Where ``b`` overtakes ``a`` between samples j and j+1 (log-log linear), clamped to the interval."""
+    x0, x1 = math.log(a.sizes[j]), math.log(a.sizes[j + 1])
+    try:
+        d0 = math.log(a.times_us[j]) - math.log(b.times_us[j])
+        d1 = math.log(a.times_us[j + 1]) - math.log(b.times_us[j + 1])
+    except ValueError:               # a zero time (alpha 0 and nothing to send): the next sample
+        return a.sizes[j + 1]
+    if d0 == d1:
+        return a.sizes[j + 1]
+    w = min(max(d0 / (d0 - d1), 0.0), 1.0)
+    return math.exp(x0 + w * (x1 - x0))
+
+
 def winners(curve_list: Sequence[Curve]) -> list[Winner]:
-    """The fastest curve per range of M, per collective, exactly (the lower envelope of the lines a + b M over
-    the sampled range); bound curves are left out."""
+    """The fastest curve at each sampled size, per collective, merged into ranges; where the winner changes
+    between two samples the range ends where the two curves cross. Bound curves are left out."""
     out: list[Winner] = []
     by_coll: dict[str, list[Curve]] = {}
     for c in curve_list:
         if not c.bound:
             by_coll.setdefault(c.collective, []).append(c)
     for coll, cs in by_coll.items():
-        lo, hi = min(cs[0].sizes), max(cs[0].sizes)
-        m = lo
-        best = min(range(len(cs)), key=lambda j: (cs[j].at(lo), cs[j].us_per_byte, j))
-        while True:
-            b = cs[best]
-            nxt, pick = hi, None
-            for j, c in enumerate(cs):
-                if c.us_per_byte < b.us_per_byte:          # a flatter line overtakes where they cross
-                    cross = (c.latency_us - b.latency_us) / (b.us_per_byte - c.us_per_byte)
-                    if m * (1 + 1e-12) < cross < nxt or (pick is not None and cross == nxt
-                                                         and c.us_per_byte < cs[pick].us_per_byte):
-                        nxt, pick = cross, j
-            ties = tuple(c.label for c in cs if c is not b and (c.latency_us, c.us_per_byte) == (b.latency_us,
-                                                                                                    b.us_per_byte))
-            out.append(Winner(m, nxt, b.algo, b.topology, coll, b.name, ties))
-            if pick is None:
-                break
-            m, best = nxt, pick
+        sizes = cs[0].sizes
+        best = []
+        for j in range(len(sizes)):          # the first row listed within TIE_RTOL of the fastest
+            fastest = min(c.times_us[j] for c in cs)
+            best.append(next(k for k, c in enumerate(cs) if c.times_us[j] <= fastest * (1 + TIE_RTOL)))
+        lo, start = sizes[0], 0
+        for j in range(len(sizes)):
+            last = j == len(sizes) - 1
+            if last or best[j + 1] != best[j]:
+                hi = sizes[j] if last else _crossing(cs[best[j]], cs[best[j + 1]], j)
+                b = cs[best[j]]
+                ties = tuple(c.label for c in cs if c is not b and all(
+                    abs(c.times_us[i] - b.times_us[i]) <= TIE_RTOL * max(b.times_us[i], 1e-300)
+                    for i in range(start, j + 1)))
+                out.append(Winner(lo, hi, b.algo, b.topology, coll, b.name, ties))
+                lo, start = hi, j + 1
     return out

@@ -66,8 +66,14 @@ def test_ring8_allreduce_rows(ring8):
     # alpha-beta: 14 * 10 us + 7/4 * 1e6 B / 12.5 GB/s = 140 + 140 us; M / time = 1e6 B / 280 us
     assert rows["ring"]["time_us"] == pytest.approx(280.0) and bound["time_us"] == pytest.approx(280.0)
     assert rows["ring"]["algbw_GBps"] == pytest.approx(1e6 / 280.0 / 1e3)
-    # ForestColl's pipelined trees: N / factor on unit links = 8 / 14, scaled to B = 12.5 GB/s per node
-    assert rows["forestcoll"]["algbw_GBps"] == pytest.approx(8 / 14 * 12.5)
+    assert rows["ring"]["busbw_GBps"] == pytest.approx(rows["ring"]["algbw_GBps"] * 2 * 7 / 8)
+    assert rows["ring"]["step_model_us"] == pytest.approx(280.0) and rows["ring"]["slices"] == 1
+    # ForestColl's trees at 1 MB: alpha 10 us per send, pipelining does not pay; the bound's time
+    assert rows["forestcoll"]["time_us"] == pytest.approx(280.0)
+    # at 10 GB they reach the flow model's rate, N / factor = 8 / 14 of B = 12.5 GB/s per node, within 0.1 %
+    row = next(i for i, r in enumerate(ring8.rows) if r["algo"] == "forestcoll")
+    t, _ = ring8.models[row].times([1e10])
+    assert 1e10 / t[0] / 1e3 == pytest.approx(8 / 14 * 12.5, rel=1e-3) and 1e10 / t[0] / 1e3 < 8 / 14 * 12.5
     assert rows["ring"]["exportable"] is True and rows["ring"]["transfers"] == 112
     assert all(isinstance(r["synthesis_s"], float) for r in rows.values() if r["status"] == OK)
 
@@ -122,34 +128,37 @@ def test_bad_input_is_a_value_error():
             compare(["ring(4)"], **{"collectives": "allreduce", **kwargs})
 
 
-def test_curves_and_exact_winners(ring8):
+def test_curves_and_winners(ring8):
     sizes = [1e3, 1e6, 1e9]
-    cs = curves(ring8.rows, sizes, 10.0, 12.5)
+    cs = curves(ring8, sizes)
     assert [c.algo for c in cs if c.bound] == [BOUND] and all(c.sizes == tuple(sizes) for c in cs)
     ring = next(c for c in cs if c.algo == "ring")
-    assert ring.times_us == pytest.approx((140 + 0.14, 280.0, 140 + 140e3))
-    # a latency line and a bandwidth line cross at (a2 - a1) / (b1 - b2)
-    fast = Curve("a", "x", "x", "allreduce", "a", 10.0, 2e-3, (1e3, 1e7), ())
-    lean = Curve("b", "y", "y", "allreduce", "b", 100.0, 1e-3, (1e3, 1e7), ())
-    tied = Curve("c", "z", "z", "allreduce", "c", 100.0, 1e-3, (1e3, 1e7), ())
+    # P = 1 is best for a ring (pipelining only adds alpha): 14 alpha + 7/4 M/B, the step model
+    assert ring.times_us == pytest.approx((140 + 0.14, 280.0, 140 + 140e3)) and ring.slices == (1, 1, 1)
+    # a latency curve and a bandwidth curve: the winner changes where they cross (log-log interpolation)
+    grid = tuple(10.0 ** (3 + k / 8) for k in range(33))
+    fast = Curve("a", "x", "x", "allreduce", "a", grid, tuple(10.0 + 2e-3 * m for m in grid))
+    lean = Curve("b", "y", "y", "allreduce", "b", grid, tuple(100.0 + 1e-3 * m for m in grid))
+    tied = Curve("c", "z", "z", "allreduce", "c", grid, lean.times_us)
     won = winners([fast, lean, tied])
-    assert [(w.from_bytes, w.to_bytes, w.algo) for w in won] == [(1e3, pytest.approx(9e4), "a"),
-                                                                   (pytest.approx(9e4), 1e7, "b")]
-    assert won[1].ties == ("c",)
+    assert [(w.from_bytes, w.to_bytes, w.algo) for w in won] == [(1e3, pytest.approx(9e4, rel=0.01), "a"),
+                                                                   (pytest.approx(9e4, rel=0.01), 1e7, "b")]
+    assert won[1].ties == ("c",) and won[0].ties == ()
     # every range's winner is the fastest row at its midpoint
     two = compare(["ring(8)", "gkautz(2,8)"], "allreduce", alpha_us=10.0, bandwidth_gbs=12.5,
                   algos=["ring", "bfb", "sptree"])
-    allc = [c for c in two.curves() if not c.bound]
+    allc = [c for c in two.curves(cmp.PLOT_SIZES) if not c.bound]
     ranges = two.winners()
-    assert ranges[0].from_bytes == 1e3 and ranges[-1].to_bytes == 1e10
+    assert ranges[0].from_bytes == 1e3 and ranges[-1].to_bytes == pytest.approx(1e10)
     assert all(a.to_bytes == b.from_bytes for a, b in zip(ranges, ranges[1:]))
     for w in ranges:
         mid = math.sqrt(w.from_bytes * w.to_bytes)
         best = min(c.at(mid) for c in allc)
         assert next(c for c in allc if c.algo == w.algo and c.topology == w.topology).at(mid) == pytest.approx(best)
-    # Π_{2,8}'s 6 steps win small messages, the ring's lighter tb (7/4 against 7/2) large ones
+    # Π_{2,8}'s 6 steps win small messages, the ring's lighter tb (7/4 against 7/2) large ones; they cross where
+    # 60 alpha + 3.5 M/B = 140 alpha + 1.75 M/B
     assert [(w.algo, w.topology) for w in ranges] == [("sptree", "gkautz(2,8)"), ("ring", "ring(8)")]
-    assert ranges[0].to_bytes == pytest.approx(80 * 12.5e3 / 1.75)
+    assert ranges[0].to_bytes == pytest.approx(80 * 12.5e3 / 1.75, rel=0.01)
 
 
 def test_frame_and_dict(ring8):
@@ -170,6 +179,7 @@ def test_runtime_figure(ring8):
     assert len(names) == 1 + sum(r["status"] == OK for r in ring8.rows)
     assert len(fig.layout.shapes) == len(ring8.winners()) == 1 and fig.layout.xaxis.type == "log"
     assert "ring" in fig.layout.annotations[0].text and "tied" in fig.layout.annotations[0].text
+    assert len(fig.data[1].x) == len(cmp.SIZES) and fig.data[1].y[0] > 0
 
 
 def test_cli_json_equals_the_library(cli_links):
@@ -187,8 +197,8 @@ def test_cli_collectives_table_and_errors(capsys):
     assert main(["compare", "ring(4)", "biring(4)", "--collective", "allgather,reduce_scatter", "--collective",
                  "allreduce", "--algos", "ring,bfb", "--alpha", "5", "--bandwidth", "10"]) == 0
     out = capsys.readouterr().out
-    assert "reduce_scatter" in out and "lower bound" in out and "fastest (alpha 5 us, B 10 GB/s" in out
-    assert "ok (verified)" in out and "steps*alpha + tb*M/B" in out
+    assert "reduce_scatter" in out and "lower bound" in out and "fastest in the runtime model (alpha 5 us, B 10 GB/s" in out
+    assert "ok (verified)" in out and "the runtime model" in out and "busbw" in out
     for args, text in [(["ring(8"], "error: "), (["ring(8)", "--algos", "ring,nope"], "unknown algorithm 'nope'"),
                        (["ring(8)", "--collective", "bogus"], "unknown collective"),
                        (["ring(8)", "--alpha", "3"], "together"), (["ring(99999)"], "above the limit")]:
@@ -223,7 +233,7 @@ def test_page_table_agrees_with_the_cli():
                 assert g == pytest.approx(w), (key, got, want)
             else:
                 assert g == w, (key, got, want)
-    fastest = next(d.value for d in at.dataframe if "ties (the same line)" in d.value.columns)
+    fastest = next(d.value for d in at.dataframe if "ties (as fast)" in d.value.columns)
     first = [w for w in cli["winners"] if w["collective"] == "allreduce"]
     assert list(fastest["algo"]) == [w["algo"] for w in first]
     assert list(fastest["to (bytes)"]) == pytest.approx([w["to_bytes"] for w in first])

@@ -54,7 +54,8 @@ def add_parsers(sub) -> None:
                           "(default allreduce)")
     cmp.add_argument("--bytes", type=float, default=1.0e6, dest="total_bytes", help="M in bytes (default 1e6)")
     cmp.add_argument("--alpha", type=float, default=None,
-                     help="alpha in us; with --bandwidth, times are steps*alpha + tb*M/B (otherwise the links' own)")
+                     help="alpha in us; with --bandwidth, every link is priced at alpha and a node's egress at B "
+                          "(otherwise the links' own alphas and bandwidths)")
     cmp.add_argument("--bandwidth", type=float, default=None, help="B, node bandwidth in GB/s (with --alpha)")
     cmp.add_argument("--budget", type=float, default=60.0, help="seconds for all runs; the rest are skipped")
     cmp.add_argument("--algos", default=None, help="comma list of synthesizers (default: all)")
@@ -143,24 +144,25 @@ def compare(args) -> int:
         print(json.dumps(out))
         return 0
     print(f"{'design':<22} {'collective':<14} {'algo':<12} {'steps':>5} {'tb_factor':>10} {'time_us':>11} "
-          f"{'algbw':>9} {'synth_s':>8} {'xml':>4}  status")
+          f"{'algbw':>9} {'busbw':>9} {'P':>5} {'synth_s':>8} {'xml':>4}  status")
     for r in out["rows"]:
-        numbers = " " * 52
+        numbers = " " * 68
         if r["status"] in ("ok", "bound"):
             xml = {None: "-", True: "yes", False: "no"}[r["exportable"]]
+            slices = "-" if r["slices"] is None else r["slices"]
+            busbw = "-" if r["busbw_GBps"] is None else f"{r['busbw_GBps']:.4f}"
             numbers = (f"{r['steps']:>5} {r['tb_factor']:>10.6f} {r['time_us']:>11.2f} {r['algbw_GBps'] or 0:>9.4f} "
-                       f"{r['synthesis_s'] or 0:>8.2f} {xml:>4}")
+                       f"{busbw:>9} {slices:>5} {r['synthesis_s'] or 0:>8.2f} {xml:>4}")
         print(f"{r['name'][:22]:<22} {r['collective']:<14} {r['algo']:<12} {numbers}  {r['status']}"
               + (" (verified)" if r["verified"] else ""))
     w = out["winners_model"]
-    print(f"fastest (alpha {w['alpha_us']:g} us, B {w['bandwidth_gbs']:g} GB/s, "
-          f"M {w['from_bytes']:g}..{w['to_bytes']:g} B):")
+    print(f"fastest in the runtime model ({w['model']}, M {w['from_bytes']:g}..{w['to_bytes']:g} B):")
     for x in out["winners"]:
         print(f"  {x['collective']:<14} M {x['from_bytes']:>10.4g} .. {x['to_bytes']:<10.4g} {x['algo']} on "
               f"{x['name']}")
-    model = "steps*alpha + tb*M/B" if result.time_model == "alpha-beta" else "the links' own alphas and bandwidths"
-    print(f"time_us for M = {args.total_bytes:g} bytes under {model}; {result.elapsed_s:.1f} s of a "
-          f"{args.budget:g} s budget")
+    print(f"time_us for M = {args.total_bytes:g} bytes: the runtime model (pipelined over P slices, links shared) "
+          f"under {result.execution.label}; algbw = M / time, busbw as nccl-tests; {result.elapsed_s:.1f} s of "
+          f"a {args.budget:g} s budget")
     return 0
 
 

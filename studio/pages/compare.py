@@ -142,7 +142,8 @@ def render() -> None:
     results = st.session_state.setdefault("cmp_results", {})
     st.caption(f"{len(designs)} designs × {len(colls)} collectives × {len(algos)} synthesizers, priced for the "
                f"sidebar's workload: alpha {work.alpha_us:g} µs, M {work.total_bytes:.4g} bytes, B "
-               f"{work.bandwidth_gbs:g} GB/s (time = steps × alpha + tb_factor × M / B).")
+               f"{work.bandwidth_gbs:g} GB/s per node. Times are the runtime model's: each schedule run as a runtime runs "
+               "it, pipelined over the best number of slices, with sends sharing links (Learn explains it).")
     if work.cost_model != "alpha-beta":
         st.caption("The sidebar's GenModel prices one schedule at a time on the Schedule page; this comparison "
                    "uses alpha-beta for every run.")
@@ -179,7 +180,7 @@ def _show(result: CompareResult, key: tuple, colls: list[str]) -> None:
         st.markdown("**Fastest per message-size range**")
         st.dataframe(pd.DataFrame([{"from (bytes)": w.from_bytes, "to (bytes)": w.to_bytes, "algo": w.algo,
                                     "design": w.name, "expression": w.topology,
-                                    "ties (the same line)": ", ".join(w.ties)} for w in winners]),
+                                    "ties (as fast)": ", ".join(w.ties)} for w in winners]),
                      key="cmp_winners", hide_index=True)
     st.markdown("**Every run beside the lower bound**")
     st.dataframe(_style(frame), key="cmp_table", hide_index=True, height=min(35 * (len(frame) + 1) + 3, 2000),
