@@ -9,7 +9,7 @@ then All-Gather), one chunk per NPU, a 64 MiB buffer and the fabric's own link b
 "synth s" is the wall time of the synthesis alone (greedy runs, the bound and the lowering into the IR);
 "paper" is TACOS Table I's synthesis time for the same system (C++ reference, hardware not stated) and
 "ratio" this run / paper. "time/bound" is the greedy's collective time over the ingress lower bound, and
-"ring/tacos" the ring All-Reduce's alpha-beta time on the same fabric (where a Hamiltonian cycle exists) over
+"ring/tacos" the ring All-Reduce's runtime-model time on the same fabric (where a Hamiltonian cycle exists) over
 TACOS's, both from this run.
 """
 import argparse
@@ -17,7 +17,7 @@ import time
 
 from solvers.core.errors import NotApplicable
 from solvers.baselines.hamiltonian import ring_allgather
-from solvers.core.cost import time_us
+from solvers.runtime import simulate
 from solvers.tacos import tacos
 from solvers.core.transform import build_collective
 from solvers.core.schedule import Collective
@@ -30,7 +30,7 @@ PAPER_S = {8: 0.29e-3, 16: 0.63e-3, 32: 8.90e-3, 64: 97.92e-3, 128: 1.08, 256: 1
 
 def ring_time(topo) -> float | None:
     try:
-        return time_us(topo, build_collective(topo, Collective.ALLREDUCE, ring_allgather), BUFFER)
+        return simulate(topo, build_collective(topo, Collective.ALLREDUCE, ring_allgather), BUFFER).time_us
     except NotApplicable:
         return None
 

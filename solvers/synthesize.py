@@ -11,7 +11,7 @@ from typing import Any, Mapping
 
 from topologies.model import Topology
 
-from .core.cost import Cost, cost, time_us
+from .core.cost import Cost, cost, step_model_us
 from .core.detail import Detail
 from .core.schedule import Collective, Schedule
 from .core.verify import Verification, verify
@@ -23,7 +23,9 @@ __all__ = ["ALGORITHMS", "Result", "synthesize"]
 @dataclass
 class Result:
     """A verified schedule with its costs and its synthesizer's typed ``detail`` (None when it has nothing to
-    add). ``topology`` is the fabric the schedule runs on (TACOS's is the unwound one)."""
+    add). ``topology`` is the fabric the schedule runs on (TACOS's is the unwound one). ``as_dict(M)`` adds the
+    runtime model's time, algbw, busbw and pipelining depth on the fabric's own links (``solvers.runtime``), and the
+    papers' step model as the second figure ``step_model_us``."""
 
     topology: Topology
     schedule: Schedule
@@ -39,8 +41,13 @@ class Result:
                "transfers": self.schedule.count, **detail.leading_fields(),
                "bw_optimal": self.cost.tb_factor == self.cost.tb_lower_bound, **detail.fields(self)}
         if total_bytes is not None:
+            from .runtime import simulate
+
+            run = simulate(self.topology, self.schedule, total_bytes)
             out["bytes"] = total_bytes
-            out["time_us"] = time_us(self.topology, self.schedule, total_bytes)
+            out["time_us"] = run.time_us
+            out["algbw_GBps"], out["busbw_GBps"], out["slices"] = run.algbw_gbs, run.busbw_gbs, run.slices
+            out["step_model_us"] = step_model_us(self.topology, self.schedule, total_bytes)
             out.update(detail.timed_fields(self, total_bytes))
         return out
 

@@ -1,5 +1,6 @@
 """Golden CLI outputs: 24 commands whose stdout, stderr and exit code were recorded before the registry
-refactor (issue 20) and must stay byte-identical.
+refactor (issue 20) and must stay byte-identical. Re-recorded once for the runtime model (issue 21): every time,
+algbw and winner now comes from ``solvers.runtime``, with busbw, slices and the step model beside it.
 
 Wall-clock figures (synthesis and solver seconds) are the only fields that differ between two runs of the same
 command; ``normalize`` replaces their values by ``<seconds>`` before comparing, and nothing else.

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 
 from solvers import Collective, synthesize
-from solvers.core.cost import cost, node_bandwidth, tb_lower_bound, time_us
+from solvers.core.cost import cost, node_bandwidth, step_model_us, tb_lower_bound
 from solvers.baselines.sptree import sptree_allgather
 from solvers.core.transform import build_collective
 from topologies import load
@@ -49,7 +49,7 @@ def test_time_us_follows_bandwidth_and_alpha():
                                                     for l in topo.links))
     r = synthesize(topo, "sptree", "allgather")
     m = 4e6
-    assert time_us(topo, r.schedule, m) == pytest.approx(2 + (m / 4) / 50e3)
+    assert step_model_us(topo, r.schedule, m) == pytest.approx(2 + (m / 4) / 50e3)
     assert r.as_dict(m)["time_us"] == pytest.approx(22.0)
 
 

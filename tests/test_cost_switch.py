@@ -32,7 +32,7 @@ def test_cli_genmodel_cost_adds_incast_only_above_the_threshold(capsys):
     assert direct["genmodel_terms_us"]["delta"] < ring["genmodel_terms_us"]["delta"]
     ab = run_json(capsys, "schedule", "complete(12)", "--algo", "ring", "--collective", "allreduce", "--bytes", "4e8",
                   "--json")
-    assert ab["cost_model"] == "alpha-beta" and "genmodel_time_us" not in ab
+    assert ab["cost_model"] == "runtime" and "genmodel_time_us" not in ab
 
 
 def test_cli_cost_switch_bad_input_is_one_line(capsys):

@@ -8,7 +8,7 @@ from fractions import Fraction
 import pytest
 
 from solvers import synthesize
-from solvers.core.cost import time_us
+from solvers.core.cost import step_model_us
 from solvers.genmodel import (CPU_TESTBED, TABLE5, FitError, GenModelParams, ModelOptions, ParamsError, badges,
                               best_plan, classic_cost, cps_cost, fit, genmodel_time_us, hcps_cost,
                               memory_lower_bound, ordered_factorizations, plan_cost, read_measurements, rhd_cost,
@@ -219,10 +219,10 @@ def test_schedule_cost_without_new_terms_is_alpha_beta_time():
     sched = synthesize(topo, "ring", "allreduce").schedule
     zero = GenModelParams(w_t=9)
     for m in (1e3, 4e8):
-        assert genmodel_time_us(topo, sched, m, zero)["total_us"] == pytest.approx(time_us(topo, sched, m))
+        assert genmodel_time_us(topo, sched, m, zero)["total_us"] == pytest.approx(step_model_us(topo, sched, m))
     star = to_topology(single_switch(6))
     sched = synthesize(star, "sptree", "allreduce").schedule
-    assert genmodel_time_us(star, sched, 4e8, zero)["total_us"] == pytest.approx(time_us(star, sched, 4e8))
+    assert genmodel_time_us(star, sched, 4e8, zero)["total_us"] == pytest.approx(step_model_us(star, sched, 4e8))
 
 
 def test_schedule_cost_ring_gamma_delta_and_star_incast():

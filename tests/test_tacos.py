@@ -5,7 +5,7 @@ from fractions import Fraction
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from solvers.core.cost import time_us
+from solvers.core.cost import step_model_us
 from solvers.core.errors import NotApplicable
 from solvers.export import check_xml, export
 from solvers.core.schedule import Collective
@@ -60,7 +60,7 @@ def test_mesh5x5_full_pipeline_verifies_and_matches_the_ir_clock():
     assert found.time_us == pytest.approx(9606.0, rel=1e-6)
     assert verify(found.topology, found.schedule).ok
     # homogeneous links: every step is one chunk time, so the IR's step model agrees with the greedy's clock
-    assert time_us(found.topology, found.schedule, 1024 * MIB) == pytest.approx(found.time_us, rel=1e-6)
+    assert step_model_us(found.topology, found.schedule, 1024 * MIB) == pytest.approx(found.time_us, rel=1e-6)
     assert found.schedule.steps == 12 and found.schedule.count == 24 * 25
 
 

@@ -146,9 +146,11 @@ def steps_lower_bound(topo: Topology, collective: Collective) -> int:
     return 2 * d if collective is Collective.ALLREDUCE else d
 
 
-def time_us(topo: Topology, schedule: Schedule, total_bytes: float) -> float:
-    """Runtime in microseconds for a vector of ``total_bytes`` (the papers' M): each step lasts as long as its
-    slowest link, alpha_l + bytes_l / bandwidth_l, with bandwidth in GB/s (1e3 bytes per microsecond)."""
+def step_model_us(topo: Topology, schedule: Schedule, total_bytes: float) -> float:
+    """The papers' step model on the fabric's own links, in microseconds for a vector of ``total_bytes`` (M):
+    each step lasts as long as its slowest link, alpha_l + bytes_l / bandwidth_l, with bandwidth in GB/s (1e3
+    bytes per microsecond); on uniform links it is ``alpha_beta_us``. A named second figure where a paper uses
+    it (BFB's LP (14)); the times the studio shows come from the runtime model (``solvers.runtime``)."""
     shard_bytes = total_bytes / topo.n
     total = 0.0
     for per_link in link_loads(schedule).values():

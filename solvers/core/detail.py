@@ -32,8 +32,3 @@ class Detail:
     def compare_note(self) -> str:
         """One line for Compare's ``detail`` column."""
         return ""
-
-    def pipelined_algbw(self, result):
-        """The algbw of a pipelined schedule by its own flow model (ForestColl's trees), in the links' units;
-        None when the schedule is priced step by step."""
-        return None

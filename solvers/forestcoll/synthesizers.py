@@ -14,8 +14,9 @@ from . import MAX_FIXED_K, collective_schedule
 @dataclass
 class ForestDetail(Detail):
     """The packing's figures: k trees per root, U, the optimal 1/x* and the optimal allgather algbw N x*
-    (GB/s). The trees are pipelined, so their time is the flow model's (``solvers.core.cost.pipelined_factor``),
-    not a sum of steps."""
+    (GB/s), and the paper's flow model of the schedule (``solvers.core.cost.pipelined_factor``: every link busy
+    for all it carries, no latency) as ``flow_algbw_GBps`` and ``flow_time_us``, beside the runtime model's
+    figures that ``synthesize`` adds."""
 
     k: int
     u: Fraction
@@ -32,15 +33,11 @@ class ForestDetail(Detail):
     def fields(self, result) -> dict:
         factor = self.factor(result)
         return {"k": self.k, "U": str(self.u), "inv_x_star": str(self.inv_x_star),
-                "algbw_GBps": float(result.topology.n / factor),
+                "flow_algbw_GBps": float(result.topology.n / factor),
                 "optimal_allgather_algbw_GBps": float(self.optimal_algbw), "pipelined_factor": str(factor)}
 
     def timed_fields(self, result, total_bytes: float) -> dict:
-        return {"pipelined_time_us": float(self.factor(result)) * total_bytes / result.topology.n / 1e3}
-
-    def pipelined_algbw(self, result):
-        factor = self.factor(result)
-        return result.topology.n / factor if factor > 0 else None
+        return {"flow_time_us": float(self.factor(result)) * total_bytes / result.topology.n / 1e3}
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 Each comm step lasts (GenModel paper Fig. 2: launch, transmit, then aggregate, in sequence; pitfall P13)
 
-    max over links l of (alpha_l + bytes_l / bandwidth_l)             -- exactly ``solvers.core.cost.time_us``
+    max over links l of (alpha_l + bytes_l / bandwidth_l)             -- exactly ``solvers.core.cost.step_model_us``
   + max over receiving compute nodes r of (incast_r + reduce_r)
 
 * incast_r = max(w_r - w_t, 0) · (floats r receives in the step) · epsilon (Eq. 7). w_r counts the distinct
@@ -15,7 +15,7 @@ Each comm step lasts (GenModel paper Fig. 2: launch, transmit, then aggregate, i
 
 Links keep their bandwidth (GB/s) and alpha (microseconds); the GenModel parameters supply gamma, delta, epsilon
 (s/float) and w_t, converted to microseconds per byte as x·1e6/4. With gamma = delta = epsilon = 0 the time is
-``solvers.core.cost.time_us``.
+``solvers.core.cost.step_model_us``.
 """
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ def _reduction(pieces: list[tuple[Fraction, Fraction]], shard_floats: float) -> 
 def genmodel_time_us(topo: Topology, schedule: Schedule, total_bytes: float, params: GenModelParams,
                      options: ModelOptions = ModelOptions()) -> dict:
     """GenModel runtime in microseconds of ``schedule`` for a vector of ``total_bytes`` (M, as in
-    ``solvers.core.cost.time_us``), with the breakdown by term and per step (module docstring)."""
+    ``solvers.core.cost.step_model_us``), with the breakdown by term and per step (module docstring)."""
     if not (total_bytes >= 0):
         raise ValueError(f"total_bytes must be non-negative, got {total_bytes!r}")
     shard_bytes = total_bytes / topo.n

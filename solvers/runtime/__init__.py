@@ -17,8 +17,10 @@ Not modelled: protocol overheads beyond alpha (LL flags, LL128 packing), congest
 (reductions and copies are free), and the runtime's limits on threadblocks; a link is either busy or free.
 
 Link prices. ``Execution()`` uses each link's own alpha and bandwidth; ``Execution.alpha_beta(alpha_us, B)``
-prices every link at alpha and scales bandwidths so that the slowest compute node's egress is B GB/s (the
-papers' alpha-beta model: on a d-regular unit-link graph every link gets B/d).
+charges alpha for every send a compute node makes (a switch forwards without a new alpha, so a GPU-to-GPU send
+through a switch costs one alpha, as in the direct-connect view) and scales bandwidths so that the slowest
+compute node's egress is B GB/s (the papers' alpha-beta model: on a d-regular unit-link graph every link gets
+B/d).
 
 Public: ``simulate(topo, schedule, total_bytes, execution) -> RuntimeResult``; ``Model`` keeps one schedule's
 message graph for many sizes (``Model.run``, ``Model.curve``); ``Execution``; ``busbw_factor``.
@@ -89,7 +91,7 @@ class Execution:
         if self.alpha_us is None:
             alpha = np.array([float(l.alpha) for l in topo.links])
         else:
-            alpha = np.full(len(topo.links), self.alpha_us)
+            alpha = np.array([self.alpha_us if topo.is_compute(l.src) else 0.0 for l in topo.links])
             bw = bw * (self.bandwidth_gbs / float(node_bandwidth(topo)))
         return alpha, 1.0 / (bw * 1e3)
 
@@ -225,14 +227,60 @@ def simulate(topo: Topology, schedule: Schedule, total_bytes: float, execution: 
 
 def bound_time_us(topo: Topology, collective: Collective, total_bytes: float,
                   execution: Execution | None = None) -> float:
-    """The lower bound in the same prices: D(G) (2 D(G) for allreduce) times the smallest alpha, plus T_B* M/B
-    (``solvers.core.cost``): no schedule's modelled time is below it."""
-    from ..core.cost import alpha_beta_us, steps_lower_bound, tb_lower_bound
+    """A lower bound on the modelled time of any schedule of ``collective``, in the same link prices: latency plus
+    bandwidth, with d(u, v) the least total link alpha on a path between compute nodes.
+
+    * latency: the largest d(u, v) (every piece must reach every node); for allreduce the largest, over shard
+      owners s, of max_u d(u, s) + max_v d(s, v) (contributions reach s, then the result leaves it): 2 D(G) alpha
+      on a vertex-transitive graph, the papers' figure;
+    * bandwidth: T_B* M/B of ``solvers.core.cost.tb_lower_bound`` for allgather, reduce-scatter and all-to-all;
+      for allreduce the phases may overlap when the buffer is pipelined, so the bound is the largest of the two
+      per-node phase bounds ((N-1)/N M over the smallest ingress, and over the smallest egress) and the volume
+      bound: compute nodes receive, and send, at least 2 (N-1) M in all (each shard's N-1 contributions, then its
+      result to N-1 nodes), over the sum of their ingress (egress). On a regular graph this is 2 (N-1)/N M/B,
+      the papers' figure; it is below the papers' phase sum only where ingress and egress differ.
+    """
+    from ..core.cost import tb_lower_bound
 
     ex = execution or Execution()
-    steps, tb = steps_lower_bound(topo, collective), tb_lower_bound(topo, collective)
-    if ex.alpha_us is not None:
-        return alpha_beta_us(steps, tb, total_bytes, ex.alpha_us, ex.bandwidth_gbs)
-    alpha = min((float(l.alpha) for l in topo.links), default=0.0)
-    return alpha_beta_us(steps, tb, total_bytes, alpha, float(node_bandwidth(topo)))
+    alpha, _ = ex.link_prices(topo)
+    if collective is Collective.CUSTOM:
+        return 0.0
+    far = _alpha_distances(topo, alpha)
+    if collective is Collective.ALLREDUCE:
+        latency = float((far.max(axis=0) + far.max(axis=1)).max()) if far.size else 0.0
+    else:
+        latency = float(far.max(initial=0.0))
+    scale = 1.0 if ex.alpha_us is None else ex.bandwidth_gbs / float(node_bandwidth(topo))
+    if collective is not Collective.ALLREDUCE:
+        big_b = float(node_bandwidth(topo)) * scale
+        return latency + float(tb_lower_bound(topo, collective)) * total_bytes / (big_b * 1e3)
+    n = topo.n
+    ins = [float(sum(topo.links[i].bandwidth for i in topo.in_links[v])) * scale for v in topo.compute_nodes]
+    outs = [float(sum(topo.links[i].bandwidth for i in topo.out_links[v])) * scale for v in topo.compute_nodes]
+    share = (n - 1) / n * total_bytes
+    bandwidth = max(share / min(ins), share / min(outs), 2 * (n - 1) * total_bytes / sum(ins),
+                    2 * (n - 1) * total_bytes / sum(outs)) / 1e3
+    return latency + bandwidth
 
+
+def _alpha_distances(topo: Topology, alpha: np.ndarray) -> np.ndarray:
+    """d(u, v) between compute nodes (rows: from, columns: to), least total alpha on a path."""
+    from topologies.properties import compute_distances
+
+    if not alpha.any():
+        return np.zeros((topo.n, topo.n))
+    if not topo.switch_nodes and np.all(alpha == alpha[0]):
+        return compute_distances(topo) * float(alpha[0])
+    src = np.array([l.src for l in topo.links])
+    dst = np.array([l.dst for l in topo.links])
+    comp = list(topo.compute_nodes)
+    dist = np.full((len(comp), topo.num_nodes), np.inf)
+    dist[np.arange(len(comp)), comp] = 0.0
+    for _ in range(topo.num_nodes):             # Bellman-Ford, every link relaxed at once
+        new = dist.copy()
+        np.minimum.at(new.T, dst, (dist[:, src] + alpha[None, :]).T)
+        if np.array_equal(new, dist):
+            break
+        dist = new
+    return dist[:, comp]

@@ -22,9 +22,11 @@ def add_parsers(sub) -> None:
                        help="allgather | reduce_scatter | allreduce, and for teccl alltoall | custom "
                             "(default allgather)")
     sched.add_argument("--bytes", type=float, default=None, dest="total_bytes",
-                       help="M, the full vector in bytes: adds time_us under the links' bandwidths and alphas")
-    sched.add_argument("--cost", default="alpha-beta", choices=["alpha-beta", "genmodel"],
-                       help="runtime model for time_us: alpha-beta (default) or GenModel, which adds the incast, "
+                       help="M, the full vector in bytes: adds the runtime model's time_us, algbw, busbw and "
+                            "slices (pipelined, links shared) on the links' own alphas and bandwidths, and the "
+                            "papers' step model as step_model_us")
+    sched.add_argument("--cost", default="runtime", choices=["runtime", "genmodel"],
+                       help="runtime (default) or GenModel, which adds genmodel_time_us with the incast, "
                             "reduction and memory terms (needs --bytes)")
     sched.add_argument("--genmodel-preset", default="middle_sw+server",
                        help="GenModel parameters for gamma, delta, epsilon and w_t (default: middle_sw+server, "

@@ -1,0 +1,209 @@
+"""The runtime model (``solvers.runtime``): its consistency with the papers' closed forms and with each synthesizer's
+own clock (issue 21, (a)-(f)), its steady-state shortcut against a full simulation, and properties on random
+graphs. Times are floats: "equal" means a relative difference below 1e-9."""
+from fractions import Fraction
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from solvers.core.cost import alpha_beta_us, step_model_us
+from solvers.core.errors import NotApplicable
+from solvers.core.schedule import Collective
+from solvers.runtime import Execution, Model, bound_time_us, busbw_factor, message_graph, simulate
+from solvers.synthesize import synthesize
+from topologies import load
+from topologies.catalogue import BASES
+from topologies.model import Topology
+
+RTOL = 1e-9
+AB = Execution.alpha_beta(10.0, 12.5)
+
+
+# ---------------------------------------------------------------------------------------------- (a) the ring
+@pytest.mark.parametrize("n", [3, 4, 8, 16])
+@pytest.mark.parametrize("alpha,bw", [(2.0, 10.0), (0.0, 25.0), (7.5, 1.0)])
+def test_a_ring_allreduce_is_the_closed_form(n, alpha, bw):
+    """Ring allreduce on a uniform (directed) ring at P = 1: exactly 2(N-1)(alpha + M/(N B))."""
+    r = synthesize(load(f"uniring(1,{n})"), "ring", "allreduce")
+    for m in (1e3, 1e6, 1e9):
+        got = simulate(r.topology, r.schedule, m, Execution.alpha_beta(alpha, bw, slices=1)).time_us
+        want = 2 * (n - 1) * (alpha + m / (n * bw * 1e3))
+        assert got == pytest.approx(want, rel=RTOL)
+    # pipelining cannot help a ring: every link is busy in every step, so the search keeps P = 1
+    assert simulate(r.topology, r.schedule, 1e9, Execution.alpha_beta(alpha, bw)).slices == 1 or alpha == 0
+
+
+# ------------------------------------------------------------------------------------- (b) ForestColl's trees
+@pytest.mark.parametrize("expr", ["dgx_a100(boxes=2)", "mi250(clusters=2)"])
+def test_b_forestcoll_pipelines_to_its_proven_rate(expr):
+    """At M = 1 GB the pipelined trees come within 2 % of M / (N x*) (allgather) and twice that (allreduce),
+    and never beat it."""
+    topo = load(expr)
+    m = 1e9
+    for coll, phases in (("allgather", 1), ("allreduce", 2)):
+        r = synthesize(topo, "forestcoll", coll, total_bytes=m)
+        optimum = phases * m / float(r.detail.optimal_algbw) / 1e3         # M / (N x*) in us, per phase
+        got = simulate(r.topology, r.schedule, m)
+        assert optimum * (1 - RTOL) <= got.time_us <= 1.02 * optimum, (coll, got.time_us, optimum, got.slices)
+        assert got.slices > 1
+        assert got.time_us >= bound_time_us(topo, Collective.parse(coll), m) * (1 - RTOL)
+
+
+# ------------------------------------------------------------------------------------------- (c) TACOS's clock
+@pytest.mark.parametrize("expr", ["dgx_a100(boxes=2)", "mesh(3,3,bw=50,alpha_ns=500)", "torus(4,4)",
+                                  "mi250(clusters=2)", "ring_fc_switch(4)"])
+@pytest.mark.parametrize("coll", ["allgather", "reduce_scatter", "allreduce"])
+def test_c_tacos_chunking_gives_tacos_time(expr, coll):
+    """TACOS's own chunking (P = 1, its buffer) takes exactly the collective time TACOS reports."""
+    r = synthesize(load(expr), "tacos", coll, total_bytes=1e8)
+    d = r.detail
+    buffer = d.chunk_bytes * d.chunks * r.topology.n
+    got = simulate(r.topology, r.schedule, buffer, Execution(slices=1)).time_us
+    assert got == pytest.approx(d.time_us, rel=RTOL)
+
+
+# ------------------------------------------------------------------------------------------ (d) TE-CCL's epochs
+@pytest.mark.parametrize("expr,coll", [("ring(4)", "allgather"), ("ring(4)", "allreduce"), ("dgx1()", "allgather"),
+                                       ("cluster(2,2,10,1)", "allgather"),
+                                       ("mesh(3,3,bw=50,alpha_ns=500)", "allgather")])
+def test_d_teccl_runs_no_slower_than_its_epochs(expr, coll):
+    m = 1e6
+    r = synthesize(load(expr), "teccl", coll, total_bytes=m)
+    epochs = float(r.detail.transfer_time_us)
+    for ex in (Execution(slices=1), Execution()):
+        assert simulate(r.topology, r.schedule, m, ex).time_us <= epochs * (1 + RTOL)
+
+
+# -------------------------------------------------------------------------------------- (e) BFB's step model
+@pytest.mark.parametrize("expr", ["circulant(8,[2,3])", "hypercube(4)", "gkautz(2,8)", "gkautz(4,64)",
+                                  "torus(4,4)", "kautz(2,2)", "complete(5)", "biring(2,5)"])
+def test_e_bfb_on_a_regular_unit_graph_is_the_step_model(expr):
+    r = synthesize(load(expr), "bfb", "allgather")
+    model = Model(r.topology, r.schedule, Execution.alpha_beta(10.0, 12.5, slices=1))
+    for m in (1e3, 1e6, 1e9):
+        want = alpha_beta_us(r.cost.steps, r.cost.tb_factor, m, 10.0, 12.5)
+        assert model.run(m).time_us == pytest.approx(want, rel=RTOL)
+
+
+# ------------------------------------------------------------------------------------ (f) nothing beats a bound
+def _schedules(topo: Topology):
+    for algo in ("ring", "ring_uni", "shifted_ring", "dbt", "rhd", "direct", "sptree", "bfb", "tacos",
+                 "forestcoll"):
+        for coll in ("allgather", "reduce_scatter", "allreduce"):
+            try:
+                yield algo, coll, synthesize(topo, algo, coll, total_bytes=1e6)
+            except NotApplicable:
+                continue
+
+
+FABRICS = sorted(BASES) + ["dgx1()", "dgx_a100(boxes=2)", "mi250(clusters=2,gpus_per_cluster=8)",
+                           "cluster(2,4,10,1)", "ndv2(chassis=2)", "ring_fc_switch(4)"]
+
+
+@pytest.mark.parametrize("expr", FABRICS)
+def test_f_no_modelled_time_beats_the_lower_bound(expr):
+    topo = load(expr)
+    sizes = [1e3, 1e5, 1e7, 1e9]
+    for algo, coll, r in _schedules(topo):
+        c = Collective.parse(coll)
+        for ex in (Execution(), AB):
+            times, _ = Model(r.topology, r.schedule, ex).times(sizes)
+            for m, t in zip(sizes, times):
+                assert t >= bound_time_us(topo, c, m, ex) * (1 - RTOL), (algo, coll, ex.label, m)
+
+
+# ------------------------------------------------------------------------------- the model's own machinery
+@pytest.mark.parametrize("expr,algo,coll", [("dgx_a100(boxes=2)", "forestcoll", "allreduce"),
+                                            ("torus(4,4)", "tacos", "allgather"),
+                                            ("circulant(8,[2,3])", "bfb", "allreduce"),
+                                            ("cluster(2,4,10,1)", "sptree", "allreduce")])
+@pytest.mark.parametrize("slices", [3, 16, 64])
+def test_steady_state_shortcut_equals_the_full_simulation(expr, algo, coll, slices):
+    r = synthesize(load(expr), algo, coll, total_bytes=1e8)
+    for ex in (Execution(slices=slices), AB.fixed(slices)):
+        model = Model(r.topology, r.schedule, ex)
+        short = model.run(1e8)
+        full = model.run(1e8, record=True)
+        assert short.time_us == pytest.approx(full.time_us, rel=RTOL)
+        assert short.rank_finish_us == pytest.approx(full.rank_finish_us, rel=RTOL)
+        # the timeline: every send holds its link alone, in order, and after what it waits for
+        rows = full.timeline
+        assert len(rows) == slices * model.graph.size == full.events
+        by_link: dict = {}
+        for row in rows:
+            by_link.setdefault(row["link"], []).append((row["start_us"], row["end_us"]))
+        for spans in by_link.values():
+            spans.sort()
+            assert all(a[1] <= b[0] * (1 + 1e-12) + 1e-9 for a, b in zip(spans, spans[1:]))
+        g = model.graph
+        end = {(row["slice"], row["message"]): row["end_us"] for row in rows}
+        for row in rows:
+            i = row["message"]
+            for d in g.deps[g.ptr[i]:g.ptr[i + 1]].tolist():
+                assert end[(row["slice"], d)] <= row["start_us"] * (1 + 1e-12) + 1e-9
+
+
+def test_result_figures_and_busbw():
+    r = synthesize(load("hypercube(3)"), "bfb", "allreduce")
+    res = simulate(r.topology, r.schedule, 1e8, AB)
+    assert res.algbw_gbs == pytest.approx(1e8 / res.time_us / 1e3)
+    assert res.busbw_gbs == pytest.approx(res.algbw_gbs * 2 * 7 / 8)
+    assert max(res.rank_finish_us) == pytest.approx(res.time_us) and len(res.rank_finish_us) == 8
+    assert all(0 < u <= 1 + 1e-12 for u in res.utilisation().values())
+    assert res.events == res.messages * res.slices
+    assert busbw_factor(Collective.ALLGATHER, 8) == 7 / 8 and busbw_factor(Collective.ALLREDUCE, 1) == 1.0
+
+
+def test_message_graph_dependencies():
+    """A ring allgather: step t's send forwards what arrived in step t-1; reductions wait for every partial."""
+    r = synthesize(load("uniring(1,4)"), "ring", "allreduce")
+    g = message_graph(r.topology, r.schedule)
+    assert g.size == 4 * 6 and g.transfers == 24
+    for i in range(g.size):
+        deps = g.deps[g.ptr[i]:g.ptr[i + 1]].tolist()
+        if g.step[i] == 1:
+            assert deps == []
+        else:
+            assert len(deps) == 1 and g.step[deps[0]] == g.step[i] - 1 and g.dst[deps[0]] == g.src[i]
+
+
+def test_execution_rejects_bad_values():
+    for kw, text in [({"alpha_us": 1.0}, "together"), ({"alpha_us": -1.0, "bandwidth_gbs": 1.0}, "non-negative"),
+                     ({"slices": 0}, "positive integer"), ({"max_slices": 0}, "positive integer")]:
+        with pytest.raises(ValueError, match=text):
+            Execution(**kw)
+    r = synthesize(load("ring(4)"), "ring", "allgather")
+    with pytest.raises(ValueError, match="positive"):
+        Model(r.topology, r.schedule).times([0.0])
+
+
+@st.composite
+def strongly_connected(draw):
+    """A random strongly connected digraph: a Hamiltonian cycle plus random chords, random bandwidths."""
+    n = draw(st.integers(3, 9))
+    edges = {(i, (i + 1) % n) for i in range(n)}
+    edges |= set(draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=2 * n)))
+    edges = sorted((u, v) for u, v in edges if u != v)
+    bws = draw(st.lists(st.sampled_from([1, 2, 3]), min_size=len(edges), max_size=len(edges)))
+    topo = Topology.from_edges(n, edges, name="random")
+    links = tuple(type(l)(l.src, l.dst, Fraction(b), l.alpha) for l, b in zip(topo.links, bws))
+    return Topology(topo.names, topo.kinds, links, "random", "random")
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(strongly_connected(), st.sampled_from(["sptree", "bfb", "tacos"]),
+       st.sampled_from(["allgather", "reduce_scatter", "allreduce"]))
+def test_random_graphs_bound_and_step_model(topo, algo, coll):
+    """On random fabrics: above the bound, never slower than the step model at P = 1, and pipelining only
+    chosen when it helps."""
+    try:
+        r = synthesize(topo, algo, coll, total_bytes=1e6)
+    except NotApplicable:
+        return
+    for m in (1e4, 1e8):
+        one = simulate(r.topology, r.schedule, m, Execution(slices=1)).time_us
+        assert one <= step_model_us(r.topology, r.schedule, m) * (1 + 1e-12)
+        best = simulate(r.topology, r.schedule, m)
+        assert best.time_us <= one * (1 + 1e-12)
+        assert best.time_us >= bound_time_us(r.topology, r.schedule.collective, m) * (1 - RTOL)
