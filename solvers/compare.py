@@ -118,6 +118,7 @@ class CompareResult:
     algos: list[str] = field(default_factory=list)
     models: dict[int, Model] = field(default_factory=dict, repr=False)      # row index -> its model
     topologies: dict[int, Topology] = field(default_factory=dict, repr=False)   # bound row index -> fabric
+    _curves: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def time_model(self) -> str:
@@ -128,8 +129,11 @@ class CompareResult:
         return Execution() if self.alpha_us is None else Execution.alpha_beta(self.alpha_us, self.bandwidth_gbs)
 
     def curves(self, sizes: Sequence[float] = SIZES) -> list["Curve"]:
-        """The modelled time against M of every verified row and every bound."""
-        return curves(self, sizes)
+        """The modelled time against M of every verified row and every bound (kept per set of sizes)."""
+        key = tuple(float(m) for m in sizes)
+        if key not in self._curves:
+            self._curves[key] = curves(self, sizes)
+        return self._curves[key]
 
     def winners(self, sizes: Sequence[float] = PLOT_SIZES) -> list["Winner"]:
         return winners(self.curves(sizes))

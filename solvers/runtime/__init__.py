@@ -184,8 +184,9 @@ class Model:
                     break
         return best, best_p
 
-    def _run(self, sizes: np.ndarray, slices: int, record: bool = False) -> WaveRun:
-        return run_waves(self.graph, self.layout, self._alpha, self._per_byte, sizes / self.n, slices, record)
+    def _run(self, sizes: np.ndarray, slices: int, record: bool = False, shortcut: bool = True) -> WaveRun:
+        return run_waves(self.graph, self.layout, self._alpha, self._per_byte, sizes / self.n, slices, record,
+                         shortcut)
 
     def curve(self, sizes: Sequence[float]) -> list[tuple[float, float, int]]:
         """(M, time_us, P) for every size."""

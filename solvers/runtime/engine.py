@@ -72,9 +72,13 @@ class WaveRun:
 
 
 def run_waves(g: MessageGraph, lay: Layout, alpha_us: np.ndarray, us_per_byte: np.ndarray,
-              shard_bytes: np.ndarray, slices: int, record: bool = False) -> WaveRun:
+              shard_bytes: np.ndarray, slices: int, record: bool = False, shortcut: bool = True) -> WaveRun:
     """Simulate ``slices`` pipelined slices for every size in ``shard_bytes`` (M/N per size). ``alpha_us`` and
-    ``us_per_byte`` are per message (its link's alpha and 1 / bandwidth)."""
+    ``us_per_byte`` are per message (its link's alpha and 1 / bandwidth). ``shortcut=False`` computes every
+    wave (the benchmark's event rate; the result is the same).
+
+    Messages are in step order, so the ones a wave runs (steps tau-P+1 .. tau) are one index range; a wave
+    touches only those. Finish times are kept per message for its last H slices (slot = slice mod H)."""
     n, sizes, P = g.size, len(shard_bytes), slices
     if n == 0:
         zeros = np.zeros((0, sizes))
@@ -82,68 +86,77 @@ def run_waves(g: MessageGraph, lay: Layout, alpha_us: np.ndarray, us_per_byte: n
     S, H = lay.steps, lay.history
     dur = alpha_us[:, None] + (g.load * us_per_byte)[:, None] * (np.asarray(shard_bytes, float) / P)[None, :]
     free = np.zeros((lay.rows, sizes))
-    hist = np.zeros((H, n, sizes))
+    done_at = np.zeros((H, n, sizes))               # finish of message m in slice k at [k % H, m]
     last_start = np.zeros((n, sizes))
     last_finish = np.zeros((n, sizes))
     starts = np.zeros((P, n, sizes)) if record else None
     finishes = np.zeros((P, n, sizes)) if record else None
-    has_deps = np.diff(g.ptr) > 0
-    seg = g.ptr[:-1][has_deps]
-    grid_r = np.full((lay.rows, lay.cols, sizes), -np.inf)
-    grid_d = np.zeros((lay.rows, lay.cols, sizes))
+    bounds = np.searchsorted(lay.rank, np.arange(S + 1))   # messages of step rank r: bounds[r] .. bounds[r+1]
     total_waves = P + S - 1
     streak, last_shift, computed = 0, None, 0
     tau = 0
     while tau < total_waves:
-        k = tau - lay.rank                         # the slice each message would run in this wave
-        present = (k >= 0) & (k < P)
-        ready = np.zeros((n, sizes))
-        if len(g.deps):
-            got = hist[(tau - lay.lag) % H, g.deps]
-            ready[has_deps] = np.maximum.reduceat(got, seg, axis=0)
-        ready[~present] = -np.inf
-        d = np.where(present[:, None], dur, 0.0)
-        grid_r[lay.row, lay.col] = ready
-        grid_d[lay.row, lay.col] = d
+        r0, r1 = max(0, tau - P + 1), min(S - 1, tau)
+        lo, hi = int(bounds[r0]), int(bounds[r1 + 1])
+        idx = np.arange(lo, hi)
+        k = tau - lay.rank[lo:hi]                    # each present message's slice
+        slot = k % H
+        ready = np.zeros((hi - lo, sizes))
+        d0, d1 = int(g.ptr[lo]), int(g.ptr[hi])
+        if d1 > d0:
+            owners = lay.owner[d0:d1]
+            kd = tau - lay.rank[owners]              # the owner's slice, which is the dependency's slice
+            got = done_at[kd % H, g.deps[d0:d1]]
+            counts = np.diff(g.ptr[lo:hi + 1])
+            has = np.flatnonzero(counts)
+            ready[has] = np.maximum.reduceat(got, (g.ptr[lo:hi] - d0)[has], axis=0)
+        rows = lay.row[lo:hi]
+        cols = lay.col[lo:hi]
+        first = np.full(lay.rows, np.iinfo(np.int64).max)
+        np.minimum.at(first, rows, cols)
+        pos = cols - first[rows]
+        width = int(pos.max()) + 1
+        grid_r = np.full((lay.rows, width, sizes), -np.inf)
+        grid_d = np.zeros((lay.rows, width, sizes))
+        d = dur[lo:hi]
+        grid_r[rows, pos] = ready
+        grid_d[rows, pos] = d
         cum = np.cumsum(grid_d, axis=1)
         best = np.maximum.accumulate(np.maximum(grid_r - (cum - grid_d), free[:, None, :]), axis=1)
         fin_grid = cum + best
         free = fin_grid[:, -1, :]
-        fin = fin_grid[lay.row, lay.col]
-        prev = hist[(tau - 1) % H].copy()
-        hist[tau % H] = np.where(present[:, None], fin, prev)
+        fin = fin_grid[rows, pos]
+        full = hi - lo == n and r0 == 0 and r1 == S - 1
+        prev = done_at[(k - 1) % H, idx] if full else None
+        done_at[slot, idx] = fin
         computed += 1
-        done = present & (k == P - 1)
-        if done.any():
-            last_finish[done] = fin[done]
-            last_start[done] = fin[done] - dur[done]
-        if record and present.any():
-            idx = np.flatnonzero(present)
-            starts[k[idx], idx] = fin[idx] - dur[idx]
-            finishes[k[idx], idx] = fin[idx]
-        full = bool(present.all())
-        if full and not record and tau >= 1 and tau < P - 1:
+        end = k == P - 1
+        if end.any():
+            last_finish[idx[end]] = fin[end]
+            last_start[idx[end]] = fin[end] - d[end]
+        if record:
+            starts[k, idx] = fin - d
+            finishes[k, idx] = fin
+        if full and shortcut and not record and tau >= 1 and tau < P - 1:
             shift = fin - prev
-            lo, hi = shift.min(axis=0), shift.max(axis=0)
+            lo_s, hi_s = shift.min(axis=0), shift.max(axis=0)
             scale = np.maximum(np.abs(fin).max(axis=0), 1e-300)
-            uniform = bool(np.all(hi - lo <= STEADY_RTOL * scale))
-            if uniform and last_shift is not None and np.all(np.abs(hi - last_shift) <= STEADY_RTOL * scale):
+            uniform = bool(np.all(hi_s - lo_s <= STEADY_RTOL * scale))
+            if uniform and last_shift is not None and np.all(np.abs(hi_s - last_shift) <= STEADY_RTOL * scale):
                 streak += 1
             else:
                 streak = 1 if uniform else 0
-            last_shift = hi if uniform else None
+            last_shift = hi_s if uniform else None
             if streak >= H + 1:
                 jump = (P - 1) - tau                 # full waves left, each lambda later than the last
-                add = jump * hi
-                moved = np.empty_like(hist)
-                for j in range(H):
-                    moved[(tau + jump - j) % H] = hist[(tau - j) % H] + add
-                hist, free = moved, free + add
+                add = jump * hi_s
+                done_at = np.roll(done_at, jump % H, axis=0) + add
+                free = free + add
                 tau += jump + 1
                 streak, last_shift = 0, None
-                first = lay.rank == 0                # their last slice ran in wave P-1, one of those skipped
-                last_finish[first] = hist[(P - 1) % H][first]
-                last_start[first] = last_finish[first] - dur[first]
+                first_step = lay.rank == 0           # their last slice ran in wave P-1, one of those skipped
+                last_finish[first_step] = done_at[(P - 1) % H][first_step]
+                last_start[first_step] = last_finish[first_step] - dur[first_step]
                 continue
         tau += 1
     return WaveRun(free.max(axis=0) if lay.rows else np.zeros(sizes), last_start, last_finish, computed,
