@@ -226,7 +226,7 @@ def _bound_row(topo: Topology, coll: Collective, total_bytes: float, execution: 
     if t > 0:
         row["busbw_GBps"] = row["algbw_GBps"] * busbw_factor(coll, topo.n)
     if execution.alpha_us is not None:
-        row["step_model_us"] = t
+        row["step_model_us"] = alpha_beta_us(steps, tb, total_bytes, execution.alpha_us, execution.bandwidth_gbs)
     return row
 
 

@@ -267,3 +267,15 @@ def test_page_reads_uploaded_files():
                          (Upload("big.json", to_json(load(f"ring({MAX_NODES + 1})")).encode()), "limit of 1024")]:
         with pytest.raises(TopologyError, match=text):
             _from_upload(upload)
+
+
+def test_bound_row_carries_the_papers_step_model_beside_the_runtime_bound():
+    """On a mesh (corners have two links, the centre four) the pipelined allreduce bound is below the papers'
+    phase sum; ``step_model_us`` stays the papers' figure, steps * alpha + tb * M / B."""
+    from solvers.core.cost import alpha_beta_us
+
+    result = compare(["mesh(3,3)"], "allreduce", 1e8, alpha_us=10.0, bandwidth_gbs=12.5, algos=["sptree"])
+    bound = by_algo(result)[BOUND]
+    paper = alpha_beta_us(bound["steps"], Fraction(bound["tb_factor_exact"]), 1e8, 10.0, 12.5)
+    assert bound["step_model_us"] == pytest.approx(paper) and bound["time_us"] < paper
+    assert by_algo(result)["sptree"]["time_us"] >= bound["time_us"]

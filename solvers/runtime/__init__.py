@@ -8,9 +8,9 @@ Semantics (one paragraph for users; the Learn page says the same):
   has arrived at its sender (copies: the first arrival; reductions: every partial sum received before) and the
   link is free, and holds the link for alpha_l + bytes / bandwidth_l (GB/s = 1e3 bytes per microsecond); switch
   ports are links and switches store and forward;
-* a link serves its sends in program order (step order);
-* pipelining: P >= 1 slices of the buffer run the schedule back to back, slice k+1's sends queueing behind slice
-  k's on every link (the runtime's loop over the buffer); the model tries P = 1, 2, 4, ... (at most
+* pipelining: P >= 1 slices of the buffer follow each other through the schedule (the runtime's loop over the
+  buffer): slice k's step t runs in wave k + t, and a link serves its sends in wave order, in a wave in step
+  order (with P = 1, plain step order); the model tries P = 1, 2, 4, ... (at most
   ``Execution.max_slices``, and no slice below ``Execution.min_slice_bytes``) and keeps the fastest.
 
 Not modelled: protocol overheads beyond alpha (LL flags, LL128 packing), congestion control, GPU compute
@@ -23,7 +23,7 @@ compute node's egress is B GB/s (the papers' alpha-beta model: on a d-regular un
 B/d).
 
 Public: ``simulate(topo, schedule, total_bytes, execution) -> RuntimeResult``; ``Model`` keeps one schedule's
-message graph for many sizes (``Model.run``, ``Model.curve``); ``Execution``; ``busbw_factor``.
+message graph for many sizes (``Model.run``, ``Model.times``); ``Execution``; ``busbw_factor``.
 """
 from __future__ import annotations
 
@@ -187,11 +187,6 @@ class Model:
     def _run(self, sizes: np.ndarray, slices: int, record: bool = False, shortcut: bool = True) -> WaveRun:
         return run_waves(self.graph, self.layout, self._alpha, self._per_byte, sizes / self.n, slices, record,
                          shortcut)
-
-    def curve(self, sizes: Sequence[float]) -> list[tuple[float, float, int]]:
-        """(M, time_us, P) for every size."""
-        t, p = self.times(sizes)
-        return [(float(m), float(x), int(k)) for m, x, k in zip(sizes, t, p)]
 
     def run(self, total_bytes: float, record: bool = False) -> RuntimeResult:
         """The model at one size, with the per-link and per-rank figures; ``record`` keeps every send's times

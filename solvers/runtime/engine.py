@@ -6,15 +6,15 @@ loop does, slice k+1 entering a step as slice k leaves it. Each link serves its 
 in step order; a send starts when the link is free and its dependencies (same slice, earlier steps, so earlier
 waves) have finished. With P = 1 this is plain step order.
 
-One wave is a few vectorised operations over all messages and all requested sizes: the dependencies' finish
-times come from a ring buffer of the last H waves (H = the longest step distance of a dependency), and on each
-link the sends of a wave form a chain f_j = max(f_{j-1}, r_j) + d_j, which is
+One wave is a few vectorised operations over the messages it runs and all requested sizes: the dependencies'
+finish times come from each message's last H slices (H = the longest step distance of a dependency, plus one),
+and on each link the sends of a wave form a chain f_j = max(f_{j-1}, r_j) + d_j, which is
 f_j = D_j + max(free, max_{i<=j} (r_i - D_{i-1})) with D the running sum of durations: a cumulative maximum.
 
 Steady state. Waves S-1 .. P-1 hold every message once, and one such wave is a map of the state (the links' free
-times and the last H waves' finish times) that commutes with adding a constant to every time. Once H waves in a
-row finish every message exactly lambda later than the wave before, every later full wave does the same, and the
-model adds the remaining full waves in closed form, then runs the last S-1 (draining) waves.
+times and the last H slices' finish times) that commutes with adding a constant to every time. Once H + 1 waves
+in a row finish every message exactly lambda later than the wave before, every later full wave does the same,
+and the model adds the remaining full waves in closed form, then runs the last S-1 (draining) waves.
 """
 from __future__ import annotations
 
@@ -30,7 +30,8 @@ STEADY_RTOL = 1e-12         # a wave's shift counts as uniform when its spread i
 @dataclass
 class Layout:
     """Where each message sits in a wave: its link's row, its place in that link's chain (by step), its dense
-    step rank; the dependency edges with their step distance."""
+    step rank; the message that waits on each dependency edge, and H, the longest step distance of an edge
+    plus one (how many slices of finish times a message must keep)."""
 
     rank: np.ndarray            # dense step of each message, 0..S-1
     steps: int                  # S
@@ -38,7 +39,6 @@ class Layout:
     col: np.ndarray             # place on the link's chain in a wave
     rows: int
     cols: int
-    lag: np.ndarray             # per dependency edge: rank(message) - rank(dependency) >= 1
     owner: np.ndarray           # per dependency edge: the message that waits
     history: int                # H
 
@@ -54,7 +54,7 @@ class Layout:
         owner = np.repeat(np.arange(g.size), np.diff(g.ptr))
         lag = rank[owner] - rank[g.deps]
         return cls(rank, int(rank.max()) + 1 if g.size else 0, row.astype(np.int64), col, len(used),
-                   int(col.max()) + 1 if g.size else 0, lag, owner, int(lag.max(initial=0)) + 1)
+                   int(col.max()) + 1 if g.size else 0, owner, int(lag.max(initial=0)) + 1)
 
 
 @dataclass
@@ -104,9 +104,7 @@ def run_waves(g: MessageGraph, lay: Layout, alpha_us: np.ndarray, us_per_byte: n
         ready = np.zeros((hi - lo, sizes))
         d0, d1 = int(g.ptr[lo]), int(g.ptr[hi])
         if d1 > d0:
-            owners = lay.owner[d0:d1]
-            kd = tau - lay.rank[owners]              # the owner's slice, which is the dependency's slice
-            got = done_at[kd % H, g.deps[d0:d1]]
+            got = done_at[slot[lay.owner[d0:d1] - lo], g.deps[d0:d1]]   # the waiting message's slice
             counts = np.diff(g.ptr[lo:hi + 1])
             has = np.flatnonzero(counts)
             ready[has] = np.maximum.reduceat(got, (g.ptr[lo:hi] - d0)[has], axis=0)
