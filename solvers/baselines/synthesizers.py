@@ -1,24 +1,69 @@
-"""The baselines' synthesizers: a ring around a Hamiltonian cycle (both ways where it can), one shortest-path
-broadcast tree per node, and the textbook algorithms of ``solvers.baselines`` (unidirectional ring, ShiftedRing,
-NCCL's double binary tree, recursive halving/doubling, direct), each building every collective itself."""
+"""The baselines' synthesizers: NCCL's multi-ring (``multiring``), one shortest-path broadcast tree per node,
+and the textbook algorithms of ``solvers.baselines`` (unidirectional and bidirectional ring, ShiftedRing, NCCL's
+double binary tree, recursive halving/doubling, direct), each building every collective itself."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from ..core.detail import Detail
 from ..core.schedule import Collective
+from ..core.transform import build_collective
 from ..registry import AllgatherSynthesizer, Built, Synthesizer, register
 from . import BASELINES
-from .hamiltonian import ring_allgather
+from .multiring import multiring_allgather
 from .sptree import sptree_allgather
+
+
+@dataclass
+class RingDetail(Detail):
+    """The multi-ring's channels: how many rings, the most the topology allows (direct-connect), how the search
+    ended, and the ring bandwidth of ``multiring`` (the busbw the rings reach when pipelined, in GB/s)."""
+
+    rings: int
+    max_rings: int | None
+    search: str
+    ring_busbw_gbs: float
+
+    def leading_fields(self) -> dict:
+        out = {"rings": self.rings}
+        if self.max_rings is not None:
+            out["max_rings"] = self.max_rings
+        return {**out, "ring_search": self.search, "ring_busbw_GBps": self.ring_busbw_gbs}
+
+    def compare_note(self) -> str:
+        bound = f" of {self.max_rings}" if self.max_rings is not None else ""
+        return f"{self.rings}{bound} rings, ring busbw {self.ring_busbw_gbs:.4g} GB/s"
 
 
 @register
 class Ring(AllgatherSynthesizer):
     name = "ring"
-    summary = "ring allgather on a directed Hamiltonian cycle (both ways where it can)"
-    paper = "textbook ring (baselines)"
+    summary = ("NCCL's multi-ring: as many link-disjoint Hamiltonian rings as the topology allows (one per NIC "
+               "on switched fabrics), each carrying its share of the buffer")
+    paper = "NCCL ring channels (baselines)"
     rank = 10
 
     def allgather(self, topo, options, work, progress):
-        return ring_allgather(topo)
+        return multiring_allgather(topo)
+
+    def build(self, topo, collective: Collective, options, work) -> Built:
+        """As every allgather synthesizer, then the ring notes of the phases on the whole schedule: for an
+        allreduce the ring bandwidth is the harmonic mean of its two phases' (each phase's time is
+        (N-1)/N M / its ring bandwidth, and busbw counts both phases)."""
+        phases = []
+
+        def builder(g):
+            schedule = multiring_allgather(g)
+            phases.append(schedule.notes)
+            return schedule
+        schedule = build_collective(topo, collective, builder)
+        if collective is Collective.ALLREDUCE:
+            rs, ag = phases
+            schedule.notes = {**ag, **schedule.notes, "rings": max(rs["rings"], ag["rings"]),
+                              "ring_busbw_gbs": 2 / (1 / rs["ring_busbw_gbs"] + 1 / ag["ring_busbw_gbs"])}
+        notes = schedule.notes
+        return Built(schedule, detail=RingDetail(notes["rings"], notes.get("max_rings"), notes["ring_search"],
+                                                 notes["ring_busbw_gbs"]))
 
 
 @register
