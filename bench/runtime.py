@@ -6,8 +6,9 @@
 Speed rows ("events/s"): BFB allgathers priced under the alpha-beta model (10 us, 12.5 GB/s) at a fixed
 pipelining depth P, every wave computed (the steady-state shortcut off), so "events" = sends x P really
 simulated; "graph s" builds the message graph once, "sim s" is the simulation. Ratio rows: the model against the
-closed form or the synthesizer's own clock, with the target each must meet (issue 21, (a)-(e)); "ratio" is
-model / reference.
+closed form or the synthesizer's own clock, with the target each must meet (issue 21, (a)-(e)), and the NCCL-grade
+baselines against their analytic rates (the multi-ring's ring bandwidth, the hierarchical allreduce's pipelined
+algbw); "ratio" is model / reference.
 """
 from __future__ import annotations
 
@@ -74,6 +75,17 @@ def consistency_rows() -> list[dict]:
         got = simulate(r.topology, r.schedule, 1e8, AB.fixed(1)).time_us
         rows.append(_ratio("(e) BFB / step model", f"{expr}, P=1", r.topology.n, got,
                            alpha_beta_us(r.cost.steps, r.cost.tb_factor, 1e8, 10.0, 12.5), "= 1"))
+    for expr, coll in (("dgx_a100(boxes=2)", "allreduce"), ("mi250(clusters=2)", "allgather"),
+                       ("torus(8,8)", "allgather"), ("hypercube(6)", "allreduce")):     # NCCL-grade baselines
+        r = synthesize(load(expr), "ring", coll)
+        got = simulate(r.topology, r.schedule, 1e9)
+        rows.append(_ratio("ring busbw / ring bandwidth", f"{expr} {coll}, {r.detail.rings} rings, P={got.slices}",
+                           r.topology.n, got.busbw_gbs, r.detail.ring_busbw_gbs, "0.9 .. 1"))
+    for expr in ("dgx_a100(boxes=2)", "dgx_a100(boxes=4)"):
+        r = synthesize(load(expr), "hierarchical", "allreduce")
+        got = simulate(r.topology, r.schedule, 1e9)
+        rows.append(_ratio("hierarchical algbw / formula", f"{expr} allreduce, P={got.slices}", r.topology.n,
+                           got.algbw_gbs, r.schedule.notes["pipelined_algbw_gbs"], "0.9 .. 1"))
     return rows
 
 

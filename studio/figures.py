@@ -10,10 +10,10 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from fractions import Fraction
+from typing import Sequence
 
 import plotly.graph_objects as go
 
-from solvers.core.cost import alpha_beta_us
 from topologies.model import COMPUTE, Topology
 
 MAX_DRAWN_NODES = 512
@@ -178,18 +178,141 @@ def _link_text(topo: Topology, s: int, d: int, idx: list[int]) -> str:
 
 
 # ------------------------------------------------------------------------------------------- schedule figures
-def runtime_curve(steps: int, tb: Fraction, steps_bound: int, tb_bound: Fraction, alpha_us: float,
-                  bandwidth_gbs: float, sizes: list[float], label: str = "schedule") -> go.Figure:
-    """Runtime T_L + T_B = steps * alpha + tb * M / B against the vector size M (log-log), with the lower
-    bound D * alpha + tb* * M / B. B in GB/s is 1e3 bytes per microsecond."""
-    def curve(s, t):
-        return [alpha_beta_us(s, t, m, alpha_us, bandwidth_gbs) for m in sizes]
-    fig = go.Figure()
-    fig.add_trace(go.Scatter(x=sizes, y=curve(steps, tb), mode="lines+markers", name=label))
-    fig.add_trace(go.Scatter(x=sizes, y=curve(steps_bound, tb_bound), mode="lines", name="lower bound",
-                             line=dict(dash="dash")))
-    fig.update_layout(title="Runtime against vector size", xaxis=dict(type="log", title="M (bytes)"),
-                      yaxis=dict(type="log", title="time (µs)"), height=380, margin=dict(l=10, r=10, t=40, b=10))
+def _algbw(m: float, t: float) -> float | None:
+    """M / time in GB/s (1e3 bytes per microsecond); None for a zero time."""
+    return m / t / 1e3 if t > 0 else None
+
+
+def runtime_curve(sizes: Sequence[float], times_us: Sequence[float], bound_us: Sequence[float],
+                  slices: Sequence[int] | None = None, label: str = "schedule",
+                  marker: tuple[float, float] | None = None) -> go.Figure:
+    """The runtime model's time (above) and algbw (below) against the vector size M, log-log: ``times_us[i]``
+    is the modelled time at ``sizes[i]`` (``slices[i]`` the pipelining depth P it chose), ``bound_us[i]`` the
+    lower bound in the same link prices, so the bound's algbw is an upper bound. algbw = M / time, in GB/s (1e3
+    bytes per microsecond). ``marker``: (M, time) of the workload, drawn on both panels."""
+    from plotly.subplots import make_subplots
+
+    sizes = [float(m) for m in sizes]
+    times = [float(t) for t in times_us]
+    bounds = [float(t) for t in bound_us]
+    ps = [[int(p)] for p in slices] if slices is not None else [["?"]] * len(sizes)
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.06)
+    for row, ys, bs, unit in ((1, times, bounds, "µs"),
+                              (2, [_algbw(m, t) for m, t in zip(sizes, times)],
+                               [_algbw(m, t) for m, t in zip(sizes, bounds)], "GB/s")):
+        fig.add_trace(go.Scatter(
+            x=sizes, y=ys, mode="lines+markers", name=label if row == 1 else f"{label} algbw", legendgroup="model",
+            showlegend=row == 1, customdata=ps, marker=dict(size=5), line=dict(color="#1f77b4"),
+            hovertemplate="M %{x:.3g} bytes: %{y:.4g} " + unit + ", P = %{customdata[0]}<extra>" + label
+                          + "</extra>"), row=row, col=1)
+        fig.add_trace(go.Scatter(
+            x=sizes, y=bs, mode="lines", name="lower bound" if row == 1 else "bound algbw", legendgroup="bound",
+            showlegend=row == 1, line=dict(dash="dash", color="#52606d"),
+            hovertemplate="M %{x:.3g} bytes: " + ("%{y:.4g} µs" if row == 1 else "at most %{y:.4g} GB/s")
+                          + "<extra>bound</extra>"), row=row, col=1)
+    if marker is not None:
+        m, t = float(marker[0]), float(marker[1])
+        for row, y in ((1, t), (2, _algbw(m, t))):
+            fig.add_trace(go.Scatter(x=[m], y=[y], mode="markers", name=f"M = {m:.3g} B", legendgroup="marker",
+                                     showlegend=row == 1,
+                                     marker=dict(size=11, color="#d62728", symbol="circle-open", line=dict(width=2)),
+                                     hovertemplate=f"the workload's M = {m:.3g} bytes: %{{y:.4g}} "
+                                                   + ("µs" if row == 1 else "GB/s") + "<extra></extra>"),
+                          row=row, col=1)
+    fig.update_xaxes(type="log", automargin=True)
+    fig.update_xaxes(title="M (bytes)", row=2, col=1)
+    fig.update_yaxes(type="log", title="time (µs)", automargin=True, row=1, col=1)
+    fig.update_yaxes(type="log", title="algbw (GB/s)", automargin=True, row=2, col=1)
+    fig.update_layout(title="Runtime model: time and algbw against M", height=480,
+                      margin=dict(l=60, r=10, t=40, b=10), legend=dict(orientation="h", y=-0.2))
+    return fig
+
+
+def _link_labels(topo: Topology, links: Sequence[int]) -> list[str]:
+    """``a→b`` per link, with ``#k`` on the second and later of parallel links (a row label must be unique)."""
+    seen: dict[tuple[int, int], int] = defaultdict(int)
+    out = []
+    for i in links:
+        l = topo.links[i]
+        k = seen[(l.src, l.dst)]
+        seen[(l.src, l.dst)] += 1
+        out.append(f"{topo.names[l.src]}→{topo.names[l.dst]}" + (f" #{k + 1}" if k else ""))
+    return out
+
+
+def utilisation_heatmap(topo: Topology, result, max_nodes: int = 64, max_links: int = 1024) -> go.Figure:
+    """How busy the runtime model keeps each link: busy time / completion time (``RuntimeResult.utilisation``,
+    from 0 to 1; 1 is a link that never rests). Up to ``max_nodes`` nodes it is a matrix, source node down and
+    destination node across, a cell the busiest of the links from one to the other (empty where there is no
+    link, 0 for a link that carries nothing); above, a strip of the ``max_links`` busiest links, busiest
+    first."""
+    util = result.utilisation()
+    if topo.num_nodes <= max_nodes:
+        names = list(topo.names)
+        z: list[list[float | None]] = [[None] * topo.num_nodes for _ in range(topo.num_nodes)]
+        count = [[0] * topo.num_nodes for _ in range(topo.num_nodes)]
+        for i, l in enumerate(topo.links):
+            u = util.get(i, 0.0)
+            z[l.src][l.dst] = u if z[l.src][l.dst] is None else max(z[l.src][l.dst], u)
+            count[l.src][l.dst] += 1
+        text = [[f" (busiest of {c} links)" if c > 1 else "" for c in row] for row in count]
+        fig = go.Figure(go.Heatmap(
+            z=z, x=names, y=names, text=text, colorscale="Reds", zmin=0.0, zmax=1.0, xgap=1, ygap=1,
+            hoverongaps=False, colorbar=dict(title="busy", tickformat=".0%"),
+            hovertemplate="%{y} → %{x}: busy %{z:.1%} of the time%{text}<extra></extra>"))
+        fig.update_layout(xaxis=dict(title="to", showticklabels=topo.num_nodes <= 32, type="category",
+                                     automargin=True),
+                          yaxis=dict(title="from", autorange="reversed", showticklabels=topo.num_nodes <= 32,
+                                     type="category", automargin=True),
+                          height=min(700, max(380, 100 + 8 * topo.num_nodes)))
+        title = "Link utilisation: busy / completion time"
+    else:
+        links = sorted(util, key=lambda i: (-util[i], i))[:max_links]
+        labels = _link_labels(topo, links)
+        fig = go.Figure(go.Bar(x=list(range(1, len(links) + 1)), y=[util[i] for i in links], text=labels,
+                               marker=dict(color=[util[i] for i in links], colorscale="Reds", cmin=0.0, cmax=1.0,
+                                           line=dict(width=0)),
+                               hovertemplate="%{text}: busy %{y:.1%} of the time<extra></extra>"))
+        fig.update_layout(xaxis=dict(title=f"links, busiest first ({len(links)} of {len(util)} that carry data)",
+                                     automargin=True),
+                          yaxis=dict(title="busy", range=[0, 1.05], tickformat=".0%", automargin=True), bargap=0,
+                          height=380)
+        title = "Link utilisation (busiest links): busy / completion time"
+    fig.update_layout(title=title, margin=dict(l=60, r=10, t=40, b=50), plot_bgcolor="white")
+    return fig
+
+
+def gantt_figure(topo: Topology, timeline: Sequence[dict], color_by: str = "slice", max_links: int = 64,
+                 max_bars: int = 20000) -> go.Figure:
+    """The runtime model's sends on its clock: one row per link (the ``max_links`` busiest that carry data), one
+    bar per send from its start to its end (``RuntimeResult.timeline`` rows: slice, step, link, start_us,
+    end_us), coloured by ``color_by`` ("slice", the pipelining slice k, or "step", the schedule's step t). At
+    most ``max_bars`` bars are drawn (the earliest sends)."""
+    if color_by not in ("slice", "step"):
+        raise ValueError(f"colour by 'slice' or 'step', not {color_by!r}")
+    busy: dict[int, float] = defaultdict(float)
+    for r in timeline:
+        busy[r["link"]] += r["end_us"] - r["start_us"]
+    links = sorted(sorted(busy, key=lambda i: (-busy[i], i))[:max_links])
+    labels = _link_labels(topo, links)
+    row_of = dict(zip(links, labels))
+    rows = sorted((r for r in timeline if r["link"] in row_of), key=lambda r: (r["start_us"], r["link"]))[:max_bars]
+    top = max((r[color_by] for r in rows), default=0)
+    fig = go.Figure(go.Bar(
+        base=[r["start_us"] for r in rows], x=[r["end_us"] - r["start_us"] for r in rows],
+        y=[row_of[r["link"]] for r in rows], orientation="h",
+        marker=dict(color=[r[color_by] for r in rows], colorscale="Viridis", cmin=0, cmax=max(top, 1),
+                    line=dict(width=1, color="white"),
+                    colorbar=dict(title=color_by, dtick=1 if top <= 16 else None)),
+        customdata=[[r["slice"], r["step"], r["start_us"], r["end_us"]] for r in rows],
+        hovertemplate="%{y}<br>slice %{customdata[0]}, step %{customdata[1]}<br>%{customdata[2]:.4g} → "
+                      "%{customdata[3]:.4g} µs<extra></extra>", name="sends"))
+    fig.update_layout(title=f"Sends per link on the model's clock (colour: {color_by})",
+                      xaxis=dict(title="time (µs)", automargin=True),
+                      yaxis=dict(title="links", autorange="reversed", automargin=True, categoryorder="array",
+                                 categoryarray=labels, showticklabels=len(labels) <= 80),
+                      height=min(900, max(300, 80 + 26 * len(labels))), margin=dict(l=10, r=10, t=40, b=10),
+                      plot_bgcolor="white", showlegend=False)
     return fig
 
 

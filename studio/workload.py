@@ -1,12 +1,12 @@
 """The workload every page prices schedules with: link latency alpha, vector size M, node bandwidth B, and the
-cost model (alpha-beta, or GenModel with one of its parameter presets)."""
+cost model (alpha-beta, or GenModel with one of its parameter presets). Times come from the runtime model
+(``solvers.runtime``) with ``Execution.alpha_beta(alpha, B)``; the papers' step model is
+``solvers.core.cost.alpha_beta_us``."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import streamlit as st
-
-from solvers.core.cost import alpha_beta_us
 
 DEFAULTS = {"w_alpha": 10.0, "w_bytes": 1.0e6, "w_bandwidth": 12.5, "w_cost": "alpha-beta",
             "w_genmodel": "middle_sw+server"}
@@ -20,10 +20,6 @@ class Workload:
     bandwidth_gbs: float
     cost_model: str = "alpha-beta"
     genmodel_preset: str = "middle_sw+server"
-
-    def runtime_us(self, steps: int, tb_factor) -> float:
-        """T_L + T_B = steps * alpha + tb * M / B (B in GB/s is 1e3 bytes per microsecond)."""
-        return alpha_beta_us(steps, tb_factor, self.total_bytes, self.alpha_us, self.bandwidth_gbs)
 
     def genmodel_price(self, topo, schedule) -> dict:
         """``solvers.genmodel.genmodel_time_us`` of ``schedule`` for this workload's M and GenModel preset: the
@@ -39,13 +35,16 @@ def sidebar() -> Workload:
     with st.sidebar:
         st.markdown("**Workload**")
         alpha = st.number_input("alpha, link latency (µs)", min_value=0.0, max_value=1e6, step=1.0, key="w_alpha",
-                                help="Per-step latency of a link: T_L = steps × alpha.")
+                                help="Latency of every send a GPU makes (the runtime model); the step model "
+                                     "charges it once per step: T_L = steps × alpha.")
         size = st.number_input("M, vector size (bytes)", min_value=1.0, max_value=1e13, step=1e6, key="w_bytes",
                                format="%.4g", help="The whole vector of a collective; each of N nodes owns M/N.")
         bw = st.number_input("B, node bandwidth (GB/s)", min_value=1e-3, max_value=1e6, step=1.0, key="w_bandwidth",
-                             help="A node's total egress bandwidth: T_B = tb_factor × M / B. 100 Gb/s = 12.5 GB/s.")
+                             help="A node's total egress bandwidth (links scaled to it); the step model's "
+                                  "T_B = tb_factor × M / B. 100 Gb/s = 12.5 GB/s.")
         model = st.radio("Cost model", COST_MODELS, key="w_cost", horizontal=True,
-                         help="alpha-beta: steps × alpha + tb_factor × M/B. GenModel adds, per step, the incast "
+                         help="Times always come from the runtime model with alpha and B. GenModel adds its own "
+                              "figure: the step model steps × alpha + tb_factor × M/B plus, per step, the incast "
                               "(fan-in above w_t), reduction (gamma) and memory (delta) terms of the GenModel "
                               "paper (Eq. 11), with the preset's parameters.")
         preset = st.session_state["w_genmodel"]

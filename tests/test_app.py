@@ -30,7 +30,8 @@ def test_home_page_explains_and_links():
     at = app().run()
     assert not at.exception
     text = " ".join(m.value for m in at.markdown)
-    assert "Compose" in text and "Schedule" in text and "alpha-beta" in " ".join(c.value for c in at.caption)
+    captions = " ".join(c.value for c in at.caption)
+    assert "Compose" in text and "Schedule" in text and "runtime model" in captions and "step model" in captions
     assert at.number_input(key="w_alpha").value == 10.0 and at.number_input(key="w_bandwidth").value == 12.5
 
 
@@ -100,7 +101,19 @@ def test_schedule_page_acceptance_bfb_on_the_1024_node_design():
     m = metrics(at)
     assert (m["Steps"], m["tb_factor"]) == ("6", "1.0195")
     assert "Verified" in at.success[0].value
-    assert at.get("plotly_chart")        # runtime curve and heatmap
+    assert len(at.get("plotly_chart")) == 3       # runtime curve, load heatmap, utilisation (too many to draw)
+    assert 0 < float(m["Runtime (µs)"]) and int(m["Slices P"]) >= 1
+
+
+def _modelled(expr, algo, coll, total_bytes=1e6, alpha=10.0, bandwidth=12.5):
+    from solvers.runtime import Execution, bound_time_us, simulate
+    from solvers.synthesize import synthesize
+    from topologies import parse_topology
+
+    r = synthesize(parse_topology(expr), algo, coll)
+    ex = Execution.alpha_beta(alpha, bandwidth)
+    return (simulate(r.topology, r.schedule, total_bytes, ex),
+            bound_time_us(r.topology, r.schedule.collective, total_bytes, ex))
 
 
 def test_schedule_page_widgets_and_figures():
@@ -108,18 +121,62 @@ def test_schedule_page_widgets_and_figures():
     assert not at.exception
     m = metrics(at)
     assert (m["Steps"], m["tb_factor"], m["BW-optimal"]) == ("2", "0.8750", "yes")
-    assert len(at.get("plotly_chart")) == 4   # runtime, heatmap, step, tree
-    # runtime = steps * alpha + tb * M / B = 2 * 10 + 0.875 * 1e6 / 12.5e3
-    assert float(m["Runtime (µs)"]) == pytest.approx(90.0)
+    assert len(at.get("plotly_chart")) == 5   # runtime, heatmap, utilisation, step, tree
+    # the runtime model for the sidebar's workload, its bound, algbw, busbw and P
+    run, bound = _modelled("circulant(8,[2,3])", "bfb", "allgather")
+    runtime = next(x for x in at.metric if x.label == "Runtime (µs)")
+    assert float(m["Runtime (µs)"]) == pytest.approx(run.time_us, rel=1e-3)
+    assert runtime.delta == f"bound {bound:.4g}"
+    assert float(m["algbw (GB/s)"]) == pytest.approx(run.algbw_gbs, rel=1e-3)
+    assert float(m["busbw (GB/s)"]) == pytest.approx(run.busbw_gbs, rel=1e-3)
+    assert int(m["Slices P"]) == run.slices
+    # the papers' step model beside it: steps * alpha + tb * M / B = 2 * 10 + 0.875 * 1e6 / 12.5e3
+    assert float(m["Step model (µs)"]) == pytest.approx(90.0)
+    curve = json.loads(at.get("plotly_chart")[0].proto.spec)
+    model = next(t for t in curve["data"] if t["name"] == "bfb")
+    at_m = model["x"].index(1e6)
+    assert model["y"][at_m] == pytest.approx(run.time_us)
+    assert curve["layout"]["yaxis2"]["title"]["text"] == "algbw (GB/s)"
+    util = json.loads(at.get("plotly_chart")[2].proto.spec)["data"][0]["z"]
+    cells = [v for row in util for v in row if v is not None]
+    assert all(0 <= v <= 1 for v in cells) and max(cells) == pytest.approx(max(run.utilisation().values()))
     at.number_input(key="w_alpha").set_value(1.0).run()
-    assert float(metrics(at)["Runtime (µs)"]) == pytest.approx(72.0)
+    run, _ = _modelled("circulant(8,[2,3])", "bfb", "allgather", alpha=1.0)
+    assert float(metrics(at)["Runtime (µs)"]) == pytest.approx(run.time_us, rel=1e-3)
+    assert float(metrics(at)["Step model (µs)"]) == pytest.approx(72.0)
     at.slider(key="step").set_value(2).run()
-    step_fig = json.loads(at.get("plotly_chart")[2].proto.spec)
+    step_fig = json.loads(at.get("plotly_chart")[3].proto.spec)
     assert step_fig["layout"]["title"]["text"].startswith("Links busy in step 2")
     labels = {b.label for b in at.get("download_button")}
     assert "Schedule JSON" in labels and any(label.endswith("(.lp)") for label in labels)
     at.selectbox(key="coll").set_value("allreduce").run()
     assert metrics(at)["Steps"] == "4" and metrics(at)["tb_factor"] == "1.7500"
+    run, _ = _modelled("circulant(8,[2,3])", "bfb", "allreduce", alpha=1.0)
+    assert float(metrics(at)["Runtime (µs)"]) == pytest.approx(run.time_us, rel=1e-3)
+
+
+def test_schedule_page_model_pipelines_where_it_helps():
+    at = open_page(SCHEDULE, "complete(4)")
+    at.selectbox(key="algo").set_value("dbt").run()
+    at.selectbox(key="coll").set_value("allreduce").run()
+    assert not at.exception and not at.error
+    run, bound = _modelled("complete(4)", "dbt", "allreduce")
+    m = metrics(at)
+    assert run.slices > 1 and int(m["Slices P"]) == run.slices
+    assert float(m["Runtime (µs)"]) == pytest.approx(run.time_us, rel=1e-3)
+    assert run.time_us >= bound and float(m["Runtime (µs)"]) < float(m["Step model (µs)"])
+
+
+def test_schedule_page_too_large_for_the_model_says_so(monkeypatch):
+    import studio.pages.schedule as schedule
+
+    monkeypatch.setattr(schedule, "MAX_MODEL_TRANSFERS", 10)
+    at = open_page(SCHEDULE, "circulant(8,[2,3])")
+    assert not at.exception and not at.error
+    m = metrics(at)
+    assert "Runtime (µs)" not in m and float(m["Step model (µs)"]) == pytest.approx(90.0)
+    assert any("too many for the runtime model" in i.value for i in at.info)
+    assert len(at.get("plotly_chart")) == 3      # load heatmap, step, tree
 
 
 def test_schedule_page_reports_an_algorithm_that_does_not_fit():

@@ -148,7 +148,7 @@ def test_multi_box_cluster_names_the_unreachable_pair():
 
 
 def test_registry_and_bad_requests():
-    assert set(BASELINES) == {"ring_uni", "ring_bi", "shifted_ring", "dbt", "rhd", "direct"}
+    assert set(BASELINES) == {"ring_uni", "ring_bi", "shifted_ring", "dbt", "rhd", "direct", "hierarchical"}
     assert all(b.summary for b in BASELINES.values())
     assert baseline("rhd") is BASELINES["rhd"]
     with pytest.raises(NotApplicable, match="unknown baseline"):

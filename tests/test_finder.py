@@ -13,7 +13,12 @@ from solvers.directconnect.bfb import bfb_allgather, bfb_values
 from solvers.core.cost import tb_factor
 from solvers.core.errors import NotApplicable
 from solvers.directconnect.finder import Candidate, Finder, bound, build_candidate, find, pareto
-from solvers.directconnect.selection import collective_time_us
+from solvers.core.cost import alpha_beta_us
+from solvers.directconnect.pricing import (RUNTIME_MAX_NODES, RUNTIME_MODEL, STEP_MODEL, design_model, price,
+                                           price_frontier, runtime_priced)
+from solvers.directconnect.selection import SizeMix, step_model_mix_us, step_model_time_us
+from solvers.runtime import Execution, simulate
+from solvers.synthesize import synthesize
 from studio.cli import main
 from topologies import parse_topology
 from topologies.families import gkautz
@@ -79,10 +84,61 @@ def test_table5_designs(finder, n):
 def test_table4_allreduce_column():
     """alpha = 10 us, M/B = 2^20 bytes / 100 Gb/s; the bound is the Moore diameter 5 with tb 1023/1024."""
     front = find(1024, 4)
-    times = [collective_time_us(c.steps, c.tb, 10.0, 2 ** 20, 12.5) for c in front]
+    times = [step_model_time_us(c.steps, c.tb, 10.0, 2 ** 20, 12.5) for c in front]
     assert [round(t, 1) for t in times] == pytest.approx([323.5, 291.0, 328.4, 387.8, 567.6], abs=0.051)
     steps, tb = bound(1024, 4)
-    assert round(collective_time_us(steps, tb, 10.0, 2 ** 20, 12.5), 1) == 267.6
+    assert round(step_model_time_us(steps, tb, 10.0, 2 ** 20, 12.5), 1) == 267.6
+
+
+def test_step_model_helpers_are_alpha_beta_us():
+    """The step model is written once (core.cost.alpha_beta_us): a collective doubles it for allreduce, a mix is
+    the weighted sum."""
+    tb = F(21, 16)
+    assert step_model_time_us(3, tb, 10.0, 1e6, 12.5, "allgather") == alpha_beta_us(3, tb, 1e6, 10.0, 12.5)
+    assert step_model_time_us(3, tb, 10.0, 1e6, 12.5) == 2 * alpha_beta_us(3, tb, 1e6, 10.0, 12.5)
+    mix = SizeMix.of([1e6, 1e8], [3, 1])
+    assert step_model_mix_us(3, tb, 10.0, mix, 12.5, "reduce_scatter") == pytest.approx(
+        3 * alpha_beta_us(3, tb, 1e6, 10.0, 12.5) + alpha_beta_us(3, tb, 1e8, 10.0, 12.5))
+    with pytest.raises(ValueError, match="unknown collective"):
+        step_model_time_us(3, tb, 10.0, 1e6, 12.5, "alltoall")
+
+
+@pytest.mark.parametrize("collective", ["allreduce", "allgather", "reduce_scatter"])
+def test_runtime_price_is_simulate_of_the_verified_schedule(collective):
+    """A frontier design's runtime price is ``simulate`` of the schedule its synthesizer builds (verified by
+    ``synthesize``), summed over the mix with its weights; the recommendation is the least of those prices and
+    the step model stays beside it."""
+    rows = [c.as_dict() for c in find(64, 4)]
+    mix = SizeMix.of([1e5, 3e6, 2e8], [5, 2, 1])
+    prices, best = price_frontier(rows, collective, mix, 7.0, 25.0)
+    ex = Execution.alpha_beta(7.0, 25.0)
+    for row, p in zip(rows, prices):
+        assert p.model == RUNTIME_MODEL and p.time_us == p.runtime_us and p.algo in ("expansion", "bfb")
+        built = synthesize(parse_topology(row["expr"]), p.algo, collective)
+        expected = sum(w * simulate(built.topology, built.schedule, m, ex).time_us
+                       for m, w in zip(mix.sizes, mix.weights))
+        assert p.runtime_us == pytest.approx(expected, rel=1e-12)
+        assert p.step_model_us == step_model_mix_us(row["steps"], row["tb_factor"], 7.0, mix, 25.0, collective)
+    assert best == min(range(len(rows)), key=lambda i: (prices[i].runtime_us, i))
+
+
+def test_runtime_price_falls_back_to_bfb_without_a_reverse_symmetry():
+    """line(diamond(),3) has an expansion allgather but no expansion reduce-scatter (no reverse symmetry): its
+    allreduce is priced on BFB's verified schedule."""
+    assert design_model("line(diamond(),3)", "allgather").algo == "expansion"
+    built = design_model("line(diamond(),3)", "allreduce")
+    assert built.algo == "bfb" and built.model.schedule.collective.value == "allreduce"
+
+
+def test_step_model_above_the_cap_and_for_alltoall():
+    (row, *_) = [c.as_dict() for c in find(1024, 4)]
+    assert row["nodes"] > RUNTIME_MAX_NODES and not runtime_priced(row["nodes"], "allreduce")
+    p = price(row, "allreduce", SizeMix.single(2 ** 20), 10.0, 12.5)
+    assert p.model == STEP_MODEL and p.runtime_us is None and p.time_us == p.step_model_us
+    assert round(p.step_model_us, 1) == 323.5                                        # Table 4
+    assert not runtime_priced(64, "alltoall")
+    with pytest.raises(NotApplicable, match="runtime model prices"):
+        design_model("gkautz(4,64)", "alltoall")
 
 
 PREDICTION_TARGETS = [(n, d) for d in (2, 4, 8) for n in list(range(5, 17)) + [24, 32, 48, 64, 96, 128, 192, 256]]
@@ -197,6 +253,26 @@ def test_cli_find_json(capsys):
     assert [round(r["tb_factor"], 3) for r in rows] == [1.332, 1.020, 1.004, 1.000, 0.999]
     assert [r["diameter"] for r in rows] == [5, 6, 8, 9, 20]
     assert all(r["name"] and r["expr"] for r in rows)
+    # above the runtime model's cap: the step model (Table 4's allreduce column) picks the recommendation
+    assert all(r["runtime_us"] is None for r in rows)
+    assert [round(r["step_model_us"], 1) for r in rows] == pytest.approx([323.5, 291.0, 328.4, 387.8, 567.6],
+                                                                         abs=0.051)
+    assert [i for i, r in enumerate(rows) if r.get("recommended")] == [1]
+
+
+def test_cli_find_prices_with_the_runtime_model_up_to_the_cap(capsys):
+    assert main(["find", "--nodes", "32", "--degree", "4", "--bytes", "4e7", "--alpha", "5", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    ex = Execution.alpha_beta(5.0, 12.5)
+    for r in rows:
+        built = synthesize(parse_topology(r["expr"]), r["runtime_algo"], "allreduce")
+        assert r["runtime_us"] == pytest.approx(simulate(built.topology, built.schedule, 4e7, ex).time_us)
+        assert r["step_model_us"] == pytest.approx(2 * alpha_beta_us(r["steps"], F(r["tb_exact"]), 4e7, 5.0, 12.5))
+    times = [r["runtime_us"] for r in rows]
+    assert [i for i, r in enumerate(rows) if r.get("recommended")] == [times.index(min(times))]
+    assert main(["find", "--nodes", "32", "--degree", "4"]) == 0
+    text = capsys.readouterr().out
+    assert "runtime us" in text and "step model us" in text and "<- best allreduce (runtime model)" in text
 
 
 def test_cli_find_bidirectional_and_errors(capsys):

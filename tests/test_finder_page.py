@@ -1,9 +1,16 @@
-"""The Finder page through AppTest: the frontier priced for the workload, the recommendation, size mixes,
-all-to-all times, opening a design, the sweep, and bad input as one message."""
+"""The Finder page through AppTest: the frontier priced for the workload (the runtime model up to
+RUNTIME_MAX_NODES nodes, the step model beside it and alone above), the recommendation, size mixes, all-to-all
+times, opening a design, the sweep, and bad input as one message."""
 import json
 
 import pytest
 from streamlit.testing.v1 import AppTest
+
+from solvers.core.cost import alpha_beta_us
+from solvers.directconnect.finder import find
+from solvers.runtime import Execution, simulate
+from solvers.synthesize import synthesize
+from topologies import parse_topology
 
 from .conftest import ROOT, switch_page
 
@@ -21,8 +28,11 @@ def test_default_frontier_is_table4_with_the_recommendation():
     df = at.dataframe[0].value
     assert list(df["steps"]) == [5, 6, 8, 11, 20]
     assert [round(x, 3) for x in df["tb_factor"]] == [1.332, 1.020, 1.004, 1.000, 0.999]
-    # sidebar default M = 1e6 bytes: L^3(C(16,{3,4})) is best, and the star marks it
+    # sidebar default M = 1e6 bytes: L^3(C(16,{3,4})) is best, and the star marks it; N = 1024 is above the
+    # runtime model's cap, so the step model prices it and says so
     assert list(df[""]).index("★") == 1 and "L^3(C(16,{3,4}))" in at.success[0].value
+    assert "priced by the step model" in at.success[0].value and "allreduce µs" not in df.columns
+    assert df["step model µs"].iloc[1] == pytest.approx(2 * alpha_beta_us(6, 261 / 256, 1e6, 10.0, 12.5), abs=0.01)
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
     names = [t.get("name") for t in spec["data"]]
     assert names == ["frontier", "recommended", "theoretical bound"]
@@ -44,9 +54,37 @@ def test_size_mix_and_bad_mix():
     assert not at.exception and not at.error
     df = at.dataframe[0].value
     expected = 2 * (2 * (2 * 10 + 11 / 12 * 1e6 / 12.5e3)) + 2 * (2 * 10 + 11 / 12 * 1e9 / 12.5e3)
-    assert df["allreduce µs"].iloc[0] == pytest.approx(expected, abs=0.01)
+    assert df["step model µs"].iloc[0] == pytest.approx(expected, abs=0.01)
+    built = synthesize(parse_topology(df["expression"].iloc[0]), df["schedule"].iloc[0], "allreduce")
+    ex = Execution.alpha_beta(10.0, 12.5)
+    runtime = sum(w * simulate(built.topology, built.schedule, m, ex).time_us for m, w in ((1e6, 2), (1e9, 1)))
+    assert df["allreduce µs"].iloc[0] == pytest.approx(runtime, abs=0.01)
+    assert "priced by the runtime model" in at.success[0].value
     at.text_input(key="f_sizes").set_value("1e6:x").run()
     assert not at.exception and "not a size in bytes" in at.error[0].value
+
+
+@pytest.mark.parametrize("collective", ["allreduce", "reduce_scatter"])
+def test_runtime_model_prices_and_stars_small_frontiers(collective):
+    """Up to the cap the '{collective} µs' column is the runtime model of the verified schedule, the star is its
+    least, and 'step model µs' is the papers' figure on the theorems' steps and tb."""
+    at = open_finder()
+    at.number_input(key="f_n").set_value(64).run()
+    at.selectbox(key="f_coll").set_value(collective).run()
+    assert not at.exception and not at.error
+    df = at.dataframe[0].value
+    front = find(64, 4)
+    assert list(df["expression"]) == [c.expr for c in front]
+    ex = Execution.alpha_beta(10.0, 12.5)
+    for i, c in enumerate(front):
+        built = synthesize(parse_topology(c.expr), df["schedule"].iloc[i], collective)
+        assert df[f"{collective} µs"].iloc[i] == pytest.approx(simulate(built.topology, built.schedule, 1e6,
+                                                                          ex).time_us, abs=0.01)
+        step = alpha_beta_us(c.steps, c.tb, 1e6, 10.0, 12.5) * (2 if collective == "allreduce" else 1)
+        assert df["step model µs"].iloc[i] == pytest.approx(step, abs=0.01)
+    times = list(df[f"{collective} µs"])
+    assert list(df[""]).index("★") == times.index(min(times))
+    assert "priced by the runtime model" in at.success[0].value
 
 
 def test_alltoall_times_and_bidirectional():

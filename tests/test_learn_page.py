@@ -1,7 +1,8 @@
 """The Learn page through AppTest: every step renders, every number it shows is the library's (synthesize, the
-finder, summarize, GenModel), the controls update them, and each step's button opens the real page with the
-design loaded."""
+runtime model, the finder, summarize, GenModel), the controls update them, and each step's button opens the real
+page with the design loaded."""
 import json
+import re
 from fractions import Fraction
 
 import pytest
@@ -9,7 +10,8 @@ from streamlit.testing.v1 import AppTest
 
 from solvers.directconnect.finder import bound, find
 from solvers.genmodel import CPU_TESTBED, classic_cost, cps_cost, ring_cost
-from solvers.directconnect.selection import collective_time_us
+from solvers.directconnect.selection import step_model_time_us
+from solvers.runtime import Execution, simulate
 from solvers.synthesize import synthesize
 from topologies.expression import parse_topology
 from topologies.properties import diameter, moore_diameter_directed
@@ -17,7 +19,7 @@ from topologies.properties import diameter, moore_diameter_directed
 from .conftest import ROOT, switch_page
 
 LEARN = "learn"
-CHARTS = ["ring", "diameter", "share", "base", "line", "frontier", "frontier sizes", "genmodel"]
+CHARTS = ["ring", "diameter", "share", "base", "line", "frontier", "frontier sizes", "genmodel", "gantt"]
 
 
 def open_learn():
@@ -53,16 +55,33 @@ def test_every_step_renders_its_figure_and_link(learn):
     assert [h.value for h in at.header] == [
         "1. Rings: bandwidth-optimal, but slow", "2. Low diameter helps small messages",
         "3. What a line-graph expansion does to a schedule", "4. The Pareto frontier: no single best design",
-        "5. Beyond alpha-beta: incast and memory"]
+        "5. Beyond alpha-beta: incast and memory", "6. How the studio times a schedule"]
     assert len(at.get("plotly_chart")) == len(CHARTS)
     keys = {b.key for b in at.button}
     assert {"l_ring_open_ring", "l_ring_open_low", "l_diam_open", "l_line_open_schedule", "l_line_open_compose",
-            "l_front_open_finder", "l_front_open_schedule", "l_gm_open"} <= keys
+            "l_front_open_finder", "l_front_open_schedule", "l_gm_open", "l_gantt_open"} <= keys
 
 
 def _ring_numbers(n: int, d: int):
     return (synthesize(parse_topology(f"uniring({d},{n})"), "ring", "allreduce").cost,
             synthesize(parse_topology(f"gkautz({d},{n})"), "bfb", "allreduce").cost)
+
+
+def _modelled(expr: str, algo: str, coll: str, m: float, alpha=10.0, bandwidth=12.5, **kw):
+    r = synthesize(parse_topology(expr), algo, coll)
+    return simulate(r.topology, r.schedule, m, Execution.alpha_beta(alpha, bandwidth, **kw), record=True)
+
+
+def _check_crossover(text: str, n: int, d: int, alpha: float) -> None:
+    """The crossover the page names is where the runtime model's two curves meet: Π faster below, the ring
+    above."""
+    cross = float(re.search(r"Below about \*\*([0-9.e+]+) bytes\*\*", text).group(1))
+    t = {m: (_modelled(f"uniring({d},{n})", "ring", "allreduce", m, alpha).time_us,
+             _modelled(f"gkautz({d},{n})", "bfb", "allreduce", m, alpha).time_us)
+         for m in (cross / 2, cross, cross * 2)}
+    ring, low = t[cross]
+    assert ring == pytest.approx(low, rel=0.05)
+    assert t[cross / 2][1] < t[cross / 2][0] and t[cross * 2][0] < t[cross * 2][1]
 
 
 def test_ring_step_numbers_come_from_synthesize(learn):
@@ -74,15 +93,20 @@ def test_ring_step_numbers_come_from_synthesize(learn):
     assert int(metric(at, "steps (Π)")) == low.steps
     assert float(metric(at, "tb_factor (Π)")) == pytest.approx(float(low.tb_factor), abs=1e-4)
     assert int(metric(at, "steps (bound)")) == 2 * bound(32, 4)[0]
-    # the curves are steps × alpha + tb × M / B with the sidebar's alpha = 10 µs and B = 12.5 GB/s
+    # the curves are the runtime model's times with the sidebar's alpha = 10 µs and B = 12.5 GB/s
     spec = chart(at, "ring")
     ring_curve = trace(spec, "ring, UniRing(4,32)")
-    for m, y in zip(ring_curve["x"], ring_curve["y"]):
-        assert y == pytest.approx(ring.steps * 10 + float(ring.tb_factor) * m / 12.5e3)
     low_curve = trace(spec, "BFB, Π_{4,32}")
+    for m, y in list(zip(ring_curve["x"], ring_curve["y"]))[::8]:
+        assert y == pytest.approx(_modelled("uniring(4,32)", "ring", "allreduce", m).time_us)
+    for m, y in list(zip(low_curve["x"], low_curve["y"]))[::8]:
+        assert y == pytest.approx(_modelled("gkautz(4,32)", "bfb", "allreduce", m).time_us)
     assert low_curve["y"][0] < ring_curve["y"][0] and low_curve["y"][-1] > ring_curve["y"][-1]   # they cross
-    cross = (ring.steps - low.steps) * 10 / float(low.tb_factor - ring.tb_factor) * 12.5e3
-    assert f"{cross:.3g} bytes" in at.info[0].value
+    bound_curve = trace(spec, "lower bound")      # 2 × Moore diameter × alpha + 2(N-1)/N × M/B, below both
+    for m, b, r, lo in zip(bound_curve["x"], bound_curve["y"], ring_curve["y"], low_curve["y"]):
+        assert b == pytest.approx(2 * bound(32, 4)[0] * 10 + 2 * 31 / 32 * m / 12.5e3)
+        assert b <= min(r, lo) * (1 + 1e-9)
+    _check_crossover(at.info[0].value, 32, 4, 10.0)
 
 
 def test_ring_controls_and_the_sidebar_update_the_numbers():
@@ -96,8 +120,10 @@ def test_ring_controls_and_the_sidebar_update_the_numbers():
     assert int(metric(at, "steps (bound)")) == 2 * moore_diameter_directed(16, 2)
     before = at.info[0].value
     at.number_input(key="w_alpha").set_value(1.0).run()           # cheaper steps: the crossover moves down
-    cross = (ring.steps - low.steps) * 1.0 / float(low.tb_factor - ring.tb_factor) * 12.5e3
-    assert at.info[0].value != before and f"{cross:.3g} bytes" in at.info[0].value
+    assert at.info[0].value != before
+    _check_crossover(at.info[0].value, 16, 2, 1.0)
+    old = float(re.search(r"\*\*([0-9.e+]+) bytes", before).group(1))
+    assert float(re.search(r"\*\*([0-9.e+]+) bytes", at.info[0].value).group(1)) < old
 
 
 def test_diameter_step_uses_the_library_diameters(learn):
@@ -154,7 +180,7 @@ def test_line_graph_twice_matches_corollary_7_1():
 
 def _winner(n, d, size, alpha=10.0, bandwidth=12.5):
     front = find(n, d)
-    times = [collective_time_us(c.steps, c.tb, alpha, size, bandwidth, "allreduce") for c in front]
+    times = [step_model_time_us(c.steps, c.tb, alpha, size, bandwidth, "allreduce") for c in front]
     return front, front[times.index(min(times))]
 
 
@@ -187,7 +213,52 @@ def test_genmodel_step_numbers(learn):
     assert any(s.get("x0") == 9 for s in spec["layout"].get("shapes", []))              # the knee at w_t = 9
     first = next(m for m in range(2, 33)
                  if ring_cost(m, size, CPU_TESTBED).total < cps_cost(m, size, CPU_TESTBED).total)
-    assert first > 9 and f"from N = {first} servers" in at.caption[-1].value
+    assert first > 9 and any(f"from N = {first} servers" in c.value for c in at.caption)
+
+
+def _bars(at) -> dict:
+    (bars,) = chart(at, "gantt")["data"]
+    return bars
+
+
+def test_runtime_model_step_draws_every_send(learn):
+    at = learn
+    run = _modelled("ring(4)", "ring", "allreduce", 1e6, max_slices=16)      # the default example
+    assert float(metric(at, "runtime model (µs)")) == pytest.approx(run.time_us, rel=1e-3)
+    assert int(metric(at, "P, slices")) == run.slices == 1
+    assert float(metric(at, "step model (µs)")) == pytest.approx(6 * 10 + 1.5 * 1e6 / 12.5e3)   # 2(N-1) steps
+    assert metric(at, "busiest link") == "100%"
+    bars = _bars(at)
+    assert len(bars["x"]) == len(run.timeline) == 24                  # 4 links × 6 steps, one slice
+    assert sorted(bars["base"]) == pytest.approx(sorted(r["start_us"] for r in run.timeline))
+    assert max(b + x for b, x in zip(bars["base"], bars["x"])) == pytest.approx(run.time_us)
+    assert len(set(bars["y"])) == 4
+    text = " ".join(m.value for m in at.markdown)
+    for words in ("alpha + bytes / bandwidth", "store and forward", "P slices", "LL128", "congestion control",
+                  "GPU compute"):
+        assert words in text
+
+
+def test_runtime_model_step_controls():
+    at = open_learn()
+    at.radio(key="l_gantt_p").set_value(4).run()
+    assert not at.exception and not at.error
+    run = _modelled("ring(4)", "ring", "allreduce", 1e6, slices=4)
+    assert int(metric(at, "P, slices")) == 4
+    assert float(metric(at, "runtime model (µs)")) == pytest.approx(run.time_us, rel=1e-3)
+    assert len(_bars(at)["x"]) == 4 * 24 and sorted(set(_bars(at)["marker"]["color"])) == [0, 1, 2, 3]
+    at.radio(key="l_gantt_color").set_value("step").run()
+    assert sorted(set(_bars(at)["marker"]["color"])) == sorted({r["step"] for r in run.timeline})
+    at.selectbox(key="l_gantt_pick").set_value("complete(4)|dbt|allreduce").run()
+    at.radio(key="l_gantt_p").set_value("best").run()
+    assert not at.exception and not at.error
+    run = _modelled("complete(4)", "dbt", "allreduce", 1e6, max_slices=16)
+    assert run.slices > 1 and int(metric(at, "P, slices")) == run.slices       # the model pipelines this one
+    assert len(_bars(at)["x"]) == run.messages * run.slices
+    at.button(key="l_gantt_open").click().run()
+    assert not at.exception
+    assert at.session_state["design_expr"] == "complete(4)" and at.session_state["algo"] == "dbt"
+    assert any("Verified by the simulator" in s.value for s in at.success)
 
 
 def test_buttons_open_the_real_pages():

@@ -88,8 +88,8 @@ def test_e_bfb_on_a_regular_unit_graph_is_the_step_model(expr):
 
 # ------------------------------------------------------------------------------------ (f) nothing beats a bound
 def _schedules(topo: Topology):
-    for algo in ("ring", "ring_uni", "shifted_ring", "dbt", "rhd", "direct", "sptree", "bfb", "tacos",
-                 "forestcoll"):
+    for algo in ("ring", "ring_uni", "shifted_ring", "dbt", "rhd", "direct", "hierarchical", "sptree", "bfb",
+                 "tacos", "forestcoll"):
         for coll in ("allgather", "reduce_scatter", "allreduce"):
             try:
                 yield algo, coll, synthesize(topo, algo, coll, total_bytes=1e6)

@@ -14,6 +14,8 @@ pair or structure.
 ``dbt``            NCCL's double binary tree: reduce up both trees, broadcast down; option ``chunks`` (pipelining)
 ``rhd``            recursive halving (RS) and doubling (AG); Rabenseifner's AR; fold/unfold for N != 2^m
 ``direct``         every node sends straight to every other (co-located PS): 1 round, 2 for allreduce
+``hierarchical``   allreduce on multi-box fabrics: ring reduce-scatter in the box, ring allreduce across the
+                   boxes, ring allgather in the box (Horovod's hierarchical allreduce)
 =================  ====================================================================================
 
 Ring, ShiftedRing and DBT's reduce-scatter are the reverse of their allgather on the transpose, and the ring
@@ -39,7 +41,7 @@ from topologies.model import Topology
 
 from ..core.errors import NotApplicable
 from ..core.schedule import Collective, Schedule
-from . import dbt, direct, rhd, rings
+from . import dbt, direct, hierarchical, rhd, rings
 
 _BUILT = (Collective.ALLGATHER, Collective.REDUCE_SCATTER, Collective.ALLREDUCE)
 
@@ -94,6 +96,8 @@ BASELINES: dict[str, Baseline] = {b.name: b for b in [
              rhd.build, rhd.closed_form),
     Baseline("direct", "every node sends straight to every other (co-located PS), 1 step per phase",
              direct.build, direct.closed_form),
+    Baseline("hierarchical", "hierarchical allreduce: ring reduce-scatter in each box, ring allreduce across the "
+             "boxes, ring allgather in each box", hierarchical.build, hierarchical.closed_form),
 ]}
 
 

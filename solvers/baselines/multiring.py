@@ -109,6 +109,8 @@ def _boxes(fabric: Fabric) -> tuple[list[list[int]], Fraction]:
     groups: dict[int, list[int]] = {}
     for u in fabric.ranks:
         groups.setdefault(find(u), []).append(u)
+    if all(Fraction(link.bandwidth) == slow for link in topo.links):
+        return [list(fabric.ranks)], slow
     return list(groups.values()), slow
 
 

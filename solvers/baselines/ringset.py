@@ -54,7 +54,7 @@ from .hamiltonian import _is_cycle, hamiltonian_cycle
 DEFAULT_BUDGET = 200_000      # flips in all; a restart after RESTART_FLIPS without reaching every ring
 RESTART_FLIPS = 20_000
 WORK_BUDGET = 40_000_000      # and at most this many node visits in all (a flip recounts two colours: 2n)
-PART_BUDGET = 30_000          # flips for a part of a product (small; the whole is searched if a part fails)
+PART_BUDGET = 120_000         # flips for a part of a product (small; the whole is searched if a part fails)
 MAX_DRAWS = 64                # colourings drawn per restart to find one of the right parity
 
 Arc = tuple[int, int, int]    # (src, dst, id)
@@ -89,18 +89,17 @@ def _one_factors(n: int, arcs: list[Arc], bound: int, rng: random.Random) -> lis
     for arc in arcs:
         free.setdefault(arc[:2], []).append(arc)
     factors = []
-    senders = [("s", u) for u in range(n)]
+    senders = range(n)                       # receivers are n + v: integer labels keep the matching reproducible
     for _ in range(bound):
         graph = nx.Graph()
-        graph.add_nodes_from(senders)
-        graph.add_nodes_from(("r", v) for v in range(n))
+        graph.add_nodes_from(range(2 * n))
         pairs = [pair for pair, left in free.items() if left]
         rng.shuffle(pairs)
-        graph.add_edges_from((("s", u), ("r", v)) for u, v in pairs)
+        graph.add_edges_from((u, n + v) for u, v in pairs)
         matching = nx.bipartite.hopcroft_karp_matching(graph, top_nodes=senders)
-        if any(s not in matching for s in senders):
+        if any(u not in matching for u in senders):
             break
-        factors.append([free[(u, matching[("s", u)][1])].pop() for u in range(n)])
+        factors.append([free[(u, matching[u] - n)].pop() for u in range(n)])
     return factors
 
 

@@ -1,6 +1,6 @@
 """The baselines' synthesizers: NCCL's multi-ring (``multiring``), one shortest-path broadcast tree per node,
-and the textbook algorithms of ``solvers.baselines`` (unidirectional and bidirectional ring, ShiftedRing, NCCL's
-double binary tree, recursive halving/doubling, direct), each building every collective itself."""
+and the textbook algorithms of ``solvers.baselines`` (unidirectional ring, ShiftedRing, NCCL's double binary tree,
+recursive halving/doubling, direct, the hierarchical allreduce), each building its collectives itself."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -91,5 +91,5 @@ def _textbook(name: str, rank: int) -> type[Synthesizer]:
     return register(cls)
 
 
-for _rank, _name in enumerate(("ring_uni", "shifted_ring", "dbt", "rhd", "direct"), start=20):
+for _rank, _name in enumerate(("ring_uni", "shifted_ring", "dbt", "rhd", "direct", "hierarchical"), start=20):
     _textbook(_name, _rank)

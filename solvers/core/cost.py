@@ -124,6 +124,8 @@ def alpha_beta_us(steps: int, tb, total_bytes: float, alpha_us: float, bandwidth
 
 def tb_lower_bound(topo: Topology, collective: Collective) -> Fraction:
     """The bandwidth lower bound of the module docstring, in units of M/B."""
+    if not isinstance(collective, Collective):
+        collective = Collective.parse(collective)
     n, big_b = topo.n, node_bandwidth(topo)
     b_in, b_out = min(_bandwidth_sums(topo, topo.in_links)), min(_bandwidth_sums(topo, topo.out_links))
     share = Fraction(n - 1, n)

@@ -7,7 +7,8 @@ Communications" (digest: shared notes direct-connect.md and direct-connect-appen
 - ``base_table``, ``searched_schedules``, ``reconstruct_bases``: the bases the expansions start from (Table 5,
   App. D).
 - ``finder``: the Pareto frontier of (steps, tb_factor) over expansion chains (section 7, Tables 4 and 7).
-- ``selection``: pricing a candidate for a workload (the Finder's table).
+- ``selection``: the papers' step model of a candidate for a workload (Table 4; size mixes).
+- ``pricing``: the runtime model of a candidate's verified schedule, what the Finder ranks by (up to 256 nodes).
 - ``alltoall``, ``direct_alltoall``: the all-to-all multi-commodity-flow LP (3) and its direct schedule.
 - ``allreduce_lp``: the allreduce LP (6) of App. E.
 

@@ -1,10 +1,13 @@
 """Choosing a frontier topology for a workload (direct-connect paper §5.4 "Selection"; digest §7.2 step 6).
 
-Costs in the alpha-beta model (§3.2): an allgather or reduce-scatter of an M-byte vector on a schedule with
-``steps`` comm steps and bandwidth factor ``tb`` takes T_L + T_B = steps * alpha + tb * M / B; an allreduce
-(reduce-scatter then allgather) takes twice that. A training job uses one topology for many collectives of
-different sizes (layer sizes, DDP buckets), so a workload may be a distribution: the cost is the weighted sum.
-All-to-all has no alpha term: T = (M / B) * d / (N * f) with f the multi-commodity-flow rate (App. A.5).
+Two prices. The studio ranks designs by the runtime model of their verified schedules
+(``solvers.directconnect.pricing``); this module holds the papers' step model, which the paper's Table 4 and the
+Finder's prediction (no schedule built) use: an allgather or reduce-scatter of an M-byte vector on a schedule with
+``steps`` comm steps and bandwidth factor ``tb`` takes T_L + T_B = steps * alpha + tb * M / B
+(``solvers.core.cost.alpha_beta_us``, the one place that formula is written); an allreduce (reduce-scatter then
+allgather) takes twice that. A training job uses one topology for many collectives of different sizes (layer
+sizes, DDP buckets), so a workload may be a distribution: the cost is the weighted sum. All-to-all has no alpha
+term: T = (M / B) * d / (N * f) with f the multi-commodity-flow rate (App. A.5).
 
 Units: alpha in microseconds, M in bytes, B in GB/s (1 GB/s = 1e3 bytes per microsecond).
 """
@@ -40,19 +43,20 @@ class SizeMix:
         return cls(sizes, weights)
 
 
-def collective_time_us(steps: int, tb, alpha_us: float, size_bytes: float, bandwidth_gbs: float,
+def step_model_time_us(steps: int, tb, alpha_us: float, size_bytes: float, bandwidth_gbs: float,
                        collective: str = "allreduce") -> float:
-    """steps * alpha + tb * M / B, doubled for allreduce."""
+    """The step model of one collective: ``alpha_beta_us(steps, tb, M, alpha, B)`` for an allgather or a
+    reduce-scatter whose schedule has ``steps`` and ``tb``, twice that for the allreduce built from them."""
     if collective not in COLLECTIVES:
         raise ValueError(f"unknown collective {collective!r}; one of {', '.join(COLLECTIVES)}")
     one = alpha_beta_us(steps, tb, size_bytes, alpha_us, bandwidth_gbs)
     return 2 * one if collective == "allreduce" else one
 
 
-def mix_time_us(steps: int, tb, alpha_us: float, mix: SizeMix, bandwidth_gbs: float,
-                collective: str = "allreduce") -> float:
-    """The weighted sum of collective times over a size mix."""
-    return sum(w * collective_time_us(steps, tb, alpha_us, s, bandwidth_gbs, collective)
+def step_model_mix_us(steps: int, tb, alpha_us: float, mix: SizeMix, bandwidth_gbs: float,
+                      collective: str = "allreduce") -> float:
+    """The step model of a size mix: the weighted sum of ``step_model_time_us`` over its sizes."""
+    return sum(w * step_model_time_us(steps, tb, alpha_us, s, bandwidth_gbs, collective)
                for s, w in zip(mix.sizes, mix.weights))
 
 

@@ -221,7 +221,7 @@ def simulate(topo: Topology, schedule: Schedule, total_bytes: float, execution: 
     return Model(topo, schedule, execution).run(total_bytes, record)
 
 
-def bound_time_us(topo: Topology, collective: Collective, total_bytes: float,
+def bound_time_us(topo: Topology, collective: Collective | str, total_bytes: float,
                   execution: Execution | None = None) -> float:
     """A lower bound on the modelled time of any schedule of ``collective``, in the same link prices: latency plus
     bandwidth, with d(u, v) the least total link alpha on a path between compute nodes.
@@ -238,6 +238,8 @@ def bound_time_us(topo: Topology, collective: Collective, total_bytes: float,
     """
     from ..core.cost import tb_lower_bound
 
+    if not isinstance(collective, Collective):
+        collective = Collective.parse(collective)
     ex = execution or Execution()
     alpha, _ = ex.link_prices(topo)
     if collective is Collective.CUSTOM:

@@ -70,30 +70,36 @@ def alltoall(args) -> int:
 
 def find(args) -> int:
     from solvers.directconnect.finder import Finder, bound, diameter_of
-    from solvers.directconnect.selection import best_index, collective_time_us
+    from solvers.directconnect.pricing import RUNTIME_MAX_NODES, RUNTIME_MODEL, price_frontier
+    from solvers.directconnect.selection import SizeMix, step_model_time_us
 
     if not (args.total_bytes > 0 and args.bandwidth > 0 and args.alpha >= 0):
         raise UsageError("--bytes and --bandwidth must be positive and --alpha non-negative")
     exclude = [x.strip() for x in args.exclude.split(",") if x.strip()]
     front = Finder(exclude).frontier(args.nodes, args.degree, args.bidirectional)
-    rows = []
-    for c in front:
-        row = {**c.as_dict(), "diameter": diameter_of(c),
-               "allreduce_us": collective_time_us(c.steps, c.tb, args.alpha, args.total_bytes, args.bandwidth)}
-        rows.append(row)
+    rows = [{**c.as_dict(), "diameter": diameter_of(c)} for c in front]
+    prices, best = price_frontier(rows, "allreduce", SizeMix.single(args.total_bytes), args.alpha, args.bandwidth)
+    for row, p in zip(rows, prices):
+        row.update(p.as_dict())
     if rows:
-        rows[best_index([r["allreduce_us"] for r in rows])]["recommended"] = True
+        rows[best]["recommended"] = True
     if args.json:
         print(json.dumps(rows))
         return 0
     steps, tb = bound(args.nodes, args.degree, args.bidirectional)
-    print(f"{'steps':>5} {'tb_factor':>10} {'D':>3} {'allreduce us':>12}  topology")
+    model = prices[best].model if rows else RUNTIME_MODEL
+    print(f"{'steps':>5} {'tb_factor':>10} {'D':>3} {'runtime us':>10} {'step model us':>13}  topology")
     for r in rows:
-        mark = "  <- best allreduce" if r.get("recommended") else ""
-        print(f"{r['steps']:>5} {r['tb_factor']:>10.6f} {r['diameter']!s:>3} {r['allreduce_us']:>12.1f}  "
-              f"{r['name']}   [{r['expr']}]{mark}")
-    print(f"bound: {steps} steps (Moore), tb {float(tb):.6f}; times for alpha {args.alpha} us, "
-          f"M {args.total_bytes:g} B, B {args.bandwidth} GB/s")
+        mark = f"  <- best allreduce ({model})" if r.get("recommended") else ""
+        runtime = "-" if r["runtime_us"] is None else f"{r['runtime_us']:.1f}"
+        print(f"{r['steps']:>5} {r['tb_factor']:>10.6f} {r['diameter']!s:>3} {runtime:>10} "
+              f"{r['step_model_us']:>13.1f}  {r['name']}   [{r['expr']}]{mark}")
+    print(f"bound: {steps} steps (Moore), tb {float(tb):.6f}, step model "
+          f"{step_model_time_us(steps, tb, args.alpha, args.total_bytes, args.bandwidth):.1f} us; allreduce times for "
+          f"alpha {args.alpha} us, M {args.total_bytes:g} B, B {args.bandwidth} GB/s")
+    print(f"runtime us: the runtime model of the verified expansion schedule (BFB's where the expansion has no "
+          f"reduce-scatter), up to {RUNTIME_MAX_NODES} nodes; step model us: steps * alpha + tb * M/B, doubled "
+          f"(the paper's Table 4)")
     return 0
 
 

@@ -1,6 +1,8 @@
 """The Finder page: the Pareto frontier of (steps, tb_factor) designs for N nodes of degree d, priced for the
-sidebar workload, with the recommended design one click from Compose and Schedule; and a sweep of the best
-allreduce time against N (direct-connect §5.4, A.3, Fig. 7)."""
+sidebar workload by the runtime model of each design's verified schedule (up to
+``solvers.directconnect.pricing.RUNTIME_MAX_NODES`` nodes; the papers' step model beside it, and alone above), with
+the recommended design one click from Compose and Schedule; and a sweep of the best step-model time against N
+(direct-connect §5.4, A.3, Fig. 7)."""
 from __future__ import annotations
 
 import pandas as pd
@@ -8,7 +10,9 @@ import streamlit as st
 
 from solvers.core.errors import NotApplicable
 from solvers.directconnect.finder import EXPANSION_FAMILIES, SEED_FAMILIES, Finder, bound, diameter_of, sweep
-from solvers.directconnect.selection import COLLECTIVES, SizeMix, alltoall_time_us, best_index, mix_time_us
+from solvers.directconnect.pricing import (RUNTIME_MAX_NODES, RUNTIME_MODEL, STEP_MODEL, DesignModel, design_model,
+                                           price, runtime_priced)
+from solvers.directconnect.selection import COLLECTIVES, SizeMix, alltoall_time_us, best_index, step_model_mix_us
 from studio import navigation, workload
 from studio.figures import frontier_figure, sweep_figure
 from topologies.model import TopologyError
@@ -29,6 +33,32 @@ def _frontier(n: int, d: int, bidirectional: bool, exclude: tuple[str, ...]) -> 
     for c in _finder(exclude).frontier(n, d, bidirectional):
         rows.append({**c.as_dict(), "diameter": diameter_of(c)})
     return rows
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def _design_model(expr: str, collective: str) -> DesignModel:
+    return design_model(expr, collective)
+
+
+@st.cache_data(show_spinner=False, max_entries=1024)
+def _price(row: dict, collective: str, mix: SizeMix, alpha_us: float, bandwidth_gbs: float) -> dict:
+    """One frontier row's price (``pricing.price``), cached by design, collective and workload."""
+    p = price(row, collective, mix, alpha_us, bandwidth_gbs, _design_model)
+    return {"time": p.time_us, "model": p.model, "step": p.step_model_us, "runtime": p.runtime_us, "algo": p.algo}
+
+
+def _price_rows(rows: list[dict], collective: str, mix: SizeMix, work) -> None:
+    """Add each row's prices (keys 'time', 'model', 'step', 'runtime', 'algo'), with a progress bar while the
+    runtime model builds the schedules."""
+    bar = st.progress(0.0, text="building the schedules for the runtime model …") \
+        if runtime_priced(rows[0]["nodes"], collective) else None
+    for i, r in enumerate(rows):
+        if bar is not None:
+            bar.progress(i / len(rows), text=f"runtime model: building and timing {r['name']} ({i + 1} of {len(rows)})")
+        key = {k: r[k] for k in ("expr", "nodes", "steps", "tb_factor")}
+        r.update(_price(key, collective, mix, work.alpha_us, work.bandwidth_gbs))
+    if bar is not None:
+        bar.empty()
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -81,10 +111,10 @@ def _open_buttons(row: dict) -> None:
     if c1.button("Open in Compose", key="f_open_compose", icon=":material/hub:"):
         st.session_state.update(expr=row["expr"], design_expr=row["expr"])
         st.switch_page(navigation.COMPOSE, query_params={"expr": row["expr"]})
-    if c2.button("Schedule it (expansion allreduce)", key="f_open_schedule", icon=":material/schedule:"):
-        st.session_state.update(design_expr=row["expr"], algo="expansion", coll="allreduce")
-        st.switch_page(navigation.SCHEDULE, query_params={"expr": row["expr"], "algo": "expansion",
-                                                          "coll": "allreduce"})
+    algo = row.get("algo") or "expansion"        # the synthesizer whose schedule the runtime model timed
+    if c2.button(f"Schedule it ({algo} allreduce)", key="f_open_schedule", icon=":material/schedule:"):
+        st.session_state.update(design_expr=row["expr"], algo=algo, coll="allreduce")
+        st.switch_page(navigation.SCHEDULE, query_params={"expr": row["expr"], "algo": algo, "coll": "allreduce"})
     if row["nodes"] <= MAX_LP_NODES:
         stem = "".join(ch if ch.isalnum() else "_" for ch in row["expr"])[:60]
         c3.download_button("All-to-all LP (3) as .lp", lambda: _mcf_lp(row["expr"]), file_name=f"mcf_{stem}.lp",
@@ -122,29 +152,44 @@ def _frontier_view(work) -> None:
         st.warning(f"No {kind} design with {n} nodes of degree {d} is reachable from the base database "
                    "(try the other kind or a different degree).")
         return
-    for r in rows:
-        r[f"{collective} µs"] = mix_time_us(r["steps"], r["tb_factor"], work.alpha_us, mix, work.bandwidth_gbs,
-                                            collective)
-    best = best_index([r[f"{collective} µs"] for r in rows])
+    try:
+        _price_rows(rows, collective, mix, work)
+    except (NotApplicable, TopologyError) as exc:
+        st.error(str(exc))
+        return
+    best = best_index([r["time"] for r in rows])
+    model = rows[best]["model"]
     b_steps, b_tb = bound(n, d, kind == "bidirectional")
-    bound_time = mix_time_us(b_steps, b_tb, work.alpha_us, mix, work.bandwidth_gbs, collective)
+    bound_time = step_model_mix_us(b_steps, b_tb, work.alpha_us, mix, work.bandwidth_gbs, collective)
     st.plotly_chart(frontier_figure(rows, (b_steps, b_tb), best,
                                     title=f"Pareto frontier, N = {n}, d = {d} ({kind})"), key="frontier_chart")
     st.success(f"Recommended for {collective} ({mix_text}, alpha {work.alpha_us:g} µs, B {work.bandwidth_gbs:g} "
-               f"GB/s): **{rows[best]['name']}**, {rows[best][f'{collective} µs']:.1f} µs "
-               f"({rows[best][f'{collective} µs'] / bound_time:.3f}× the bound).", icon=":material/star:")
+               f"GB/s), priced by the {model}: **{rows[best]['name']}**, {rows[best]['time']:.1f} µs "
+               f"({rows[best]['time'] / bound_time:.3f}× the bound).", icon=":material/star:")
     a2a = st.session_state.setdefault("f_a2a", {})
+    runtime_column = model == RUNTIME_MODEL
     table = pd.DataFrame([{
         "": "★" if i == best else "", "design": r["name"], "steps": r["steps"], "tb_factor": r["tb_factor"],
         "tb exact": r["tb_exact"], "diameter": r["diameter"], "BW-optimal": r["bw_optimal"],
-        f"{collective} µs": round(r[f"{collective} µs"], 2),
+        **({f"{collective} µs": round(r["runtime"], 2), "schedule": r["algo"]} if runtime_column else {}),
+        "step model µs": round(r["step"], 2),
         "all-to-all µs": (round(alltoall_time_us(a2a[r["expr"]], n, d, work.total_bytes, work.bandwidth_gbs), 2)
                           if r["expr"] in a2a else None),
         "MCF f": a2a.get(r["expr"]), "how": r["code"], "expression": r["expr"]} for i, r in enumerate(rows)])
     st.dataframe(table, key="frontier_table", hide_index=True)
-    st.caption(f"Bound: {b_steps} steps (Moore), tb (N-1)/N = {float(b_tb):.6f}, {collective} {bound_time:.1f} µs. "
-               "steps and tb are the expansion theorems' predictions; the tests build and verify every frontier "
-               "design up to 256 nodes against them.")
+    if runtime_column:
+        priced = (f"{collective} µs is the runtime model of each design's verified schedule (the expansion "
+                  "schedule, BFB's where the expansion has no reduce-scatter; the Learn page describes the model), "
+                  "and the star is its least; step model µs is the papers' steps × alpha + tb × M/B on the "
+                  "theorems' steps and tb (doubled for allreduce), the paper's Table 4 comparison.")
+    else:
+        priced = (f"Priced by the {STEP_MODEL} only: steps × alpha + tb × M/B on the theorems' steps and tb "
+                  f"(doubled for allreduce), the paper's Table 4 comparison; the runtime model builds and times "
+                  f"the schedules up to {RUNTIME_MAX_NODES} nodes.")
+    st.caption(f"Bound: {b_steps} steps (Moore), tb (N-1)/N = {float(b_tb):.6f}, {collective} {bound_time:.1f} µs "
+               f"in the step model, a lower bound in both models. {priced} steps and tb are the expansion "
+               "theorems' predictions; the tests build and verify every frontier design up to 256 nodes against "
+               "them.")
     missing = [r for r in rows if r["expr"] not in a2a]
     if missing and n <= MAX_ALLTOALL_NODES:
         if st.button(f"Compute all-to-all times ({len(missing)} MCF solves)", key="f_a2a_go"):
@@ -167,8 +212,10 @@ def _frontier_view(work) -> None:
 
 
 def _sweep_view(work) -> None:
-    st.markdown("The least time of several designs as N grows, for the sidebar workload (generalized Kautz values "
-                "come from the table, so an N it lacks shows no Π point).")
+    st.markdown("The least time of several designs as N grows, for the sidebar workload, in the papers' step model "
+                "(steps × alpha + tb × M/B on the theorems' steps and tb, the paper's Fig. 7; no schedule is built, "
+                "so the sweep reaches 2000 nodes). Generalized Kautz values come from the table, so an N it lacks "
+                "shows no Π point.")
     c1, c2, c3, c4, c5 = st.columns(5)
     d = int(c1.number_input("d", min_value=1, max_value=64, value=4, key="s_d"))
     lo = int(c2.number_input("N from", min_value=2, max_value=2000, value=16, key="s_lo"))
@@ -187,15 +234,17 @@ def _sweep_view(work) -> None:
     if key not in cache:
         bar = st.progress(0.0, text="searching every N …")
         cache.clear()
-        cache[key] = sweep(ns, d, lambda s, tb: mix_time_us(s, tb, work.alpha_us, SizeMix.single(work.total_bytes),
-                                                             work.bandwidth_gbs, collective),
+        cache[key] = sweep(ns, d, lambda s, tb: step_model_mix_us(s, tb, work.alpha_us,
+                                                                   SizeMix.single(work.total_bytes),
+                                                                   work.bandwidth_gbs, collective),
                            _finder(()), progress=lambda f: bar.progress(f, text=f"searching every N … {f:.0%}"))
         bar.empty()
     series = cache[key]
     st.plotly_chart(sweep_figure({k: [(n, t) for n, t, _ in v] for k, v in series.items()},
-                                 ylabel=f"{collective} time (µs)", title=f"Best {collective} time against N, d = {d}"),
+                                 ylabel=f"{collective} time, step model (µs)",
+                                 title=f"Best {collective} time against N, d = {d} (step model)"),
                     key="sweep_chart")
-    rows = [{"N": n, "design": label, "name": name, "µs": round(t, 2)} for label, pts in series.items()
+    rows = [{"N": n, "design": label, "name": name, "step model µs": round(t, 2)} for label, pts in series.items()
             for n, t, name in pts]
     with st.expander("The points"):
         st.dataframe(pd.DataFrame(rows), key="sweep_table", hide_index=True)

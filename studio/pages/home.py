@@ -34,4 +34,6 @@ def render() -> None:
     for expr in EXAMPLES:
         st.markdown(f"- [`{expr}`](compose?expr={expr.replace('[', '%5B').replace(']', '%5D')})")
     st.caption("Every schedule is checked step by step by the simulator before it is shown, counted or exported. "
-               "Costs follow the alpha-beta model: runtime = steps × alpha + tb_factor × M / B.")
+               "Times come from the runtime model: the schedule's sends pipelined over slices of the buffer, each "
+               "holding its link for alpha + bytes / bandwidth (Learn, step 6); the papers' step model "
+               "steps × alpha + tb_factor × M / B is shown beside it.")

@@ -2,35 +2,42 @@
 few sentences, a live control or two, a figure whose numbers come from the library (``solvers``, ``topologies``),
 and a button that opens the page that does the same thing for real, with the design already loaded.
 
-1. rings are bandwidth-optimal but slow (ring vs generalized Kautz, allreduce time against M);
+1. rings are bandwidth-optimal but slow (ring vs generalized Kautz, allreduce time against M, runtime model);
 2. low diameter helps small messages (diameters beside the Moore bound, the latency share of the time);
 3. what a line-graph expansion does to a schedule (G and L^n(G), steps + n, tb + about 1/N);
 4. what a Pareto frontier is (``find(N, d)``; which design wins at a message size);
-5. beyond alpha-beta: GenModel's incast and memory terms (CPS against Ring as N crosses w_t).
+5. beyond alpha-beta: GenModel's incast and memory terms (CPS against Ring as N crosses w_t);
+6. how the studio times a schedule: the runtime model, a small schedule's sends on its clock (a Gantt chart).
+
+Times of built schedules come from the runtime model (``solvers.runtime``) with the sidebar's alpha and B;
+where a step predicts (steps, tb) without building a schedule it uses the papers' step model
+(``solvers.core.cost.alpha_beta_us``) and says so.
 
 Every computation is small (sizes capped below) and cached, so the page renders in a few seconds.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from fractions import Fraction
 
 import pandas as pd
 import streamlit as st
 
+from solvers.core.cost import alpha_beta_us
 from solvers.directconnect.finder import bound, find
 from solvers.genmodel import CPU_TESTBED, classic_cost, cps_cost, ring_cost
-from solvers.directconnect.selection import best_index, collective_time_us
+from solvers.directconnect.selection import best_index, step_model_time_us
+from solvers.runtime import Execution, Model
 from solvers.synthesize import synthesize
 from studio import navigation, workload
-from studio.figures import frontier_figure, topology_figure
+from studio.figures import frontier_figure, gantt_figure, topology_figure
 from studio.genmodel_figures import servers_figure
 from studio.learn_figures import diameter_figure, latency_share_figure, size_curves_figure
 from topologies.expression import parse_topology
 from topologies.properties import summarize
 
 SIZES = [10 ** (k / 4) for k in range(8, 41)]            # 100 B to 10 GB, four points a decade
+CROSS_SIZES = tuple(10 ** (k / 16) for k in range(32, 161))   # step 1's crossovers: 16 points a decade
 RING_NS = [8, 12, 16, 24, 32, 48, 64]                    # step 1 (the ring schedule is verified: keep N small)
 RING_DEGREES = [2, 3, 4]
 DIAMETER_NS = [16, 32, 64, 128, 256]                     # step 2
@@ -45,24 +52,55 @@ FRONTIER_DEGREES = [2, 4]
 FRONTIER_SIZES = [10 ** (k / 2) for k in range(6, 21)]   # 1 KB to 10 GB, two points a decade
 GENMODEL_SERVERS = list(range(2, 33))                    # step 5
 GENMODEL_FLOATS = [1e6, 1e7, 1e8, 1e9]
+GANTT_EXAMPLES = {"ring(4)|ring|allreduce": "ring allreduce on a 4-node ring",
+                  "complete(4)|dbt|allreduce": "double binary tree allreduce on K_4",
+                  "complete(4)|rhd|allgather": "recursive doubling allgather on K_4",
+                  "circulant(8,[1,2])|bfb|allgather": "BFB allgather on the circulant C(8,{1,2})"}   # step 6
+GANTT_SLICES = ["best", 1, 2, 4, 8]
+GANTT_MAX_SLICES = 16                                    # the Gantt chart's P search stops here (bars stay few)
 
 STEPS = [("rings", "Rings: bandwidth-optimal, but slow"),
          ("diameter", "Low diameter helps small messages"),
          ("line-graph", "What a line-graph expansion does to a schedule"),
          ("frontier", "The Pareto frontier: no single best design"),
-         ("genmodel", "Beyond alpha-beta: incast and memory")]
+         ("genmodel", "Beyond alpha-beta: incast and memory"),
+         ("runtime-model", "How the studio times a schedule")]
 
 
 # ------------------------------------------------------------------------------------------ cached library calls
+@st.cache_resource(show_spinner=False, max_entries=64)
+def built(expr: str, algo: str, collective: str):
+    """One schedule built and verified by ``solvers.synthesize`` (kept for the runtime model)."""
+    return synthesize(parse_topology(expr), algo, collective)
+
+
 @st.cache_data(show_spinner=False, max_entries=128)
 def schedule_numbers(expr: str, algo: str, collective: str) -> dict:
     """Build, verify and cost one schedule with ``solvers.synthesize``; the numbers the page shows."""
-    r = synthesize(parse_topology(expr), algo, collective)
+    r = built(expr, algo, collective)
     predicted = getattr(r.detail, "predicted", None) or (None, None, None)     # the expansion theorems' prediction
     return {"expr": expr, "name": r.topology.name or expr, "nodes": r.topology.n, "steps": r.cost.steps,
             "tb": r.cost.tb_factor, "tb_bound": r.cost.tb_lower_bound, "steps_bound": r.cost.steps_lower_bound,
             "verified": r.verification.ok, "predicted_steps": predicted[0], "predicted_tb": predicted[1],
             "prediction_exact": predicted[2]}
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def schedule_model(expr: str, algo: str, collective: str, alpha_us: float, bandwidth_gbs: float,
+                   slices: int | None = None, max_slices: int = 1024) -> Model:
+    """The runtime model of ``built(expr, algo, collective)`` priced by the sidebar's alpha-beta model; ``slices``
+    fixes the pipelining depth P (None: the fastest P up to ``max_slices``)."""
+    r = built(expr, algo, collective)
+    return Model(r.topology, r.schedule, Execution.alpha_beta(alpha_us, bandwidth_gbs, slices=slices,
+                                                              max_slices=max_slices))
+
+
+@st.cache_data(show_spinner=False, max_entries=128)
+def model_times(expr: str, algo: str, collective: str, alpha_us: float, bandwidth_gbs: float,
+                sizes: tuple[float, ...]) -> list[float]:
+    """The runtime model's time (µs, best P) of one built schedule at each of ``sizes``."""
+    times, _ = schedule_model(expr, algo, collective, alpha_us, bandwidth_gbs).times(sizes)
+    return [float(t) for t in times]
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
@@ -89,9 +127,25 @@ def _fraction(x: Fraction) -> str:
     return f"{x.numerator}/{x.denominator}" if x.denominator != 1 else str(x.numerator)
 
 
-def _time_us(work: workload.Workload, steps: int, tb, size: float) -> float:
-    """T_L + T_B for ``steps`` and ``tb`` (already the collective's own factor) at vector size ``size``."""
-    return replace(work, total_bytes=float(size)).runtime_us(steps, tb)
+def _step_model_us(work: workload.Workload, steps: int, tb, size: float) -> float:
+    """The papers' step model steps × alpha + tb × M/B (``tb`` already the collective's own factor) at vector
+    size ``size``, with the sidebar's alpha and B: a prediction for (steps, tb) without a schedule."""
+    return alpha_beta_us(steps, tb, float(size), work.alpha_us, work.bandwidth_gbs)
+
+
+def crossings(sizes, a: list[float], b: list[float]) -> list[tuple[float, bool]]:
+    """Where curve ``b`` overtakes curve ``a`` or falls behind it (both sampled at ``sizes``, ascending): the
+    size where log a - log b changes sign, interpolated linearly in log-log between the samples, and whether
+    ``a`` is the faster one above it."""
+    out = []
+    diff = [math.log(x) - math.log(y) if x > 0 and y > 0 else x - y for x, y in zip(a, b)]
+    for j in range(len(sizes) - 1):
+        d0, d1 = diff[j], diff[j + 1]
+        if d0 == 0 or (d0 > 0) == (d1 > 0) or d1 == 0:
+            continue
+        w = d0 / (d0 - d1)
+        out.append((math.exp(math.log(sizes[j]) + w * (math.log(sizes[j + 1]) - math.log(sizes[j]))), d1 < 0))
+    return out
 
 
 def _open(container, label: str, key: str, page, state: dict, query: dict | None = None, icon: str | None = None):
@@ -151,26 +205,33 @@ def step_rings(work: workload.Workload) -> None:
         a.metric(f"steps ({tag})", steps, help="T_L / alpha: communication steps of the allreduce")
         b.metric(f"tb_factor ({tag})", f"{float(tb):.4f}", help=f"T_B / (M/B) = {_fraction(tb)} exactly")
     st.caption(f"Lower bound: 2 × the Moore diameter {moore} (no {n}-node degree-{d} graph has a smaller "
-               f"diameter) and 2(N-1)/N = {_fraction(tb_bound)}. Both schedules were built and checked step by "
-               "step by the simulator.")
-    series = {f"ring, {ring['name']}": [_time_us(work, ring["steps"], ring["tb"], m) for m in SIZES],
-              f"BFB, {low['name']}": [_time_us(work, low["steps"], low["tb"], m) for m in SIZES],
-              "lower bound": [_time_us(work, steps_bound, tb_bound, m) for m in SIZES]}
-    crossovers = []
-    extra_tb = float(low["tb"] - ring["tb"])
-    saved = (ring["steps"] - low["steps"]) * work.alpha_us
-    if extra_tb > 0 and saved > 0:
-        cross = saved / extra_tb * work.bandwidth_gbs * 1e3        # where steps×alpha saved = extra tb × M/B
-        crossovers.append((cross, f"crossover ≈ {cross:.3g} B"))
-        verdict = (f"Below about **{cross:.3g} bytes** {low['name']} is faster (fewer steps); above it the ring is "
-                   "faster (less data on the busiest link).")
-    elif saved > 0:
-        verdict = f"{low['name']} is never slower here: it saves steps without loading any link more."
+               f"diameter) and 2(N-1)/N = {_fraction(tb_bound)}, that is 2·{moore}·alpha + 2(N-1)/N·M/B, below "
+               "the runtime model's time of any allreduce on such a graph. Both schedules were built and checked "
+               "step by step by the simulator; their times are the runtime model's (step 6).")
+    price = (work.alpha_us, work.bandwidth_gbs)
+    with st.spinner("Running the runtime model …"):
+        ring_t = model_times(ring_expr, "ring", "allreduce", *price, tuple(SIZES))
+        low_t = model_times(low_expr, "bfb", "allreduce", *price, tuple(SIZES))
+        ring_fine = model_times(ring_expr, "ring", "allreduce", *price, CROSS_SIZES)
+        low_fine = model_times(low_expr, "bfb", "allreduce", *price, CROSS_SIZES)
+    series = {f"ring, {ring['name']}": ring_t, f"BFB, {low['name']}": low_t,
+              "lower bound": [_step_model_us(work, steps_bound, tb_bound, m) for m in SIZES]}
+    found = crossings(CROSS_SIZES, low_fine, ring_fine)       # where the ring overtakes Π (or falls behind)
+    crossovers = [(x, f"crossover ≈ {x:.3g} B") for x, _ in found]
+    small_low, large_low = low_fine[0] < ring_fine[0], low_fine[-1] < ring_fine[-1]
+    if len(found) == 1 and small_low and not large_low:
+        verdict = (f"Below about **{found[0][0]:.3g} bytes** {low['name']} is faster (fewer steps); above it the "
+                   "ring is faster (less data on the busiest link).")
+    elif found:
+        verdict = ("The two curves cross at " + ", ".join(f"**{x:.3g} bytes**" for x, _ in found)
+                   + f"; {low['name'] if large_low else 'the ring'} is faster for the largest messages.")
+    elif small_low:
+        verdict = f"{low['name']} is never slower here: it saves steps without costing more on its busiest links."
     else:
-        verdict = "With alpha = 0 the steps cost nothing, so the ring (less data per link) is never slower."
+        verdict = "The ring is never slower here: with steps this cheap, less data per link wins at every size."
     st.plotly_chart(size_curves_figure(SIZES, series, marker=work.total_bytes, crossovers=crossovers,
-                                       title=f"Allreduce time against M (alpha {work.alpha_us:g} µs, "
-                                             f"B {work.bandwidth_gbs:g} GB/s from the sidebar)"),
+                                       title=f"Allreduce time against M, runtime model (alpha {work.alpha_us:g} "
+                                             f"µs, B {work.bandwidth_gbs:g} GB/s from the sidebar)"),
                     key="l_ring_chart")
     st.info(verdict + " Change alpha or B in the sidebar to move the crossover.", icon=":material/lightbulb:")
     c1, c2 = st.columns(2)
@@ -210,10 +271,11 @@ def step_diameter(work: workload.Workload) -> None:
     c1, c2 = st.columns(2)
     c1.plotly_chart(diameter_figure(rows, moore, title=f"Diameter of degree-{d} designs on {n} nodes"),
                     key="l_diam_chart")
-    shares = {r["name"]: [r["diameter"] * work.alpha_us / _time_us(work, r["diameter"], share, m) if work.alpha_us
-                          else 0.0 for m in SIZES] for r in rows}
+    shares = {r["name"]: [r["diameter"] * work.alpha_us / _step_model_us(work, r["diameter"], share, m)
+                          if work.alpha_us else 0.0 for m in SIZES] for r in rows}
     c2.plotly_chart(latency_share_figure(SIZES, shares, marker=work.total_bytes,
-                                         title="Latency share of an allgather, even with a perfect schedule"),
+                                         title="Latency share of an allgather, even with a perfect schedule "
+                                               "(step model)"),
                     key="l_diam_share")
     table = pd.DataFrame([{"design": r["name"], "diameter D": r["diameter"], "Moore bound": moore,
                            "T_L ≥ D·alpha (µs)": r["diameter"] * work.alpha_us,
@@ -221,9 +283,10 @@ def step_diameter(work: workload.Workload) -> None:
                                                            / (work.bandwidth_gbs * 1e3), 3),
                            "expression": r["expr"]} for r in rows])
     st.dataframe(table, hide_index=True, key="l_diam_table")
-    st.caption(f"Times for the sidebar's M = {work.total_bytes:.4g} bytes. The right-hand figure uses the best "
-               "possible schedule on each graph (D steps, bandwidth-optimal), so the latency share there is a "
-               "property of the graph alone.")
+    st.caption(f"Times for the sidebar's M = {work.total_bytes:.4g} bytes. The right-hand figure prices the best "
+               "conceivable schedule on each graph (D steps, bandwidth-optimal) with the papers' step model, "
+               "D × alpha + (N-1)/N × M/B, without building it, so the latency share there is a property of the "
+               "graph alone.")
     c1, c2 = st.columns([2, 1])
     pick = c1.selectbox("Open a design", range(len(rows)), index=len(rows) - 1, key="l_diam_pick",
                         format_func=lambda i: f"{rows[i]['name']} (diameter {rows[i]['diameter']})")
@@ -279,7 +342,8 @@ def step_line_graph(work: workload.Workload) -> None:
 
 
 def frontier_times(rows: list[dict], work: workload.Workload, size: float) -> list[float]:
-    return [collective_time_us(r["steps"], r["tb_factor"], work.alpha_us, size, work.bandwidth_gbs, "allreduce")
+    """The step model's allreduce time of each frontier row (the theorems' steps and tb; no schedule is built)."""
+    return [step_model_time_us(r["steps"], r["tb_factor"], work.alpha_us, size, work.bandwidth_gbs, "allreduce")
             for r in rows]
 
 
@@ -303,26 +367,30 @@ def step_frontier(work: workload.Workload) -> None:
     c1, c2 = st.columns(2)
     c1.plotly_chart(frontier_figure(rows, (moore, share), best, title=f"Pareto frontier, N = {n}, d = {d}"),
                     key="l_front_chart")
-    series = {r["name"]: [collective_time_us(r["steps"], r["tb_factor"], work.alpha_us, m, work.bandwidth_gbs,
+    series = {r["name"]: [step_model_time_us(r["steps"], r["tb_factor"], work.alpha_us, m, work.bandwidth_gbs,
                                              "allreduce") for m in FRONTIER_SIZES] for r in rows}
-    series["lower bound"] = [collective_time_us(moore, share, work.alpha_us, m, work.bandwidth_gbs, "allreduce")
+    series["lower bound"] = [step_model_time_us(moore, share, work.alpha_us, m, work.bandwidth_gbs, "allreduce")
                              for m in FRONTIER_SIZES]
     fine = [10 ** (k / 40) for k in range(120, 401)]         # where the winner changes, to 6% in M
     winners = [best_index(frontier_times(rows, work, m)) for m in fine]
     changes = [(fine[i], f"→ {rows[w]['name']} (≈{fine[i]:.2g} B)") for i, w in enumerate(winners)
                if i and w != winners[i - 1]]
     c2.plotly_chart(size_curves_figure(FRONTIER_SIZES, series, marker=size, crossovers=changes,
-                                       highlight=rows[best]["name"], title="Allreduce time of each frontier design"),
+                                       highlight=rows[best]["name"],
+                                       title="Allreduce time of each frontier design (step model)",
+                                       y_title="time, step model (µs)"),
                     key="l_front_sizes")
     cols = st.columns(3)
     cols[0].metric("winner at this M", rows[best]["name"])
-    cols[1].metric("its allreduce time (µs)", f"{times[best]:.4g}")
-    bound_time = collective_time_us(moore, share, work.alpha_us, size, work.bandwidth_gbs, "allreduce")
+    cols[1].metric("its allreduce time, step model (µs)", f"{times[best]:.4g}")
+    bound_time = step_model_time_us(moore, share, work.alpha_us, size, work.bandwidth_gbs, "allreduce")
     cols[2].metric("× the lower bound", f"{times[best] / bound_time:.3f}")
     st.caption(f"x marks the bound: the Moore diameter {moore} and (N-1)/N = {_fraction(share)}; the star the "
                f"winner for M = {size:.3g} bytes with the sidebar's alpha {work.alpha_us:g} µs and B "
-               f"{work.bandwidth_gbs:g} GB/s. Steps and tb come from the expansion theorems (the finder predicts, "
-               "the Schedule page builds and verifies).")
+               f"{work.bandwidth_gbs:g} GB/s. The times are the papers' step model, steps × alpha + tb × M/B "
+               "doubled for allreduce: steps and tb come from the expansion theorems (the finder predicts, no "
+               "schedule is built here); the Finder prices designs up to 256 nodes with the runtime model of their "
+               "verified schedules, and the Schedule page builds and verifies one.")
     c1, c2 = st.columns(2)
     _open(c1, f"Open N = {n}, d = {d} in the Finder", "l_front_open_finder", navigation.FINDER,
           {"f_n": n, "f_d": d, "f_kind": "directed", "f_coll": "allreduce", "f_mix": "the sidebar's M"},
@@ -377,6 +445,56 @@ def step_genmodel(work: workload.Workload) -> None:
           {"gm_n": n, "gm_size": size, "gm_preset": "cpu_testbed"}, icon=":material/calculate:")
 
 
+def step_runtime_model(work: workload.Workload) -> None:
+    _header(6)
+    st.markdown(
+        "Every time the studio shows for a built schedule comes from its **runtime model**, which runs the "
+        "schedule as a runtime would. Everything one link carries in one step is one send. A send starts once the "
+        "data it carries has arrived at its sender (a reduction waits for every partial sum it adds) and its link "
+        "is free, and holds the link for alpha + bytes / bandwidth; with the sidebar's numbers every send from a "
+        "GPU pays alpha, and the links are scaled so that a node's egress is B. Switches store and forward: a "
+        "switch port is a link like any other, and a piece leaves the switch once it has fully arrived (with the "
+        "sidebar's numbers, at no new alpha). The buffer is cut into P slices that follow each other through the schedule, as a runtime "
+        "loops over a large buffer: slice k's step t runs in wave k + t and a link serves its sends in wave order, "
+        "so one slice's late steps overlap the next slice's early ones. The model tries P = 1, 2, 4, ... and keeps "
+        "the fastest. Not modelled: protocol overheads beyond alpha (NCCL's LL and LL128 flags and packing), "
+        "congestion control, and GPU compute (reductions and copies are free); a link is either busy or free. "
+        "The papers' step model, steps × alpha + tb_factor × M/B, makes every step wait for the slowest link of "
+        "the step before and never pipelines; it is shown beside the model as a second figure.")
+    c1, c2, c3 = st.columns([2, 2, 1])
+    pick = c1.selectbox("Schedule", list(GANTT_EXAMPLES), format_func=GANTT_EXAMPLES.get, key="l_gantt_pick")
+    p = c2.radio("P, slices of the buffer", GANTT_SLICES, horizontal=True, key="l_gantt_p",
+                 format_func=lambda v: "the model's best" if v == "best" else str(v),
+                 help=f"The model's best tries P = 1, 2, 4, ... up to {GANTT_MAX_SLICES} here (no slice below "
+                      f"{Execution().min_slice_bytes / 1024:g} KiB); a number fixes P.")
+    colour = c3.radio("Colour by", ["slice", "step"], horizontal=True, key="l_gantt_color")
+    expr, algo, coll = pick.split("|")
+    try:
+        with st.spinner("Running the runtime model …"):
+            r = built(expr, algo, coll)
+            model = schedule_model(expr, algo, coll, work.alpha_us, work.bandwidth_gbs,
+                                   None if p == "best" else int(p), GANTT_MAX_SLICES)
+            run = model.run(work.total_bytes, record=True)
+    except ValueError as exc:
+        text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        st.error(f"the runtime model cannot time {expr}: {text}")
+        return
+    step = alpha_beta_us(r.cost.steps, r.cost.tb_factor, work.total_bytes, work.alpha_us, work.bandwidth_gbs)
+    cols = st.columns(4)
+    cols[0].metric("runtime model (µs)", f"{run.time_us:.4g}",
+                   help=f"algbw {run.algbw_gbs:.4g} GB/s, busbw {run.busbw_gbs:.4g} GB/s")
+    cols[1].metric("P, slices", run.slices)
+    cols[2].metric("step model (µs)", f"{step:.4g}",
+                   help=f"{r.cost.steps} steps × alpha + tb_factor {_fraction(r.cost.tb_factor)} × M/B")
+    cols[3].metric("busiest link", f"{max(run.utilisation().values(), default=0.0):.0%}",
+                   help="busy time / completion time")
+    st.plotly_chart(gantt_figure(r.topology, run.timeline, colour), key="l_gantt_chart")
+    st.caption(f"One bar per send: {run.messages} sends per slice × P = {run.slices} = {len(run.timeline)}, for the "
+               f"sidebar's M = {work.total_bytes:.4g} bytes (alpha {work.alpha_us:g} µs, B {work.bandwidth_gbs:g} "
+               "GB/s). A gap on a link is the link waiting for data; slices that overlap are pipelining at work.")
+    _open_schedule(st, f"Schedule {algo} {coll} on {expr}", "l_gantt_open", expr, algo, coll)
+
+
 def render() -> None:
     st.title("Learn: latency, bandwidth and topology")
     work = workload.current()
@@ -384,11 +502,13 @@ def render() -> None:
         "A collective (allreduce, allgather, ...) on N accelerators costs two things in the alpha-beta model: "
         "**latency**, T_L = steps × alpha, paid once per communication step, and **bandwidth**, T_B = tb_factor × "
         "M/B, the data on the busiest link. The steps below show how the shape of the network trades one for the "
-        "other. Every number is computed live by the studio's library, with alpha, M and B from the sidebar; each "
-        "step ends with a button to the page that does it for real.")
+        "other. Every number is computed live by the studio's library, with alpha, M and B from the sidebar; the "
+        "times of built schedules come from the runtime model of step 6. Each step ends with a button to the page "
+        "that does it for real.")
     st.markdown(" · ".join(f"[{i}. {title}](#{anchor})" for i, (anchor, title) in enumerate(STEPS, 1)))
     step_rings(work)
     step_diameter(work)
     step_line_graph(work)
     step_frontier(work)
     step_genmodel(work)
+    step_runtime_model(work)

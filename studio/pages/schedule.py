@@ -1,6 +1,8 @@
 """The Schedule page: synthesize a collective on the composed topology, verified, and see why it costs what it
-costs: steps and tb_factor against their bounds, runtime for the sidebar's workload and against vector size,
-per-step link loads, the links busy at a chosen step, and one source's broadcast tree.
+costs: steps and tb_factor against their bounds; the runtime model's time, algbw, busbw and pipelining depth P
+for the sidebar's workload, beside its lower bound and the papers' step model; time and algbw against vector
+size; per-step link loads and the model's link utilisation; the links busy at a chosen step, and one source's
+broadcast tree.
 
 The design comes from Compose (or ``?expr=`` in the URL); ``algo`` and ``coll`` are kept in the URL too. TE-CCL
 (``teccl``) has its own knobs, collectives (alltoall and custom demands too) and result panel with an
@@ -13,19 +15,22 @@ import json
 
 import streamlit as st
 
-from solvers.core.cost import link_loads
+from solvers.core.cost import alpha_beta_us, link_loads
 from solvers.core.errors import NotApplicable, ScheduleError
 from solvers.core.schedule import Collective
+from solvers.runtime import Execution, Model, bound_time_us
 from solvers.synthesize import ALGORITHMS, synthesize
 from studio import tacos_view, teccl_view, workload
 from studio.widgets import export_panel, option_controls
-from studio.figures import MAX_DRAWN_NODES, choose_layout, figure_bytes, load_heatmap, runtime_curve, topology_figure
+from studio.figures import (MAX_DRAWN_NODES, choose_layout, figure_bytes, load_heatmap, runtime_curve, topology_figure,
+                            utilisation_heatmap)
 from topologies import TopologyError, load
 from topologies.expression import DEFAULT_MAX_NODES
 
 DEFAULT_EXPR = "biring(8)"
 MAX_DOWNLOAD_TRANSFERS = 200_000
-SIZES = [10.0 ** k for k in range(3, 11)]
+MAX_MODEL_TRANSFERS = 8_000_000         # the runtime model's message graph takes a few seconds per million transfers
+SIZES = tuple(10.0 ** (3 + k / 4) for k in range(29))       # 1 KB to 10 GB, four points a decade
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
@@ -40,6 +45,33 @@ def _synthesize(expr: str, algo: str, collective: str, options: tuple = ()):
         return synthesize(topo, algo, collective, progress=progress, options=dict(options))
     finally:
         bar.empty()
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _model(expr: str, algo: str, collective: str, options: tuple = ()) -> Model:
+    """The runtime model of the synthesized schedule at the links' own prices (its message graph, built once)."""
+    result = _synthesize(expr, algo, collective, options)
+    return Model(result.topology, result.schedule)
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def _priced(expr: str, algo: str, collective: str, options: tuple, alpha_us: float, bandwidth_gbs: float) -> Model:
+    """The same model priced by the sidebar's alpha-beta model (``Execution.alpha_beta``)."""
+    return _model(expr, algo, collective, options).with_execution(Execution.alpha_beta(alpha_us, bandwidth_gbs))
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _curve(expr: str, algo: str, collective: str, options: tuple, alpha_us: float, bandwidth_gbs: float):
+    """(times, slices, bounds) at ``SIZES``: the model's best time and its P, and ``bound_time_us`` (latency plus
+    a bandwidth term proportional to M, so read off two sizes)."""
+    model = _priced(expr, algo, collective, options, alpha_us, bandwidth_gbs)
+    times, slices = model.times(SIZES)
+    coll = model.schedule.collective
+    lo, hi = SIZES[0], SIZES[-1]
+    b_lo, b_hi = (bound_time_us(model.topo, coll, m, model.execution) for m in (lo, hi))
+    rate = (b_hi - b_lo) / (hi - lo)
+    bounds = [b_lo + rate * (m - lo) for m in SIZES]
+    return [float(t) for t in times], [int(p) for p in slices], bounds
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -73,28 +105,55 @@ def _bfb_lp_text(expr: str, step: int, receiver: str) -> str:
     return write_lp(lp1_model(topo, problem))
 
 
-def _metrics(result, work) -> None:
+def _metrics(result, work, run, bound_us: float | None) -> None:
+    """The schedule's numbers: steps and tb_factor against their bounds; the runtime model's ``run`` (a
+    ``RuntimeResult`` at the sidebar's M; None when the schedule is too large to run) against ``bound_us``; the
+    papers' step model (and GenModel's price when the sidebar asks for it) as named second figures."""
     c = result.cost
+    m, alpha, big_b = work.total_bytes, work.alpha_us, work.bandwidth_gbs
+    step = alpha_beta_us(c.steps, c.tb_factor, m, alpha, big_b)
+    step_bound = alpha_beta_us(c.steps_lower_bound, c.tb_lower_bound, m, alpha, big_b)
     cols = st.columns(5)
     cols[0].metric("Steps", c.steps, delta=f"bound {c.steps_lower_bound}",
                    delta_color="off" if c.steps == c.steps_lower_bound else "inverse")
     cols[1].metric("tb_factor", f"{float(c.tb_factor):.4f}", delta=f"bound {float(c.tb_lower_bound):.4f}",
                    delta_color="off" if c.tb_factor == c.tb_lower_bound else "inverse",
                    help=f"T_B / (M/B), exactly {c.tb_factor}; the bound is {c.tb_lower_bound}.")
-    runtime = work.runtime_us(c.steps, c.tb_factor)
-    bound = work.runtime_us(c.steps_lower_bound, c.tb_lower_bound)
+    cols[2].metric("Transfers", result.schedule.count)
+    cols[3].metric("BW-optimal", "yes" if c.tb_factor == c.tb_lower_bound else "no")
+    cols[4].metric("Step model (µs)", f"{step:.4g}", delta=f"bound {step_bound:.4g}", delta_color="off",
+                   help="The papers' step model: steps × alpha + tb_factor × M/B. Every step waits for its slowest "
+                        "link and nothing is pipelined; a second figure beside the runtime model, whose bound is "
+                        "steps_lower_bound × alpha + tb_lower_bound × M/B.")
+    if run is None:
+        return
+    cols = st.columns(5)
+    cols[0].metric("Runtime (µs)", f"{run.time_us:.4g}", delta=f"bound {bound_us:.4g}", delta_color="off",
+                   help=f"The runtime model for M = {m:.4g} bytes ({run.execution.label}): every send starts when "
+                        "its data has arrived and its link is free and holds the link for alpha + bytes / "
+                        f"bandwidth; the buffer runs as P = {run.slices} pipelined slice(s), the fastest P tried. "
+                        "The bound is the least time any schedule of this collective can take on this fabric in the "
+                        "same prices.")
+    cols[1].metric("algbw (GB/s)", f"{run.algbw_gbs:.4g}", help="M / time (nccl-tests' algorithm bandwidth).")
+    cols[2].metric("busbw (GB/s)", f"{run.busbw_gbs:.4g}",
+                   help="algbw × the collective's bus factor (nccl-tests: (N-1)/N for allgather and "
+                        "reduce-scatter, 2(N-1)/N for allreduce), comparable across N.")
+    cols[3].metric("Slices P", run.slices,
+                   help="The pipelining depth the model chose: the buffer is cut into P slices that follow each "
+                        "other through the schedule (P = 1, 2, 4, ... tried, no slice below "
+                        f"{run.execution.min_slice_bytes / 1024:g} KiB, the fastest kept).")
     if work.cost_model == "GenModel":
         priced = work.genmodel_price(result.topology, result.schedule)
         extra = {k: priced[f"{k}_us"] for k in ("epsilon", "gamma", "delta")}   # beyond alpha-beta
-        cols[2].metric("Runtime (µs, GenModel)", f"{runtime + sum(extra.values()):.4g}",
-                       delta=f"alpha-beta {runtime:.4g}", delta_color="off",
-                       help="alpha-beta time plus GenModel's per-step terms ("
+        cols[4].metric("GenModel (µs)", f"{step + sum(extra.values()):.4g}", delta=f"step model {step:.4g}",
+                       delta_color="off",
+                       help="GenModel's own figure: the step model plus its per-step terms ("
                             + ", ".join(f"{k} {v:.4g} µs" for k, v in extra.items())
-                            + f"; parameters {work.genmodel_preset}); the bound is alpha-beta's")
+                            + f"; parameters {work.genmodel_preset}). Not the runtime model.")
     else:
-        cols[2].metric("Runtime (µs)", f"{runtime:.4g}", delta=f"bound {bound:.4g}", delta_color="off")
-    cols[3].metric("Transfers", result.schedule.count)
-    cols[4].metric("BW-optimal", "yes" if c.tb_factor == c.tb_lower_bound else "no")
+        busiest = max(run.utilisation().values(), default=0.0)
+        cols[4].metric("Busiest link", f"{busiest:.0%}",
+                       help="The largest busy time / completion time of a link in the runtime model.")
 
 
 def render() -> None:
@@ -129,15 +188,36 @@ def render() -> None:
     if result.verification.ok:
         st.success(f"Verified by the simulator: a correct {coll.replace('_', '-')} on {topo.name or expr}.",
                    icon=":material/verified:")
-    _metrics(result, work)
-    curve = runtime_curve(result.cost.steps, result.cost.tb_factor, result.cost.steps_lower_bound,
-                          result.cost.tb_lower_bound, work.alpha_us, work.bandwidth_gbs, SIZES, label=algo)
     loads = _loads(expr, algo, coll, options)
     heat = load_heatmap(topo, loads)
-    left, right = st.columns(2)
-    left.plotly_chart(curve, key="runtime_chart")
-    right.plotly_chart(heat, key="heatmap_chart")
-    figures = {"runtime": curve, "heatmap": heat}
+    if schedule.count > MAX_MODEL_TRANSFERS:
+        _metrics(result, work, None, None)
+        st.info(f"{schedule.count} transfers: too many for the runtime model here (limit {MAX_MODEL_TRANSFERS}); "
+                "the step model above is the only time shown.")
+        st.plotly_chart(heat, key="heatmap_chart")
+        figures = {"heatmap": heat}
+    else:
+        try:
+            with st.spinner("Running the runtime model …"):
+                priced = _priced(expr, algo, coll, options, work.alpha_us, work.bandwidth_gbs)
+                run = priced.run(work.total_bytes)
+                bound_us = bound_time_us(topo, schedule.collective, work.total_bytes, priced.execution)
+                times, slices, bounds = _curve(expr, algo, coll, options, work.alpha_us, work.bandwidth_gbs)
+        except ValueError as exc:
+            st.error(f"the runtime model cannot time this schedule: "
+                     f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+            return
+        _metrics(result, work, run, bound_us)
+        curve = runtime_curve(SIZES, times, bounds, slices, label=algo, marker=(work.total_bytes, run.time_us))
+        busy = utilisation_heatmap(topo, run)
+        left, right = st.columns(2)
+        left.plotly_chart(curve, key="runtime_chart")
+        load_tab, busy_tab = right.tabs(["Load per step", "Link utilisation (runtime model)"])
+        load_tab.plotly_chart(heat, key="heatmap_chart")
+        busy_tab.plotly_chart(busy, key="utilisation_chart")
+        busy_tab.caption(f"Busy time / completion time of every link at M = {work.total_bytes:.4g} bytes "
+                         f"(P = {run.slices}); a link at 100% never rests.")
+        figures = {"runtime": curve, "heatmap": heat, "utilisation": busy}
     if topo.num_nodes <= MAX_DRAWN_NODES:
         layout = _layout(expr)
         left, right = st.columns(2)

@@ -33,9 +33,9 @@ def test_compare_three_designs_at_64_nodes(page: Page, app_url, shot):
     box.fill("\n".join(DESIGNS))
     box.press("Control+Enter")
     settle(page)
-    expect(page.get_by_text("3 designs × 1 collectives × 13 synthesizers")).to_be_visible(timeout=30000)
+    expect(page.get_by_text("3 designs × 1 collectives × 14 synthesizers")).to_be_visible(timeout=30000)
     page.get_by_role("button", name="Run").click()
-    expect(page.get_by_text(re.compile(r"21 verified schedules from 39 runs"))).to_be_visible(timeout=180000)
+    expect(page.get_by_text(re.compile(r"21 verified schedules from 42 runs"))).to_be_visible(timeout=180000)
     settle(page)
     plot = page.locator(".st-key-cmp_chart .js-plotly-plot")
     plot.wait_for(timeout=30000)
@@ -44,9 +44,9 @@ def test_compare_three_designs_at_64_nodes(page: Page, app_url, shot):
     frames = page.get_by_test_id("stDataFrame")
     expect(frames).to_have_count(2)
     frames.last.scroll_into_view_if_needed()
-    frames.last.locator("table[role='grid'] tr").nth(42).wait_for(state="attached", timeout=30000)
+    frames.last.locator("table[role='grid'] tr").nth(45).wait_for(state="attached", timeout=30000)
     rows = table(page)
-    assert len(rows) == 3 * 14
+    assert len(rows) == 3 * 15
     for name in DESIGNS.values():
         mine = [r for r in rows if r["design"] == name]
         assert [r["status"] for r in mine if r["algo"] == "lower bound"] == ["bound"]
