@@ -7,8 +7,8 @@ Speed rows ("events/s"): BFB allgathers priced under the alpha-beta model (10 us
 pipelining depth P, every wave computed (the steady-state shortcut off), so "events" = sends x P really
 simulated; "graph s" builds the message graph once, "sim s" is the simulation. Ratio rows: the model against the
 closed form or the synthesizer's own clock, with the target each must meet (issue 21, (a)-(e)), and the NCCL-grade
-baselines against their analytic rates (the multi-ring's ring bandwidth, the hierarchical allreduce's pipelined
-algbw); "ratio" is model / reference.
+baselines against their analytic rates (the multi-ring's ring bandwidth, NCCL's trees across boxes and the
+hierarchical allreduce pipelined); "ratio" is model / reference.
 """
 from __future__ import annotations
 
@@ -82,6 +82,11 @@ def consistency_rows() -> list[dict]:
         rows.append(_ratio("ring busbw / ring bandwidth", f"{expr} {coll}, {r.detail.rings} rings, P={got.slices}",
                            r.topology.n, got.busbw_gbs, r.detail.ring_busbw_gbs, "0.9 .. 1"))
     for expr in ("dgx_a100(boxes=2)", "dgx_a100(boxes=4)"):
+        r = synthesize(load(expr), "dbt", "allreduce")
+        got = simulate(r.topology, r.schedule, 1e9)
+        rows.append(_ratio("dbt algbw / pipelined trees", f"{expr} allreduce, {r.schedule.notes['trees']} trees, "
+                           f"P={got.slices}", r.topology.n, got.algbw_gbs, r.schedule.notes["pipelined_algbw_gbs"],
+                           "0.9 .. 1"))
         r = synthesize(load(expr), "hierarchical", "allreduce")
         got = simulate(r.topology, r.schedule, 1e9)
         rows.append(_ratio("hierarchical algbw / formula", f"{expr} allreduce, P={got.slices}", r.topology.n,

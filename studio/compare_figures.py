@@ -20,24 +20,36 @@ def algo_color(algo: str) -> str:
     return ALGO_COLORS.get(algo, PALETTE[sum(map(ord, algo)) % len(PALETTE)])
 
 
-def runtime_figure(curves: Sequence[Curve], winners: Sequence[Winner] = (), title: str | None = None) -> go.Figure:
-    """Runtime (µs) against M (bytes), log-log: a line per verified schedule (color: synthesizer, dash:
-    design), each design's lower bound in black, and a light band per winner range labelled with its algorithm."""
+def runtime_figure(curves: Sequence[Curve], winners: Sequence[Winner] = (), title: str | None = None,
+                   metric: str = "time") -> go.Figure:
+    """The runtime model against M (bytes), log-log: time (µs), or with ``metric="algbw"`` algbw = M / time
+    (GB/s, 1e3 bytes per µs; the bound's algbw is then an upper bound). A line per verified schedule (color:
+    synthesizer, dash: design), each design's lower bound in black, and a light band per winner range labelled
+    with its algorithm."""
+    if metric not in ("time", "algbw"):
+        raise ValueError(f"metric must be 'time' or 'algbw', not {metric!r}")
+    unit = "µs" if metric == "time" else "GB/s"
+
+    def ys(c: Curve) -> list[float]:
+        if metric == "time":
+            return list(c.times_us)
+        return [m / (t * 1e3) if t > 0 else None for m, t in zip(c.sizes, c.times_us)]
+
     designs = list(dict.fromkeys(c.topology for c in curves))
     fig = go.Figure()
     for c in curves:
         k = designs.index(c.topology)
         if c.bound:
-            fig.add_trace(go.Scatter(x=list(c.sizes), y=list(c.times_us), mode="lines",
+            fig.add_trace(go.Scatter(x=list(c.sizes), y=ys(c), mode="lines",
                                      name=f"lower bound · {c.name}", legendgroup=c.topology,
                                      line=dict(color="black", width=2.5, dash=DASHES[k % len(DASHES)]),
-                                     hovertemplate=f"bound, {c.name}<br>M %{{x:.3g}} B<br>%{{y:.4g}} µs"
+                                     hovertemplate=f"bound, {c.name}<br>M %{{x:.3g}} B<br>%{{y:.4g}} {unit}"
                                                    "<extra></extra>"))
             continue
-        fig.add_trace(go.Scatter(x=list(c.sizes), y=list(c.times_us), mode="lines",
+        fig.add_trace(go.Scatter(x=list(c.sizes), y=ys(c), mode="lines",
                                  name=f"{c.algo} · {c.name}", legendgroup=c.topology,
                                  line=dict(color=algo_color(c.algo), dash=DASHES[k % len(DASHES)], width=2),
-                                 hovertemplate=f"{c.algo} on {c.name}<br>M %{{x:.3g}} B<br>%{{y:.4g}} µs"
+                                 hovertemplate=f"{c.algo} on {c.name}<br>M %{{x:.3g}} B<br>%{{y:.4g}} {unit}"
                                                "<extra></extra>"))
     for w in winners:
         fig.add_vrect(x0=w.from_bytes, x1=w.to_bytes, fillcolor=algo_color(w.algo), opacity=0.10, layer="below",
@@ -49,7 +61,7 @@ def runtime_figure(curves: Sequence[Curve], winners: Sequence[Winner] = (), titl
                            font=dict(size=11, color=algo_color(w.algo)))
     fig.update_layout(title=dict(text=title or "Runtime against vector size", y=0.98),
                       xaxis=dict(type="log", title="M, vector size (bytes)"),
-                      yaxis=dict(type="log", title="time (µs)"), height=560, margin=dict(l=10, r=10, t=70, b=10),
+                      yaxis=dict(type="log", title="time (µs)" if metric == "time" else "algbw (GB/s)"), height=560, margin=dict(l=10, r=10, t=70, b=10),
                       legend=dict(font=dict(size=10)), plot_bgcolor="white")
     fig.update_xaxes(gridcolor="#eee")
     fig.update_yaxes(gridcolor="#eee")

@@ -13,7 +13,7 @@ from solvers.core.schedule import Collective
 from solvers.core.verify import verify
 from tests.helpers import star, strongly_connected_topologies
 from topologies.baseline_fabrics import dbt_graph, nccl_double_binary_tree, shifted_ring, shifted_ring_stride
-from topologies.clusters import dgx_a100
+from topologies.clusters import cluster, dgx_a100
 from topologies.families import biring, circulant, complete, hypercube, ring
 from topologies.model import Topology, TopologyError
 
@@ -26,6 +26,7 @@ TOPOLOGIES = {
     "shifted_ring(12)": lambda: shifted_ring(12), "dbt_graph(8)": lambda: dbt_graph(8),
     "path(4)": lambda: Topology.from_edges(4, [(0, 1), (1, 0), (1, 2), (2, 1), (2, 3), (3, 2)], name="P_4"),
     "star(8)": lambda: star(8), "star(6)": lambda: star(6), "dgx_a100(1)": lambda: dgx_a100(boxes=1),
+    "dgx_a100(2)": lambda: dgx_a100(boxes=2), "cluster(2,4,10,1)": lambda: cluster(2, 4, 10, 1),
 }
 _CACHE = {}
 
@@ -43,6 +44,7 @@ FITTING = [
     ("shifted_ring", "circulant(12,[1,5])"), ("shifted_ring", "shifted_ring(12)"), ("shifted_ring", "complete(7)"),
     ("shifted_ring", "star(8)"), ("shifted_ring", "star(6)"),
     ("dbt", "dbt_graph(8)"), ("dbt", "complete(7)"), ("dbt", "star(8)"), ("dbt", "star(6)"),
+    ("dbt", "dgx_a100(2)"), ("dbt", "cluster(2,4,10,1)"),
     ("rhd", "hypercube(3)"), ("rhd", "complete(8)"), ("rhd", "complete(6)"), ("rhd", "star(8)"), ("rhd", "star(6)"),
     ("rhd", "dgx_a100(1)"),
     ("direct", "complete(8)"), ("direct", "star(8)"), ("direct", "star(6)"), ("direct", "dgx_a100(1)"),

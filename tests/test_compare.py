@@ -180,6 +180,12 @@ def test_runtime_figure(ring8):
     assert len(fig.layout.shapes) == len(ring8.winners()) == 1 and fig.layout.xaxis.type == "log"
     assert "ring" in fig.layout.annotations[0].text and "tied" in fig.layout.annotations[0].text
     assert len(fig.data[1].x) == len(cmp.SIZES) and fig.data[1].y[0] > 0
+    algbw = runtime_figure(ring8.curves(), ring8.winners(), metric="algbw")
+    assert algbw.layout.yaxis.title.text == "algbw (GB/s)"
+    for t_fig, a_fig in zip(fig.data, algbw.data):          # algbw = M / time at every sampled size
+        assert a_fig.y == pytest.approx(tuple(m / (t * 1e3) for m, t in zip(t_fig.x, t_fig.y)))
+    with pytest.raises(ValueError, match="metric"):
+        runtime_figure(ring8.curves(), metric="busbw")
 
 
 def test_cli_json_equals_the_library(cli_links):

@@ -145,3 +145,30 @@ def test_the_ring_allreduce_on_a_uniform_ring_is_the_textbook_time():
     schedule = synthesize(topo, "ring", "allreduce").schedule
     run = simulate(topo, schedule, m, Execution.alpha_beta(alpha, bw, slices=1))
     assert run.time_us == pytest.approx(2 * (n - 1) * (alpha + m / n / (bw * 1e3)))
+
+
+# ------------------------------------------------------------------------------------- NCCL's tree across boxes
+def test_the_dbt_across_boxes_is_a_chain_per_box_and_a_tree_pair_per_nic():
+    topo = load("dgx_a100(boxes=2)")
+    schedule = synthesize(topo, "dbt", "allreduce").schedule
+    assert schedule.notes["trees"] == 16                       # 8 NICs x 2 trees over the two boxes
+    from solvers.baselines.dbt import _box_parents
+    layouts = _box_parents(Fabric(topo))
+    for parents in layouts:
+        roots = [r for r, p in enumerate(parents) if p < 0]
+        assert len(roots) == 1
+        crossing = [(r, p) for r, p in enumerate(parents) if p >= 0 and r // 8 != p // 8]
+        assert len(crossing) == 1 and crossing[0][0] % 8 == crossing[0][1] % 8   # head to head, one NIC index
+        assert sum(1 for p in parents if p >= 0) == 15
+
+
+@pytest.mark.parametrize("expr, analytic", [("dgx_a100(boxes=2)", 160.0), ("dgx_a100(boxes=4)", 100.0),
+                                            ("cluster(2,4,10,1)", 4.0), ("dgx_a100(boxes=1)", 150.0)])
+def test_the_model_reaches_the_trees_pipelined_rate(expr, analytic):
+    """M over the busiest link's time with every tree edge moving its share up and down (dbt docstring)."""
+    topo = load(expr)
+    schedule = synthesize(topo, "dbt", "allreduce").schedule
+    assert schedule.notes["pipelined_algbw_gbs"] == pytest.approx(analytic)
+    run = simulate(topo, schedule, 1e9)
+    assert run.algbw_gbs == pytest.approx(analytic, rel=0.10) and run.algbw_gbs <= analytic * (1 + 1e-9)
+    assert run.time_us >= bound_time_us(topo, "allreduce", 1e9) * (1 - 1e-9)

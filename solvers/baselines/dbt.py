@@ -27,6 +27,16 @@ condition holds for NCCL's trees on every N from 2 to 16 but N = 3 with c >= 2, 
 the tb tends to B/b (each tree moves half the vector over each edge twice, once per phase) while the steps grow
 by 2 per chunk: the pipelining trade-off of NCCL's trees. ``fabric.evaluate`` computes the exact value on any
 topology from the tree timetable (adding both trees' loads where they share a directed link in a round).
+
+Across boxes (NCCL's tree on several machines). On a fabric of two or more equal boxes (``multiring._boxes``:
+compute nodes joined by links faster than the slowest, each box with nodes that have a slow link out, its NICs),
+the trees are NCCL's: for each channel k (one per NIC, k < the fewest NIC nodes of a box) and each of the two
+binary trees over the *boxes* (``nccl_double_binary_tree(B)``), a rank tree whose box-level edges join the boxes'
+k-th NIC nodes (the heads) and which runs, inside every box, down a chain from the head through the other nodes
+in rank order. The 2K trees carry 1/(2K) of the data each; everything else above holds with 1/(2K) for 1/2.
+Pipelined, the allreduce approaches ``pipelined_allreduce_gbs``: M over the busiest link's time when every tree
+edge moves its tree's share of M up and then down over its route (160 GB/s on two DGX A100 boxes, where the
+NVSwitch ports carry the chains; 8 NICs x 25 GB/s would allow 200). Elsewhere the two flat trees above are used.
 """
 from __future__ import annotations
 
@@ -47,7 +57,7 @@ ALGO = "dbt"
 class _Tree:
     """One of the two trees over ranks: parent, children, height, depth and subtree of every rank."""
 
-    def __init__(self, parents: tuple[int, ...], index: int, chunks: int):
+    def __init__(self, parents: tuple[int, ...], index: int, chunks: int, count: int = 2):
         n = len(parents)
         self.index, self.parent = index, parents
         self.children: list[list[int]] = [[] for _ in range(n)]
@@ -67,9 +77,9 @@ class _Tree:
             for w in self.children[u]:
                 self.height[u] = max(self.height[u], self.height[w] + 1)
                 self.subtree[u] += self.subtree[w]
-        half = Fraction(1, 2)
-        width = half / chunks
-        self.chunk = [(index * half + j * width, index * half + (j + 1) * width) for j in range(chunks)]
+        share = Fraction(1, count)                        # tree ``index`` of ``count`` carries this part
+        width = share / chunks
+        self.chunk = [(index * share + j * width, index * share + (j + 1) * width) for j in range(chunks)]
 
     def edges(self) -> list[tuple[int, int]]:
         """(child, parent) pairs."""
@@ -81,7 +91,8 @@ def _trees(fabric: Fabric, chunks: int) -> list[_Tree]:
     if isinstance(chunks, bool) or not isinstance(chunks, int) or chunks < 1:
         raise NotApplicable(f"{ALGO} needs chunks to be a positive integer, got {chunks!r}")
     node = fabric.ranks
-    trees = [_Tree(parents, k, chunks) for k, parents in enumerate(nccl_double_binary_tree(len(node)))]
+    layout = _box_parents(fabric) or list(nccl_double_binary_tree(len(node)))
+    trees = [_Tree(parents, k, chunks, len(layout)) for k, parents in enumerate(layout)]
     for tree in trees:
         for v, u in tree.edges():
             why = fabric.missing(node[v], node[u])
@@ -89,6 +100,61 @@ def _trees(fabric: Fabric, chunks: int) -> list[_Tree]:
                 raise NotApplicable(f"{ALGO} needs the NCCL tree {tree.index + 1} edge between ranks {v} and {u} "
                                     f"({u} is {v}'s parent) linked both ways: {why}")
     return trees
+
+
+def _box_parents(fabric: Fabric) -> list[tuple[int, ...]] | None:
+    """NCCL's trees across boxes (module docstring), as parent tuples over ranks; None where the fabric is not
+    two or more boxes of equal size with a NIC node each and fast routes both ways along every chain."""
+    from .multiring import _boxes, _fast
+
+    boxes, slow = _boxes(fabric)
+    if len(boxes) < 2 or len({len(box) for box in boxes}) != 1:
+        return None
+    topo = fabric.topo
+    rank = {u: r for r, u in enumerate(fabric.ranks)}
+    nics = []
+    for box in boxes:
+        members = set(box)
+        out = [u for u in box if any(Fraction(topo.links[i].bandwidth) == slow and topo.links[i].dst not in members
+                                     for i in topo.out_links[u])]
+        if not out:
+            return None
+        nics.append(out)
+    layout = []
+    for channel in range(min(len(out) for out in nics)):
+        heads = [out[channel] for out in nics]
+        for box_parent in nccl_double_binary_tree(len(boxes)):
+            parent = [-1] * len(rank)
+            for b, box in enumerate(boxes):
+                chain = [heads[b]] + [u for u in box if u != heads[b]]
+                for up, down in zip(chain, chain[1:]):
+                    if not (_fast(fabric, up, down, slow) and _fast(fabric, down, up, slow)):
+                        return None
+                    parent[rank[down]] = rank[up]
+                if box_parent[b] >= 0:
+                    head, above = heads[b], heads[box_parent[b]]
+                    if fabric.route(head, above) is None or fabric.route(above, head) is None:
+                        return None
+                    parent[rank[head]] = rank[above]
+            layout.append(tuple(parent))
+    return layout
+
+
+def pipelined_allreduce_gbs(topo: Topology, chunks: int = 1) -> Fraction:
+    """The allreduce algbw the trees approach when pipelined (module docstring): M over the busiest link's time,
+    every tree edge moving its tree's share of M up and then down over its route."""
+    fabric = Fabric(topo)
+    trees = _trees(fabric, chunks)
+    node = fabric.ranks
+    load: dict[int, Fraction] = {}
+    for tree in trees:
+        share = Fraction(1, len(trees))
+        for v, u in tree.edges():
+            for a, b in ((node[v], node[u]), (node[u], node[v])):
+                for hop in fabric.route(a, b):
+                    for li in hop:
+                        load[li] = load.get(li, Fraction(0)) + share / len(hop)
+    return min(Fraction(topo.links[li].bandwidth) / amount for li, amount in load.items())
 
 
 def _timetable(trees: list[_Tree], chunks: int):
@@ -146,7 +212,7 @@ def _loads(node, trees, chunks, collective: Collective) -> list[dict]:
                 else:
                     shards = len(tree.subtree[v]) if going_up else n - len(tree.subtree[v])
                 a, b = (v, u) if going_up else (u, v)
-                add_load(loads, node[a], node[b], Fraction(shards, 2 * chunks))
+                add_load(loads, node[a], node[b], Fraction(shards, len(trees) * chunks))
             rounds.append(loads)
     return rounds
 
@@ -170,7 +236,8 @@ def build(topo: Topology, collective: Collective, chunks: int = 1) -> Schedule:
     trees = _trees(fabric, chunks)
     plan = _allreduce_plan(fabric.ranks, trees, chunks)
     schedule = realize(fabric, plan, collective, ALGO,
-                       {"chunks": chunks, "roots": [topo.names[fabric.ranks[t.root]] for t in trees]})
+                       {"chunks": chunks, "roots": [topo.names[fabric.ranks[t.root]] for t in trees],
+                        "trees": len(trees), "pipelined_algbw_gbs": float(pipelined_allreduce_gbs(topo, chunks))})
     schedule.notes["rs_steps"] = len(plan) // 2 * schedule.notes["ir_steps_per_round"]
     return schedule
 

@@ -174,7 +174,10 @@ def _show(result: CompareResult, key: tuple, colls: list[str]) -> None:
         coll = st.selectbox("Collective in the figure", colls, key="cmp_plot_coll")
     curves = [c for c in result.curves(PLOT_SIZES) if c.collective == coll]
     winners = [w for w in result.winners() if w.collective == coll]
-    fig = runtime_figure(curves, winners, title=f"{coll}: runtime against vector size (bands: fastest)")
+    metric = st.radio("Plot", ["time", "algbw"], horizontal=True, key="cmp_plot_metric",
+                      help="The runtime model's time, or algbw = M / time (as nccl-tests), against M.")
+    fig = runtime_figure(curves, winners, metric=metric,
+                         title=f"{coll}: runtime model {metric} against vector size (bands: fastest)")
     st.plotly_chart(fig, key="cmp_chart")
     if winners:
         st.markdown("**Fastest per message-size range**")
@@ -186,11 +189,12 @@ def _show(result: CompareResult, key: tuple, colls: list[str]) -> None:
     st.dataframe(_style(frame), key="cmp_table", hide_index=True, height=min(35 * (len(frame) + 1) + 3, 2000),
                  column_config={"status": st.column_config.TextColumn(width="large"),
                                 "detail": st.column_config.TextColumn(width="large")})
-    st.caption(f"Curves from {SIZES[0]:.0e} to {SIZES[-1]:.0e} bytes; the black lines are each design's lower "
-               "bound (D(G) steps, twice for allreduce, and T_B* = (N-1)/N M/B per phase). Every 'ok' schedule "
+    st.caption(f"Curves from {SIZES[0]:.0e} to {SIZES[-1]:.0e} bytes, every point the runtime model's (pipelined "
+               "over the best P, links shared); the black lines are each design's lower bound in the same prices "
+               "(the farthest alpha distance, twice for allreduce, plus the bandwidth bound). Every 'ok' schedule "
                "passed the simulator; MSCCL export is tried up to "
-               f"{EXPORT_MAX_TRANSFERS} transfers (blank: not tried). ForestColl's algbw is its pipelined trees' "
-               "(flow model), the others' M / time.")
+               f"{EXPORT_MAX_TRANSFERS} transfers (blank: not tried). algbw = M / time and busbw as nccl-tests "
+               "define them; step_model_us is the papers' steps × alpha + tb × M/B.")
     _downloads(frame, fig, key, coll)
 
 
