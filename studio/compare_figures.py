@@ -61,7 +61,8 @@ def runtime_figure(curves: Sequence[Curve], winners: Sequence[Winner] = (), titl
                            font=dict(size=11, color=algo_color(w.algo)))
     fig.update_layout(title=dict(text=title or "Runtime against vector size", y=0.98),
                       xaxis=dict(type="log", title="M, vector size (bytes)"),
-                      yaxis=dict(type="log", title="time (µs)" if metric == "time" else "algbw (GB/s)"), height=560, margin=dict(l=10, r=10, t=70, b=10),
+                      yaxis=dict(type="log", title="time (µs)" if metric == "time" else "algbw (GB/s)"),
+                      height=560, margin=dict(l=10, r=10, t=70, b=10),
                       legend=dict(font=dict(size=10)), plot_bgcolor="white")
     fig.update_xaxes(gridcolor="#eee")
     fig.update_yaxes(gridcolor="#eee")

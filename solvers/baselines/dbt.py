@@ -28,8 +28,8 @@ the tb tends to B/b (each tree moves half the vector over each edge twice, once 
 by 2 per chunk: the pipelining trade-off of NCCL's trees. ``fabric.evaluate`` computes the exact value on any
 topology from the tree timetable (adding both trees' loads where they share a directed link in a round).
 
-Across boxes (NCCL's tree on several machines). On a fabric of two or more equal boxes (``multiring._boxes``:
-compute nodes joined by links faster than the slowest, each box with nodes that have a slow link out, its NICs),
+Across boxes (NCCL's tree on several machines). On a fabric of two or more equal boxes (``boxes``: compute
+nodes joined by links faster than the slowest, each box with nodes that have a slow link out, its NICs),
 the trees are NCCL's: for each channel k (one per NIC, k < the fewest NIC nodes of a box) and each of the two
 binary trees over the *boxes* (``nccl_double_binary_tree(B)``), a rank tree whose box-level edges join the boxes'
 k-th NIC nodes (the heads) and which runs, inside every box, down a chain from the head through the other nodes
@@ -49,6 +49,7 @@ from ..core.cost import node_bandwidth
 from ..core.errors import NotApplicable
 from ..core.schedule import Collective, Schedule
 from ..core.transform import build_collective
+from .boxes import boxes, fast, nic_nodes
 from .fabric import Fabric, Send, add_load, evaluate, need_two, realize
 
 ALGO = "dbt"
@@ -105,30 +106,22 @@ def _trees(fabric: Fabric, chunks: int) -> list[_Tree]:
 def _box_parents(fabric: Fabric) -> list[tuple[int, ...]] | None:
     """NCCL's trees across boxes (module docstring), as parent tuples over ranks; None where the fabric is not
     two or more boxes of equal size with a NIC node each and fast routes both ways along every chain."""
-    from .multiring import _boxes, _fast
-
-    boxes, slow = _boxes(fabric)
-    if len(boxes) < 2 or len({len(box) for box in boxes}) != 1:
+    box_list, slow = boxes(fabric)
+    if len(box_list) < 2 or len({len(box) for box in box_list}) != 1:
         return None
-    topo = fabric.topo
     rank = {u: r for r, u in enumerate(fabric.ranks)}
-    nics = []
-    for box in boxes:
-        members = set(box)
-        out = [u for u in box if any(Fraction(topo.links[i].bandwidth) == slow and topo.links[i].dst not in members
-                                     for i in topo.out_links[u])]
-        if not out:
-            return None
-        nics.append(out)
+    nics = [nic_nodes(fabric, box, slow) for box in box_list]
+    if not all(nics):
+        return None
     layout = []
     for channel in range(min(len(out) for out in nics)):
         heads = [out[channel] for out in nics]
-        for box_parent in nccl_double_binary_tree(len(boxes)):
+        for box_parent in nccl_double_binary_tree(len(box_list)):
             parent = [-1] * len(rank)
-            for b, box in enumerate(boxes):
+            for b, box in enumerate(box_list):
                 chain = [heads[b]] + [u for u in box if u != heads[b]]
                 for up, down in zip(chain, chain[1:]):
-                    if not (_fast(fabric, up, down, slow) and _fast(fabric, down, up, slow)):
+                    if not (fast(fabric, up, down, slow) and fast(fabric, down, up, slow)):
                         return None
                     parent[rank[down]] = rank[up]
                 if box_parent[b] >= 0:

@@ -33,18 +33,30 @@ def hamiltonian_cycle(topo: Topology) -> list[int]:
     if _is_cycle(topo, comp):
         return comp
     succ = {u: sorted({topo.links[i].dst for i in topo.out_links[u]} & set(comp) - {u}) for u in comp}
-    start, path, on_path = comp[0], [comp[0]], {comp[0]}
-    budget = [SEARCH_BUDGET]
+    start = comp[0]
+    path, exhausted = search_path(succ, len(comp), start, lambda u: start in succ[u])
+    if path is not None:
+        return path
+    why = "search budget exhausted" if exhausted else "none exists"
+    raise NotApplicable(f"the ring needs a directed Hamiltonian cycle of compute nodes over direct links ({why})")
+
+
+def search_path(succ: dict[int, list[int]], count: int, first: int, closes, avoid=frozenset(),
+                budget: int = SEARCH_BUDGET) -> tuple[list[int] | None, bool]:
+    """Depth-first search for a path from ``first`` along ``succ`` through ``count`` distinct nodes, none in
+    ``avoid``, whose last node u has ``closes(u)``; (the path or None, whether ``budget`` calls ran out)."""
+    path, on_path = [first], {first}
+    left = [budget]
 
     def extend() -> bool:
-        budget[0] -= 1
-        if budget[0] < 0:
+        left[0] -= 1
+        if left[0] < 0:
             return False
         u = path[-1]
-        if len(path) == len(comp):
-            return start in succ[u]
+        if len(path) == count:
+            return closes(u)
         for v in succ[u]:
-            if v not in on_path:
+            if v not in on_path and v not in avoid:
                 path.append(v)
                 on_path.add(v)
                 if extend():
@@ -53,10 +65,8 @@ def hamiltonian_cycle(topo: Topology) -> list[int]:
                 on_path.discard(v)
         return False
 
-    if extend():
-        return path
-    why = "search budget exhausted" if budget[0] < 0 else "none exists"
-    raise NotApplicable(f"the ring needs a directed Hamiltonian cycle of compute nodes over direct links ({why})")
+    found = extend()
+    return (path if found else None), left[0] < 0
 
 
 def ring_allgather(topo: Topology) -> Schedule:

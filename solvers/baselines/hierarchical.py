@@ -7,7 +7,7 @@ across the nodes on each GPU's part, an NCCL allgather in the node) and GenModel
 its GPU testbed (``solvers.genmodel.plans``: ring reduce-scatter in the node, allreduce across nodes on S/g, ring
 allgather in the node). Every phase here is a ring (direct-connect paper App. F.1).
 
-Definition. Boxes are ``multiring._boxes``: the compute nodes joined by links faster than the fabric's slowest
+Definition. Boxes are ``boxes.boxes``: the compute nodes joined by links faster than the fabric's slowest
 link (NVSwitch or xGMI inside a DGX A100 or MI250 box; NICs and the IB switch are the slowest). There must be
 B >= 2 boxes of G >= 2 compute nodes each; box b holds its nodes in rank order and node (b, j) is the one of
 local index j. The N = B G shards fall in G *classes*: class j is the B shards of the nodes (0, j) .. (B-1, j).
@@ -60,7 +60,7 @@ from ..core.errors import NotApplicable
 from ..core.schedule import ONE, ZERO, Collective, Schedule
 from .fabric import Fabric, Loads, Plan, Send, add_load, evaluate, need_two, realize
 from .hamiltonian import hamiltonian_cycle
-from .multiring import _boxes, _fast
+from .boxes import boxes as find_boxes, fast
 
 ALGO = "hierarchical"
 
@@ -81,7 +81,7 @@ def _layout(fabric: Fabric, collective: Collective) -> tuple[list[list[int]], li
     if len(speeds) == 1:
         raise NotApplicable(f"{ALGO} needs two or more boxes joined by slower links; every link runs at "
                             f"{_gbs(next(iter(speeds)))}, so the fabric is one box")
-    boxes, slow = _boxes(fabric)
+    boxes, slow = find_boxes(fabric)
     if len(boxes) == 1:
         raise NotApplicable(f"{ALGO} needs two or more boxes; all {len(boxes[0])} compute nodes form one box "
                             f"(joined by links faster than the slowest, {_gbs(slow)})")
@@ -96,7 +96,7 @@ def _layout(fabric: Fabric, collective: Collective) -> tuple[list[list[int]], li
     size = sizes[0]
     rings = []
     for box in boxes:
-        pairs = [(a, b) for a in range(size) for b in range(size) if a != b and _fast(fabric, box[a], box[b], slow)]
+        pairs = [(a, b) for a in range(size) for b in range(size) if a != b and fast(fabric, box[a], box[b], slow)]
         inside = Topology.from_edges(size, pairs, node_names=[topo.names[u] for u in box])
         try:
             rings.append(hamiltonian_cycle(inside))

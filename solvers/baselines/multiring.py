@@ -10,8 +10,8 @@ Where the rings come from:
 * direct-connect topologies: the link-disjoint directed Hamiltonian rings of ``ringset.ring_set`` (as many as
   its constructions and search find, d at most). On a d-regular graph of unit links with K = d every link then
   carries 1/d of a shard per round, T_B = (N-1)/N * M/B: the bandwidth bound.
-* switched fabrics (``nccl_ring_orders``): NCCL's rings across boxes. Boxes are the compute nodes joined by
-  links faster than the slowest link of the fabric (NVSwitch or xGMI inside a DGX or MI250 box, the NICs and
+* switched fabrics (``nccl_ring_orders``): NCCL's rings across boxes (``boxes``: the compute nodes joined by
+  links faster than the slowest link of the fabric, NVSwitch or xGMI inside a DGX or MI250 box, the NICs and
   the IB switch slower). If there is one box, one ring over logical edges (``fabric``): through a switch one ring
   already keeps every uplink busy. Otherwise ring k leaves each box through the k-th node with a slow link (its
   NIC) and enters the next box at a node that link reaches, a different entry per ring: one ring per NIC, K =
@@ -36,8 +36,9 @@ from topologies.model import Topology
 
 from ..core.errors import NotApplicable
 from ..core.schedule import Collective, Columns, Schedule
+from .boxes import boxes, fast, nic_nodes
 from .fabric import Fabric, realize
-from .hamiltonian import hamiltonian_cycle
+from .hamiltonian import hamiltonian_cycle, search_path
 from .rings import _ring_plan
 from .ringset import ring_set
 
@@ -90,66 +91,17 @@ def ring_bandwidth_gbs(fabric: Fabric, cycles: list[list[int]], links=None) -> F
 
 
 # ---------------------------------------------------------------------------------------- switched fabrics
-def _boxes(fabric: Fabric) -> tuple[list[list[int]], Fraction]:
-    """The compute nodes grouped into boxes (joined by links faster than the slowest link), and that slowest
-    bandwidth; a fabric of one bandwidth is one box."""
-    topo = fabric.topo
-    slow = min(Fraction(link.bandwidth) for link in topo.links)
-    parent = list(range(len(topo.names)))
-
-    def find(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for link in topo.links:
-        if Fraction(link.bandwidth) > slow:
-            parent[find(link.src)] = find(link.dst)
-    groups: dict[int, list[int]] = {}
-    for u in fabric.ranks:
-        groups.setdefault(find(u), []).append(u)
-    if all(Fraction(link.bandwidth) == slow for link in topo.links):
-        return [list(fabric.ranks)], slow
-    return list(groups.values()), slow
-
-
-def _fast(fabric: Fabric, u: int, v: int, slow: Fraction) -> bool:
-    """Whether the logical edge u -> v exists and every link of its route is faster than ``slow``."""
-    route = fabric.route(u, v)
-    return route is not None and all(Fraction(fabric.topo.links[li].bandwidth) > slow for hop in route for li in hop)
-
-
 def _box_path(fabric: Fabric, box: list[int], first: int, last: int, slow: Fraction) -> list[int] | None:
     """A path from ``first`` to ``last`` through every node of ``box`` over fast logical edges (DFS)."""
     if len(box) == 1:
         return [first]
     middle = [u for u in box if u not in (first, last)]
     straight = [first] + middle + [last]
-    if all(_fast(fabric, a, b, slow) for a, b in zip(straight, straight[1:])):
+    if all(fast(fabric, a, b, slow) for a, b in zip(straight, straight[1:])):
         return straight
-    succ = {u: [v for v in box if v != u and _fast(fabric, u, v, slow)] for u in box}
-    path, on = [first], {first}
-    budget = [PATH_BUDGET]
-
-    def extend() -> bool:
-        budget[0] -= 1
-        if budget[0] < 0:
-            return False
-        u = path[-1]
-        if len(path) == len(box) - 1:
-            return last in succ[u]
-        for v in succ[u]:
-            if v not in on and v != last:
-                path.append(v)
-                on.add(v)
-                if extend():
-                    return True
-                path.pop()
-                on.discard(v)
-        return False
-
-    return path + [last] if extend() else None
+    succ = {u: [v for v in box if v != u and fast(fabric, u, v, slow)] for u in box}
+    path, _ = search_path(succ, len(box) - 1, first, lambda u: last in succ[u], avoid={last}, budget=PATH_BUDGET)
+    return None if path is None else path + [last]
 
 
 def nccl_ring_orders(fabric: Fabric) -> list[list[int]]:
@@ -158,8 +110,8 @@ def nccl_ring_orders(fabric: Fabric) -> list[list[int]]:
     topo = fabric.topo
     if len(fabric.ranks) < 2:
         raise NotApplicable("the ring needs at least two compute nodes")
-    boxes, slow = _boxes(fabric)
-    if len(boxes) == 1:
+    box_list, slow = boxes(fabric)
+    if len(box_list) == 1:
         try:
             order = hamiltonian_cycle(fabric.logical_topology())
         except NotApplicable as exc:
@@ -167,24 +119,22 @@ def nccl_ring_orders(fabric: Fabric) -> list[list[int]]:
                                 f"{exc}") from None
         return [[fabric.ranks[r] for r in order]]
     nics = []
-    for box in boxes:
-        members = set(box)
-        out = [u for u in box if any(Fraction(topo.links[i].bandwidth) == slow and topo.links[i].dst not in members
-                                     for i in topo.out_links[u])]
+    for box in box_list:
+        out = nic_nodes(fabric, box, slow)
         if not out:
             raise NotApplicable(f"the ring needs a way out of every box; the box of {topo.names[box[0]]} has no "
                                 f"link at the fabric's slowest bandwidth ({float(slow):g} GB/s) leaving it")
         nics.append(out)
     k = min(len(out) for out in nics)
-    count = len(boxes)
+    count = len(box_list)
     exits = [out[:k] for out in nics]
-    entries: list[list[int]] = [[] for _ in boxes]
+    entries: list[list[int]] = [[] for _ in box_list]
     for b in range(count):
         nxt = (b + 1) % count
         taken: set[int] = set()
         for r in range(k):
             y = exits[b][r]
-            box = boxes[nxt]
+            box = box_list[nxt]
             start = box.index(exits[nxt][r]) if exits[nxt][r] in box else 0
             choice = None
             for step in range(1, len(box) + 1):
@@ -201,7 +151,7 @@ def nccl_ring_orders(fabric: Fabric) -> list[list[int]]:
     cycles = []
     for r in range(k):
         cycle = []
-        for b, box in enumerate(boxes):
+        for b, box in enumerate(box_list):
             path = _box_path(fabric, box, entries[b][r], exits[b][r], slow)
             if path is None:
                 raise NotApplicable(f"the ring needs a path through the box of {topo.names[box[0]]} from "
