@@ -89,25 +89,27 @@ def export_panel(topo, schedule, prefix: str, name: str, file_stem: str, *, requ
     session under ``prefix + "xml"`` with ``request`` (whatever, beside the settings, the schedule depends on:
     expression, synthesizer, collective, options) and shown only while the page asks for the same."""
     from solvers.core.errors import NotApplicable
-    from solvers.export import DEFAULT_SM_BUDGET, XmlError, export
+    from solvers.export import DEFAULT_SM_BUDGET, TARGETS, XmlError, export
 
     c1, c2, c3, c4 = st.columns(4)
-    dialect = c1.selectbox("Dialect", ["executor", "msccl"], key=f"{prefix}dialect",
-                           help="executor: MSCCL executor and RCCL; msccl: msccl-tools' attributes")
+    runtime = c1.selectbox("Runtime", list(TARGETS), key=f"{prefix}runtime",
+                           help="The runtime that loads the file; the export meets its limits. "
+                                + "; ".join(f"{t.name}: {t.max_steps} steps per threadblock, {t.max_tbs} "
+                                            f"threadblocks per rank ({t.dialect} dialect)" for t in TARGETS.values()))
     proto = c2.selectbox("Protocol", ["Simple", "LL", "LL128"], key=f"{prefix}proto")
     budget = c3.number_input("Threadblocks per GPU", 1, 1024, DEFAULT_SM_BUDGET, key=f"{prefix}budget",
                              help="How many threadblocks can be resident at once (SMs); 108 on an A100.")
     place = c4.selectbox("Call", list(_PLACES), key=f"{prefix}place",
                          help="Default: in place for allgather and allreduce, out of place for reduce-scatter.")
-    asked = request + (dialect, proto, int(budget), place)
+    asked = request + (runtime, proto, int(budget), place)
     held_key = f"{prefix}xml"
     if st.button("Build MSCCL XML", key=f"{prefix}export"):
         st.session_state.pop(held_key, None)
         with st.spinner("Lowering, validating and simulating …"):
             try:
                 built = schedule() if callable(schedule) else schedule
-                text, report = export(topo, built, dialect, int(budget), proto=proto, in_place=_PLACES[place],
-                                      name=name)
+                text, report = export(topo, built, None, int(budget), runtime, proto=proto,
+                                      in_place=_PLACES[place], name=name)
             except (XmlError, NotApplicable, ValueError) as exc:
                 st.error(f"Not exported: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
                 return
@@ -116,8 +118,11 @@ def export_panel(topo, schedule, prefix: str, name: str, file_stem: str, *, requ
     if not held or held[0] != asked:
         return
     _, text, report = held
-    st.success(f"Validated against the runtime's rules and simulated: {report.ranks} ranks, {report.threadblocks} "
-               f"threadblocks, {report.steps} steps.")
+    limits = TARGETS[report.runtime]
+    st.success(f"Validated against {report.runtime}'s rules and limits and simulated: {report.ranks} ranks, "
+               f"{report.threadblocks} threadblocks, {report.steps} steps; at most {report.tbs_per_rank} "
+               f"threadblocks per rank (limit {limits.max_tbs}) and {report.steps_per_tb} steps per threadblock "
+               f"(limit {limits.max_steps}).")
     stem = "".join(c if c.isalnum() else "_" for c in file_stem)[:80]
     st.download_button("Download MSCCL XML", text, file_name=f"{stem}.xml", mime="application/xml",
                        key=f"{prefix}download", on_click="ignore")

@@ -249,7 +249,7 @@ def test_schedule_page_exports_msccl_xml():
     at = open_page(SCHEDULE, "circulant(8,[2,3])")
     at.button(key="x_export").click().run()
     assert not at.exception
-    assert "Validated against the runtime's rules and simulated" in at.success[-1].value
+    assert "Validated against rccl's rules and limits and simulated" in at.success[-1].value
     assert "Download MSCCL XML" in {b.label for b in at.get("download_button")}
     at.number_input(key="x_budget").set_value(2)
     at.button(key="x_export").click().run()

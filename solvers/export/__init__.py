@@ -5,11 +5,12 @@ MSCCL XML: lowering a verified schedule, writing both dialects, reading any file
 runtime parser's rules, and simulating it symbolically (notes/msccl-xml-and-anchors.md section 3). ``export``
 does all of it, one module per stage:
 
-- ``program.py``: the program IR (``Algo``/``Gpu``/``Tb``/``Step``), ``XmlError`` and the runtime's limits;
+- ``program.py``: the program IR (``Algo``/``Gpu``/``Tb``/``Step``), ``XmlError`` and the runtime targets
+  (``TARGETS``: rccl, msccl-executor, msccl, each with its reader's limits and dialect, cited);
 - ``lower.py``: a verified ``Schedule`` to the IR (``lower``);
 - ``msccl_xml.py``: the IR to MSCCL XML text and back (``to_xml``, ``parse_xml``);
-- ``check.py``: the runtime parser's rules (``validate``), the symbolic run (``simulate``), both on a file
-  (``check_xml``, a ``Report``).
+- ``check.py``: the runtime parser's rules and a target's limits (``validate``), the symbolic run (``simulate``),
+  both on a file (``check_xml``, a ``Report`` naming the target and the largest counts used).
 
 Another export format or runtime target is one more module here that takes the program IR of ``program.py`` and
 writes the target's text, with a reader and checker beside it so that every file is validated and simulated before
@@ -21,30 +22,45 @@ from __future__ import annotations
 from topologies.model import Topology
 
 from ..core.schedule import Schedule
-from .check import Report, check_xml, simulate, validate
+from .check import Report, check_xml, runtime_for, simulate, validate
 from .lower import _refuse_custom, lower
 from .msccl_xml import parse_xml, to_xml
-from .program import DEFAULT_SM_BUDGET, Algo, Gpu, Step, Tb, XmlError
+from .program import DEFAULT_SM_BUDGET, DEFAULT_TARGET, TARGETS, Algo, Gpu, Step, Target, Tb, XmlError, target
 
-__all__ = ["Algo", "DEFAULT_SM_BUDGET", "Gpu", "Report", "Step", "Tb", "XmlError", "check_xml", "export", "lower",
-           "parse_xml", "simulate", "to_xml", "validate"]
+__all__ = ["Algo", "DEFAULT_SM_BUDGET", "DEFAULT_TARGET", "Gpu", "Report", "Step", "TARGETS", "Target", "Tb",
+           "XmlError", "check_xml", "export", "lower", "parse_xml", "runtime_for", "simulate", "target", "to_xml",
+           "validate"]
 
 
-def export(topo: Topology, schedule: Schedule, dialect: str = "executor", sm_budget: int = DEFAULT_SM_BUDGET,
-           **kwargs) -> tuple[str, Report]:
-    """Lower, write, then validate and simulate the written text; raise XmlError naming the first problem
-    rather than return a file that fails. On a switched fabric the schedule is first turned into the GPU-to-GPU
-    sends the runtime issues (``solvers.core.switch_paths.network_view``), which are verified again. A custom
-    collective is refused (NotApplicable)."""
+def export(topo: Topology, schedule: Schedule, dialect: str | None = None, sm_budget: int = DEFAULT_SM_BUDGET,
+           runtime: str | Target | None = None, **kwargs) -> tuple[str, Report]:
+    """Lower, write, then validate and simulate the written text for ``runtime`` (``TARGETS``; default: RCCL, or
+    microsoft/msccl when ``dialect`` is msccl-tools'; the file is written in the runtime's dialect); raise XmlError naming the first problem rather than return a file
+    that fails. A threadblock over the target's step limit is spread over more channels (the lowering is
+    retried with a quarter fewer instructions per threadblock each time); when even one instruction per
+    threadblock does not fit, or the threadblocks per rank exceed the target's, the error says which limit and by
+    how much. On a switched fabric the schedule is first turned into the GPU-to-GPU sends the runtime issues
+    (``solvers.core.switch_paths.network_view``), which are verified again. A custom collective is refused
+    (NotApplicable)."""
     _refuse_custom(schedule)
+    if runtime is None:
+        runtime = "msccl" if dialect == "msccl" else DEFAULT_TARGET
+    limits = target(runtime)
+    dialect = limits.dialect if dialect is None else dialect
+    runtime_for(dialect, limits)                        # XmlError where the runtime reads another dialect
     if topo.switch_nodes:
         from ..core.switch_paths import network_view
         from ..core.verify import verify
 
         topo, schedule = network_view(topo, schedule)
         verify(topo, schedule).raise_if_failed()
-    text = to_xml(lower(topo, schedule, **kwargs), dialect)
-    report = check_xml(text, dialect, sm_budget)
-    if not report.ok:
-        raise XmlError(f"the exported XML fails its check: {report.first}")
-    return text, report
+    ops = max(1, limits.max_steps * 5 // 8)         # room for the dependency nops the lowering adds
+    while True:
+        text = to_xml(lower(topo, schedule, ops_per_tb=ops, **kwargs), dialect)
+        report = check_xml(text, dialect, sm_budget, limits)
+        if report.ok:
+            return text, report
+        over_steps = report.steps_per_tb > limits.max_steps
+        if not over_steps or ops == 1:
+            raise XmlError(f"the exported XML fails its check for {limits.name}: {report.first}")
+        ops = max(1, ops * 3 // 4)

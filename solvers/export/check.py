@@ -8,13 +8,26 @@ from collections import Counter, defaultdict, deque
 from dataclasses import dataclass
 
 from .msccl_xml import parse_xml
-from .program import (DEFAULT_SM_BUDGET, KNOWN_COLLS, MAX_CHANNELS, MAX_COUNT, MAX_NODES_PER_RANK, MAX_STEPS,
-                      MAX_TBS_PER_CHANNEL, PROTOCOLS, STEP_TYPES, Algo, XmlError)
+from .program import (DEFAULT_SM_BUDGET, KNOWN_COLLS, MAX_NODES_PER_RANK, PROTOCOLS, STEP_TYPES, TARGETS, Algo,
+                      Target, XmlError, target)
 
 
-def validate(algo: Algo, dialect: str = "executor", sm_budget: int = DEFAULT_SM_BUDGET) -> list[str]:
-    """The runtime parser's rules and limits (notes section 3.10/3.11) plus our semantic ones; the problems
-    found, first one first (empty when the file is sound for the parser)."""
+def runtime_for(dialect: str, runtime: "str | Target | None" = None) -> Target:
+    """The target a file is checked against: ``runtime`` when given (its dialect must be ``dialect``), else the
+    strictest reader of the dialect (RCCL for the executor dialect, microsoft/msccl for msccl-tools')."""
+    if runtime is None:
+        return TARGETS["rccl" if dialect == "executor" else "msccl"]
+    t = target(runtime)
+    if t.dialect != dialect:
+        raise XmlError(f"the {t.name} runtime reads the {t.dialect} dialect, not {dialect}")
+    return t
+
+
+def validate(algo: Algo, dialect: str = "executor", sm_budget: int = DEFAULT_SM_BUDGET,
+             runtime: "str | Target | None" = None) -> list[str]:
+    """The runtime parser's rules and the limits of ``runtime`` (``runtime_for``; notes section 3.10/3.11) plus
+    our semantic ones; the problems found, first one first (empty when the file is sound for the parser)."""
+    limits = runtime_for(dialect, runtime)
     errs: list[str] = []
     colls = KNOWN_COLLS[dialect]
     if algo.proto not in PROTOCOLS:
@@ -40,7 +53,10 @@ def validate(algo: Algo, dialect: str = "executor", sm_budget: int = DEFAULT_SM_
                         "(use fewer chunks per shard, or a schedule with fewer transfers)")
         if min(g.i_chunks, g.o_chunks, g.s_chunks) < 0:
             errs.append(f"{where}: negative buffer size")
-        if len(g.tbs) > sm_budget:
+        if len(g.tbs) > limits.max_tbs:
+            errs.append(f"{where}: {len(g.tbs)} threadblocks, {len(g.tbs) - limits.max_tbs} above the "
+                        f"{limits.max_tbs} per rank that {limits.name} reads")
+        elif len(g.tbs) > sm_budget:
             errs.append(f"{where}: {len(g.tbs)} threadblocks, above the budget of {sm_budget} co-resident blocks "
                         "(kernels spin on flags across blocks; raise the budget only if the GPU has that many SMs)")
         tb_ids = sorted(t.id for t in g.tbs)
@@ -53,22 +69,24 @@ def validate(algo: Algo, dialect: str = "executor", sm_budget: int = DEFAULT_SM_
                     errs.append(f"{where} tb {t.id}: {role}={peer} is not another rank or -1")
                 if peer >= 0:
                     per_chan[(role, peer, t.chan)] += 1
-            if not 0 <= t.chan < MAX_CHANNELS:
-                errs.append(f"{where} tb {t.id}: chan={t.chan} out of range")
+            if not 0 <= t.chan < limits.max_channels:
+                errs.append(f"{where} tb {t.id}: chan={t.chan} out of range (the runtime has "
+                            f"{limits.max_channels} channels)")
         for (role, peer, chan), count in per_chan.items():
             if count > 1:
                 errs.append(f"{where}: {count} threadblocks {role} with peer {peer} on channel {chan}; a connection "
                             "is one FIFO between exactly one sending and one receiving threadblock")
         for role in ("send", "recv"):
             for chan in {c for (r, _, c) in per_chan if r == role}:
-                if sum(v for (r, _, c), v in per_chan.items() if r == role and c == chan) > MAX_TBS_PER_CHANNEL:
-                    errs.append(f"{where}: more than {MAX_TBS_PER_CHANNEL} {role} threadblocks on channel {chan}")
+                if sum(v for (r, _, c), v in per_chan.items() if r == role and c == chan) > limits.max_tbs_per_channel:
+                    errs.append(f"{where}: more than {limits.max_tbs_per_channel} {role} threadblocks on channel {chan}")
         sizes = {"i": g.i_chunks, "o": g.o_chunks, "s": g.s_chunks}
         by_id = {t.id: t for t in g.tbs}
         for t in g.tbs:
-            if len(t.steps) >= MAX_STEPS:
-                errs.append(f"{where} tb {t.id}: {len(t.steps)} steps, the runtime allows fewer than {MAX_STEPS} "
-                            "(spread the connection over more channels, or use fewer chunks per shard)")
+            if len(t.steps) > limits.max_steps:
+                errs.append(f"{where} tb {t.id}: {len(t.steps)} steps, {len(t.steps) - limits.max_steps} above the "
+                            f"{limits.max_steps} per threadblock that {limits.name} reads (spread the connection over "
+                            "more channels, or use fewer chunks per shard)")
             pending_nop = False
             for k, st in enumerate(t.steps):
                 at = f"{where} tb {t.id} step {st.s}"
@@ -85,8 +103,8 @@ def validate(algo: Algo, dialect: str = "executor", sm_budget: int = DEFAULT_SM_
                     pending_nop = False
                 else:
                     pending_nop = False
-                if not 0 <= st.cnt < MAX_COUNT:
-                    errs.append(f"{at}: cnt={st.cnt}, the runtime needs 0 <= cnt < {MAX_COUNT}")
+                if not 0 <= st.cnt < limits.max_count:
+                    errs.append(f"{at}: cnt={st.cnt}, the runtime needs 0 <= cnt < {limits.max_count}")
                 if st.hasdep not in (0, 1):
                     errs.append(f"{at}: hasdep must be 0 or 1")
                 sends = st.type in ("s", "rcs", "rrs", "rrcs")
@@ -267,27 +285,40 @@ def _postcondition(algo: Algo, bufs, per, in_place) -> list[str]:
 
 @dataclass
 class Report:
+    """What ``check_xml`` found: ``runtime`` the target checked against, ``tbs_per_rank`` and
+    ``steps_per_tb`` the largest counts the file uses (against the target's limits)."""
+
     ok: bool
     dialect: str
     problems: list[str]
     ranks: int
     threadblocks: int
     steps: int
+    runtime: str = ""
+    tbs_per_rank: int = 0
+    steps_per_tb: int = 0
 
     @property
     def first(self) -> str:
         return self.problems[0] if self.problems else "ok"
 
 
-def check_xml(text: str, dialect: str | None = None, sm_budget: int = DEFAULT_SM_BUDGET) -> Report:
-    """Validate (parser rules) and, when that passes, simulate (deadlock, FIFO matching, postcondition)."""
+def check_xml(text: str, dialect: str | None = None, sm_budget: int = DEFAULT_SM_BUDGET,
+              runtime: "str | Target | None" = None) -> Report:
+    """Validate (parser rules and the limits of ``runtime``, ``runtime_for``) and, when that passes, simulate
+    (deadlock, FIFO matching, postcondition). Without a dialect, the runtime's is read (or it is guessed)."""
+    if dialect is None and runtime is not None:
+        dialect = target(runtime).dialect
     try:
         algo, dialect = parse_xml(text, dialect)
-    except XmlError as exc:
+        limits = runtime_for(dialect, runtime)
+    except (XmlError, ValueError) as exc:
         return Report(False, dialect or "?", [str(exc)], 0, 0, 0)
-    problems = validate(algo, dialect, sm_budget)
+    problems = validate(algo, dialect, sm_budget, limits)
     if not problems:
         problems = simulate(algo)
     tbs = sum(len(g.tbs) for g in algo.gpus)
     steps = sum(len(t.steps) for g in algo.gpus for t in g.tbs)
-    return Report(not problems, dialect, problems, algo.ngpus, tbs, steps)
+    return Report(not problems, dialect, problems, algo.ngpus, tbs, steps, limits.name,
+                  max((len(g.tbs) for g in algo.gpus), default=0),
+                  max((len(t.steps) for g in algo.gpus for t in g.tbs), default=0))

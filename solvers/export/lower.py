@@ -50,12 +50,14 @@ class _Op:
 
 
 def lower(topo: Topology, schedule: Schedule, *, proto: str = "Simple", name: str | None = None,
-          min_bytes: int = 0, max_bytes: int = 1 << 40, in_place: bool | None = None) -> Algo:
+          min_bytes: int = 0, max_bytes: int = 1 << 40, in_place: bool | None = None,
+          ops_per_tb: int = OPS_PER_THREADBLOCK) -> Algo:
     """The MSCCL program of a verified schedule (see the module docstring). ``in_place`` picks the call the file
     serves (default: in place for allgather and allreduce, out of place for reduce-scatter). Out of place, the
     allgather first copies the input shard into its slot of ``o`` and the allreduce copies ``i`` into ``o`` and
     works there; in place, the reduce-scatter leaves rank r's result in its own slot of ``i``. An all-to-all is
-    lowered out of place (module docstring); a custom collective is refused."""
+    lowered out of place (module docstring); a custom collective is refused. A link's instructions fill a
+    threadblock up to ``ops_per_tb`` and continue on the next channel (``_channels``)."""
     _refuse_custom(schedule)
     if topo.switch_nodes:
         raise NotApplicable("MSCCL lowering needs GPUs linked directly; this topology has switches")
@@ -66,7 +68,7 @@ def lower(topo: Topology, schedule: Schedule, *, proto: str = "Simple", name: st
         raise NotApplicable("the schedule's chunk bounds have no common denominator small enough for chunks")
     coll = schedule.collective
     if coll is Collective.ALLTOALL:
-        return _lower_alltoall(topo, schedule, cols, proto, name, min_bytes, max_bytes, in_place)
+        return _lower_alltoall(topo, schedule, cols, proto, name, min_bytes, max_bytes, in_place, ops_per_tb)
     n, per = topo.n, cols.one
     if n * per > MAX_CHUNKS_PER_LOOP:
         raise NotApplicable(f"the schedule cuts shards into {per} chunks, so nchunksperloop would be {n * per}; "
@@ -103,7 +105,7 @@ def lower(topo: Topology, schedule: Schedule, *, proto: str = "Simple", name: st
     elif not in_place and coll is Collective.ALLREDUCE:
         first_copies = [(r, a, a, min(n * per - a, MAX_COUNT - 1)) for r in range(n)
                         for a in range(0, n * per, MAX_COUNT - 1)]
-    channel_of = _channels(topo, [it[1] for it in items])
+    channel_of = _channels(topo, [it[1] for it in items], ops_per_tb)
     for r, src_off, dst_off, cnt in first_copies:
         ops.append(_Op(r, ("local",), "cpy", "o", dst_off, cnt, (0, -1, 0), copy_from=("i", src_off)))
         touch(len(ops) - 1, r, "o", dst_off, cnt, writes=True)
@@ -163,7 +165,7 @@ def _tracker(ops: list[_Op]):
     return touch
 
 
-def _channels(topo: Topology, links: list[int]) -> list[int]:
+def _channels(topo: Topology, links: list[int], ops_per_tb: int = OPS_PER_THREADBLOCK) -> list[int]:
     """The channel of each instruction on ``links`` (given in program order): the k-th parallel link of a GPU
     pair uses channel k, and a link whose instructions would overflow one threadblock continues on further
     channels (exact: the two ends of every connection still see the same sequence)."""
@@ -176,13 +178,13 @@ def _channels(topo: Topology, links: list[int]) -> list[int]:
     sent_on: Counter = Counter()
     channel_of = []
     for link in links:
-        channel_of.append(parallel_index[link] + width * (sent_on[link] // OPS_PER_THREADBLOCK))
+        channel_of.append(parallel_index[link] + width * (sent_on[link] // ops_per_tb))
         sent_on[link] += 1
     return channel_of
 
 
 def _lower_alltoall(topo: Topology, schedule: Schedule, cols, proto: str, name: str | None, min_bytes: int,
-                    max_bytes: int, in_place: bool | None) -> Algo:
+                    max_bytes: int, in_place: bool | None, ops_per_tb: int = OPS_PER_THREADBLOCK) -> Algo:
     """The all-to-all layout of the module docstring."""
     if in_place:
         raise NotApplicable("an all-to-all is lowered out of place only (each rank's output differs from its input)")
@@ -231,7 +233,7 @@ def _lower_alltoall(topo: Topology, schedule: Schedule, cols, proto: str, name: 
     if count + 2 + n + m // (MAX_COUNT - 1) > MAX_NODES_PER_RANK:
         raise NotApplicable(f"rank {busiest} would run {count} instructions, above the runtime parser's "
                             f"{MAX_NODES_PER_RANK} XML nodes per rank; use fewer chunks or fewer transfers")
-    channel_of = _channels(topo, [it[1] for it in items])
+    channel_of = _channels(topo, [it[1] for it in items], ops_per_tb)
     ops: list[_Op] = []
     touch = _tracker(ops)
     for r in range(n):                       # the rank's own piece: input block r -> output block r

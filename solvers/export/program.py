@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-MAX_COUNT = 72                 # cnt < 72
-MAX_STEPS = 256                # steps per threadblock
+MAX_COUNT = 72                 # cnt < 72 on every target
+MAX_STEPS = 256                # steps per threadblock on the most permissive target (``TARGETS``)
 MAX_NODES_PER_RANK = 4096      # parsed XML nodes: 1 (algo) + ngpus + tbs + steps of the rank's gpu
 MAX_TBS_PER_CHANNEL = 32
 MAX_CHANNELS = 32
@@ -26,6 +26,50 @@ DIALECT_COLL = {"executor": {"allgather": "allgather", "reduce_scatter": "reduce
 KNOWN_COLLS = {"executor": {"allgather", "reducescatter", "allreduce", "alltoall", "send", "recv", "gather", "scatter",
                             "alltoallv", "broadcast", "reduce", "custom"},
                "msccl": {"allgather", "reduce_scatter", "allreduce", "alltoall", "broadcast", "reduce", "custom"}}
+
+
+@dataclass(frozen=True)
+class Target:
+    """A runtime that loads MSCCL XML, with the limits its reader enforces (``msccl_struct.h`` / ``msccl.h``):
+    ``max_steps`` steps per threadblock (a step index s must stay below it), ``max_tbs`` threadblocks per rank,
+    ``max_tbs_per_channel`` send (and receive) threadblocks per channel, ``max_channels`` channels (NCCL's and
+    RCCL's MAXCHANNELS), ``max_count`` (cnt must stay below it), and the dialect of attributes and collective names
+    it reads (``DIALECT_COLL``). ``source`` cites where the numbers come from."""
+
+    name: str
+    dialect: str
+    max_steps: int
+    max_tbs: int
+    max_tbs_per_channel: int
+    max_channels: int
+    max_count: int
+    source: str
+
+
+TARGETS = {t.name: t for t in (
+    Target("rccl", "executor", 64, 64, 32, 32, 72,
+           "ROCm/rccl src/include/msccl/msccl_struct.h (commit b463f53): MSCCL_MAX_NUM_STEPS 64, "
+           "MSCCL_MAX_NUM_THREAD_BLOCKS 64, MSCCL_MAX_NUM_THREAD_BLOCKS_PER_CHANNEL 32, MSCCL_MAX_COUNT 72; "
+           "src/include/devcomm.h MAXCHANNELS 32"),
+    Target("msccl-executor", "executor", 64, 32 * 32, 32, 32, 72,
+           "Azure/msccl-executor-nccl src/include/msccl/msccl_struct.h (commit 206e0c4): MSCCL_MAX_NUM_STEPS 64, "
+           "MSCCL_MAX_NUM_THREAD_BLOCKS = 32 per channel x MAXCHANNELS (32, src/include/devcomm.h), "
+           "MSCCL_MAX_COUNT 72"),
+    Target("msccl", "msccl", 256, 108 * 2, 32, 32, 72,
+           "microsoft/msccl src/include/msccl.h (commit 75e5896): MSCCL_MAX_NUM_STEPS 256, "
+           "MSCCL_MAX_NUM_THREAD_BLOCKS 108*2, MSCCL_MAX_NUM_THREAD_BLOCKS_PER_CHANNEL 32, MSCCL_MAX_COUNT 72"),
+)}
+DEFAULT_TARGET = "rccl"
+
+
+def target(name: "str | Target") -> Target:
+    """The target called ``name`` (``TARGETS``); ValueError naming the choices otherwise."""
+    if isinstance(name, Target):
+        return name
+    try:
+        return TARGETS[name]
+    except KeyError:
+        raise ValueError(f"unknown runtime {name!r} (choose from {', '.join(TARGETS)})") from None
 
 
 @dataclass

@@ -38,8 +38,13 @@ def add_parsers(sub) -> None:
     export.add_argument("--collective", default="allgather",
                         help="allgather | reduce_scatter | allreduce | alltoall (teccl)")
     export.add_argument("--format", default="msccl", choices=["msccl"], help="the output format")
-    export.add_argument("--dialect", default="executor", choices=["executor", "msccl"],
-                        help="executor: MSCCL executor / RCCL (default); msccl: msccl-tools' attributes")
+    export.add_argument("--runtime", default=None, choices=["rccl", "msccl-executor", "msccl"],
+                        help="the runtime that loads the file, whose limits it must meet: rccl (default, the "
+                             "strictest: 64 steps per threadblock, 64 threadblocks per rank), msccl-executor "
+                             "(msccl-executor-nccl), msccl (the original runtime, msccl-tools' dialect; the "
+                             "default with --dialect msccl)")
+    export.add_argument("--dialect", default=None, choices=["executor", "msccl"],
+                        help="the attribute dialect (default: the runtime's; executor for rccl and msccl-executor)")
     export.add_argument("--proto", default="Simple", choices=["Simple", "LL", "LL128"])
     export.add_argument("--sm-budget", type=int, default=108, help="threadblocks per GPU that fit (default 108)")
     export.add_argument("--place", default="default", choices=["default", "in", "out"],
@@ -65,6 +70,9 @@ def add_parsers(sub) -> None:
 
     check = sub.add_parser("check-xml", parents=[as_json], help="validate and simulate any MSCCL XML file")
     check.add_argument("file")
+    check.add_argument("--runtime", default=None, choices=["rccl", "msccl-executor", "msccl"],
+                       help="check against this runtime's limits (default: the strictest reader of the file's "
+                            "dialect: rccl for the executor dialect, msccl for msccl-tools')")
     check.add_argument("--dialect", default=None, choices=["executor", "msccl"],
                        help="the parser to check against (default: guessed from the attributes)")
     check.add_argument("--sm-budget", type=int, default=108)
@@ -113,21 +121,24 @@ def _genmodel_params(name: str):
 
 
 def export(args) -> int:
+    from solvers.core.errors import NotApplicable
     from solvers.export import XmlError, export as to_msccl
 
     topo = load(args.expr, max_nodes=args.max_nodes)
     result = synthesize(topo, args.algo, Collective.parse(args.collective), options=options_for(args, args.algo))
     try:           # result.topology: TACOS schedules the unwound fabric
-        text, report = to_msccl(result.topology, result.schedule, args.dialect, args.sm_budget, proto=args.proto,
+        text, report = to_msccl(result.topology, result.schedule, args.dialect, args.sm_budget, args.runtime,
+                                proto=args.proto,
                                 in_place={"default": None, "in": True, "out": False}[args.place],
                                 name=f"{args.algo} {result.schedule.collective.value} {topo.name or topo.expr}")
-    except XmlError as exc:
+    except (XmlError, NotApplicable) as exc:
         raise UsageError(str(exc)) from None
     if args.output:
         with open(args.output, "w", encoding="utf-8") as fh:
             fh.write(text)
         print(f"wrote {args.output}: {report.ranks} ranks, {report.threadblocks} threadblocks, {report.steps} steps, "
-              f"validated and simulated ({args.dialect} dialect)", file=sys.stderr)
+              f"validated and simulated for {report.runtime} ({report.dialect} dialect; at most {report.tbs_per_rank} "
+              f"threadblocks per rank and {report.steps_per_tb} steps per threadblock)", file=sys.stderr)
     else:
         sys.stdout.write(text)
     return 0
@@ -178,13 +189,16 @@ def check_xml(args) -> int:
         raise UsageError(f"cannot read {args.file}: {exc}") from None
     if len(text) > 64 * 1024 * 1024:
         raise UsageError(f"{args.file} is larger than 64 MiB")
-    report = check(text, args.dialect, args.sm_budget)
+    report = check(text, args.dialect, args.sm_budget, args.runtime)
     if args.json:
-        print(json.dumps({"ok": report.ok, "dialect": report.dialect, "problems": report.problems,
-                          "ranks": report.ranks, "threadblocks": report.threadblocks, "steps": report.steps}))
+        print(json.dumps({"ok": report.ok, "dialect": report.dialect, "runtime": report.runtime,
+                          "problems": report.problems, "ranks": report.ranks, "threadblocks": report.threadblocks,
+                          "steps": report.steps, "tbs_per_rank": report.tbs_per_rank,
+                          "steps_per_tb": report.steps_per_tb}))
     elif report.ok:
         print(f"ok: {report.ranks} ranks, {report.threadblocks} threadblocks, {report.steps} steps "
-              f"({report.dialect} dialect): the parser's rules hold and the simulation ends in the collective")
+              f"({report.dialect} dialect, {report.runtime}'s limits): the parser's rules hold and the simulation "
+              "ends in the collective")
     else:
         print(f"rejected: {report.first}", file=sys.stderr)
     return 0 if report.ok else 1

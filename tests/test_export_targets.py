@@ -1,0 +1,86 @@
+"""Runtime targets of the MSCCL export (issue 22): each reader's limits, enforced by ``check-xml --runtime`` and by
+every export, and a lowering that spreads long threadblock programs over more channels instead of failing."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from solvers import synthesize
+from solvers.export import TARGETS, XmlError, check_xml, export, parse_xml, target
+from studio.cli import main
+from topologies import load
+
+
+def test_the_targets_carry_the_readers_limits():
+    assert (TARGETS["rccl"].max_steps, TARGETS["rccl"].max_tbs) == (64, 64)
+    assert (TARGETS["msccl-executor"].max_steps, TARGETS["msccl-executor"].max_tbs) == (64, 1024)
+    assert (TARGETS["msccl"].max_steps, TARGETS["msccl"].max_tbs) == (256, 216)
+    assert {t.dialect for t in TARGETS.values()} == {"executor", "msccl"}
+    assert all("msccl_struct.h" in t.source or "msccl.h" in t.source for t in TARGETS.values())
+    with pytest.raises(ValueError, match="unknown runtime 'nccl'"):
+        target("nccl")
+
+
+@pytest.fixture(scope="module")
+def long_ring():
+    """126 ring steps on gkautz(2,64): one threadblock per link would hold 126 steps, over RCCL's 64."""
+    topo = load("gkautz(2,64)")
+    return topo, synthesize(topo, "ring", "allreduce").schedule
+
+
+def test_a_long_program_is_spread_until_it_fits_each_runtime(long_ring):
+    topo, schedule = long_ring
+    for name, limits in TARGETS.items():
+        text, report = export(topo, schedule, runtime=name)
+        assert report.ok and report.runtime == name
+        assert report.steps_per_tb <= limits.max_steps and report.tbs_per_rank <= limits.max_tbs
+        algo, dialect = parse_xml(text)
+        assert dialect == limits.dialect
+        assert max(len(t.steps) for g in algo.gpus for t in g.tbs) == report.steps_per_tb
+    # the permissive reader's file is one that RCCL would refuse, and check-xml says why, by how much
+    text, report = export(topo, schedule, runtime="msccl")
+    assert report.steps_per_tb > 64
+    text_ex, _ = export(topo, schedule, runtime="msccl", dialect="msccl")
+    assert check_xml(text_ex, runtime="msccl").ok
+
+
+def test_check_xml_enforces_the_runtime(long_ring, tmp_path, capsys):
+    topo, schedule = long_ring
+    loose, _ = export(topo, schedule, dialect="executor", runtime="msccl-executor")
+    assert check_xml(loose, runtime="msccl-executor").ok and check_xml(loose, runtime="rccl").ok
+    from solvers.export.lower import lower
+    from solvers.export.msccl_xml import to_xml
+    one_block = to_xml(lower(topo, schedule, ops_per_tb=1000), "executor")   # every link in one threadblock
+    report = check_xml(one_block, runtime="rccl")
+    assert not report.ok and "above the 64 per threadblock that rccl reads" in report.first
+    assert check_xml(one_block, runtime="msccl-executor").ok is False
+    path = tmp_path / "one_block.xml"
+    path.write_text(one_block)
+    assert main(["check-xml", str(path), "--runtime", "rccl", "--json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["runtime"] == "rccl" and out["steps_per_tb"] > 64 and not out["ok"]
+    bad = check_xml(one_block, dialect="executor", runtime="msccl")
+    assert not bad.ok and "reads the msccl dialect" in bad.first
+
+
+def test_too_many_threadblocks_is_refused_with_the_limit():
+    from solvers.export import Target
+
+    topo = load("hypercube(4)")                  # 4 rings: a send and a receive threadblock per ring and rank
+    schedule = synthesize(topo, "ring", "allgather").schedule
+    tiny = Target("tiny", "executor", 64, 4, 32, 32, 72, "a reader that takes 4 threadblocks per rank")
+    with pytest.raises(XmlError, match=r"8 threadblocks, 4 above the 4 per rank that tiny reads"):
+        export(topo, schedule, runtime=tiny)
+    _, report = export(topo, schedule, runtime="rccl")
+    assert report.ok and report.tbs_per_rank == 8
+
+
+def test_cli_export_names_the_runtime(tmp_path, capsys):
+    out = tmp_path / "ring.xml"
+    assert main(["export", "gkautz(2,64)", "--algo", "ring", "--collective", "allreduce", "--runtime", "rccl",
+                 "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "for rccl (executor dialect" in err and check_xml(out.read_text(), runtime="rccl").ok
+    assert main(["export", "ring(4)", "--algo", "ring", "--runtime", "rccl", "--dialect", "msccl"]) == 2
+    assert "reads the executor dialect, not msccl" in capsys.readouterr().err
