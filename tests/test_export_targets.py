@@ -64,16 +64,21 @@ def test_check_xml_enforces_the_runtime(long_ring, tmp_path, capsys):
     assert not bad.ok and "reads the msccl dialect" in bad.first
 
 
-def test_too_many_threadblocks_is_refused_with_the_limit():
+def test_threadblocks_over_the_limit_are_merged_then_refused_with_the_limit():
     from solvers.export import Target
 
     topo = load("hypercube(4)")                  # 4 rings: a send and a receive threadblock per ring and rank
     schedule = synthesize(topo, "ring", "allgather").schedule
-    tiny = Target("tiny", "executor", 64, 4, 32, 32, 72, "a reader that takes 4 threadblocks per rank")
-    with pytest.raises(XmlError, match=r"8 threadblocks, 4 above the 4 per rank that tiny reads"):
-        export(topo, schedule, runtime=tiny)
     _, report = export(topo, schedule, runtime="rccl")
     assert report.ok and report.tbs_per_rank == 8
+    four = Target("four", "executor", 64, 4, 32, 32, 72, "a reader that takes 4 threadblocks per rank")
+    text, report = export(topo, schedule, runtime=four)
+    assert report.ok and report.tbs_per_rank == 4             # send/receive pairs share a threadblock
+    algo, _ = parse_xml(text)
+    assert all(t.send >= 0 and t.recv >= 0 for g in algo.gpus for t in g.tbs)
+    three = Target("three", "executor", 64, 3, 32, 32, 72, "a reader that takes 3 threadblocks per rank")
+    with pytest.raises(XmlError, match=r"4 threadblocks, 1 above the 3 per rank that three reads"):
+        export(topo, schedule, runtime=three)
 
 
 def test_cli_export_names_the_runtime(tmp_path, capsys):

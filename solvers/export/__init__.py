@@ -37,9 +37,9 @@ def export(topo: Topology, schedule: Schedule, dialect: str | None = None, sm_bu
     """Lower, write, then validate and simulate the written text for ``runtime`` (``TARGETS``; default: RCCL, or
     microsoft/msccl when ``dialect`` is msccl-tools'; the file is written in the runtime's dialect); raise XmlError naming the first problem rather than return a file
     that fails. A threadblock over the target's step limit is spread over more channels (the lowering is
-    retried with a quarter fewer instructions per threadblock each time); when even one instruction per
-    threadblock does not fit, or the threadblocks per rank exceed the target's, the error says which limit and by
-    how much. On a switched fabric the schedule is first turned into the GPU-to-GPU sends the runtime issues
+    retried with a quarter fewer instructions per threadblock each time), and threadblocks over the per-rank
+    limit are merged in send/receive pairs (``lower(merge=True)``); when that is not enough the error says which
+    limit and by how much. On a switched fabric the schedule is first turned into the GPU-to-GPU sends the runtime issues
     (``solvers.core.switch_paths.network_view``), which are verified again. A custom collective is refused
     (NotApplicable)."""
     _refuse_custom(schedule)
@@ -55,12 +55,15 @@ def export(topo: Topology, schedule: Schedule, dialect: str | None = None, sm_bu
         topo, schedule = network_view(topo, schedule)
         verify(topo, schedule).raise_if_failed()
     ops = max(1, limits.max_steps * 5 // 8)         # room for the dependency nops the lowering adds
+    merge = False
     while True:
-        text = to_xml(lower(topo, schedule, ops_per_tb=ops, **kwargs), dialect)
+        text = to_xml(lower(topo, schedule, ops_per_tb=ops, merge=merge, **kwargs), dialect)
         report = check_xml(text, dialect, sm_budget, limits)
         if report.ok:
             return text, report
-        over_steps = report.steps_per_tb > limits.max_steps
-        if not over_steps or ops == 1:
+        if report.steps_per_tb > limits.max_steps and ops > 1:
+            ops = max(1, ops * 3 // 4)
+        elif report.tbs_per_rank > min(limits.max_tbs, sm_budget) and not merge:
+            merge = True                                # a send and a receive threadblock share one
+        else:
             raise XmlError(f"the exported XML fails its check for {limits.name}: {report.first}")
-        ops = max(1, ops * 3 // 4)

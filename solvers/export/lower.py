@@ -51,13 +51,14 @@ class _Op:
 
 def lower(topo: Topology, schedule: Schedule, *, proto: str = "Simple", name: str | None = None,
           min_bytes: int = 0, max_bytes: int = 1 << 40, in_place: bool | None = None,
-          ops_per_tb: int = OPS_PER_THREADBLOCK) -> Algo:
+          ops_per_tb: int = OPS_PER_THREADBLOCK, merge: bool = False) -> Algo:
     """The MSCCL program of a verified schedule (see the module docstring). ``in_place`` picks the call the file
     serves (default: in place for allgather and allreduce, out of place for reduce-scatter). Out of place, the
     allgather first copies the input shard into its slot of ``o`` and the allreduce copies ``i`` into ``o`` and
     works there; in place, the reduce-scatter leaves rank r's result in its own slot of ``i``. An all-to-all is
     lowered out of place (module docstring); a custom collective is refused. A link's instructions fill a
-    threadblock up to ``ops_per_tb`` and continue on the next channel (``_channels``)."""
+    threadblock up to ``ops_per_tb`` and continue on the next channel (``_channels``); ``merge`` pairs send and
+    receive threadblocks (``_merge_threadblocks``) to halve their number."""
     _refuse_custom(schedule)
     if topo.switch_nodes:
         raise NotApplicable("MSCCL lowering needs GPUs linked directly; this topology has switches")
@@ -68,7 +69,7 @@ def lower(topo: Topology, schedule: Schedule, *, proto: str = "Simple", name: st
         raise NotApplicable("the schedule's chunk bounds have no common denominator small enough for chunks")
     coll = schedule.collective
     if coll is Collective.ALLTOALL:
-        return _lower_alltoall(topo, schedule, cols, proto, name, min_bytes, max_bytes, in_place, ops_per_tb)
+        return _lower_alltoall(topo, schedule, cols, proto, name, min_bytes, max_bytes, in_place, ops_per_tb, merge)
     n, per = topo.n, cols.one
     if n * per > MAX_CHUNKS_PER_LOOP:
         raise NotApplicable(f"the schedule cuts shards into {per} chunks, so nchunksperloop would be {n * per}; "
@@ -135,7 +136,7 @@ def lower(topo: Topology, schedule: Schedule, *, proto: str = "Simple", name: st
                 touch(len(ops) - 1, r, "i", start, cnt, writes=False)
                 start += cnt
     return _assemble(topo, coll, ops, per, proto, name or f"{schedule.algo or 'schedule'} {coll.value}",
-                     min_bytes, max_bytes, in_place)
+                     min_bytes, max_bytes, in_place, merge=merge)
 
 
 def _refuse_custom(schedule: Schedule) -> None:
@@ -184,7 +185,8 @@ def _channels(topo: Topology, links: list[int], ops_per_tb: int = OPS_PER_THREAD
 
 
 def _lower_alltoall(topo: Topology, schedule: Schedule, cols, proto: str, name: str | None, min_bytes: int,
-                    max_bytes: int, in_place: bool | None, ops_per_tb: int = OPS_PER_THREADBLOCK) -> Algo:
+                    max_bytes: int, in_place: bool | None, ops_per_tb: int = OPS_PER_THREADBLOCK,
+                    merge: bool = False) -> Algo:
     """The all-to-all layout of the module docstring."""
     if in_place:
         raise NotApplicable("an all-to-all is lowered out of place only (each rank's output differs from its input)")
@@ -258,18 +260,40 @@ def _lower_alltoall(topo: Topology, schedule: Schedule, cols, proto: str, name: 
     scratch = {r: len(keys) for r, keys in slot.items()}
     return _assemble(topo, Collective.ALLTOALL, ops, m, proto,
                      name or f"{schedule.algo or 'schedule'} {Collective.ALLTOALL.value}", min_bytes, max_bytes,
-                     False, scratch)
+                     False, scratch, merge)
 
 
-def _assemble(topo, coll, ops, per, proto, name, min_bytes, max_bytes, in_place, scratch=None) -> Algo:
+def _merge_threadblocks(ops: list[_Op]) -> None:
+    """On every rank and channel, the i-th send threadblock and the i-th receive threadblock (in order of first
+    use) become one threadblock with both peers. Its steps keep the program order of all instructions, the
+    (step, send before receive) order every dependency and every send-receive match already follows, so the
+    merged program still cannot deadlock; it runs the two links' instructions one after the other."""
+    roles: dict[tuple, dict[str, list]] = defaultdict(lambda: {"send": [], "recv": []})
+    for op in ops:
+        kind = op.tb[0]
+        if kind in ("send", "recv") and op.tb not in roles[(op.node, op.tb[2])][kind]:
+            roles[(op.node, op.tb[2])][kind].append(op.tb)
+    mapping = {}
+    for (node, chan), both in roles.items():
+        for send, recv in zip(both["send"], both["recv"]):
+            merged = ("pair", send[1], recv[1], chan)
+            mapping[(node, send)] = mapping[(node, recv)] = merged
+    for op in ops:
+        op.tb = mapping.get((op.node, op.tb), op.tb)
+
+
+def _assemble(topo, coll, ops, per, proto, name, min_bytes, max_bytes, in_place, scratch=None,
+              merge: bool = False) -> Algo:
     n = topo.n
+    if merge:
+        _merge_threadblocks(ops)
     tb_keys: dict[int, list[tuple]] = defaultdict(list)
     for op in ops:
         if op.tb not in tb_keys[op.node]:
             tb_keys[op.node].append(op.tb)
     tb_ids = {}
     for node, keys in tb_keys.items():
-        keys.sort(key=lambda k: (k[0] != "send", k[0] != "recv", k[1:]))
+        keys.sort(key=lambda k: (k[0] != "pair", k[0] != "send", k[0] != "recv", k[1:]))
         for i, k in enumerate(keys):
             tb_ids[(node, k)] = i
     steps_of: dict[tuple, list] = defaultdict(list)
@@ -307,8 +331,11 @@ def _assemble(topo, coll, ops, per, proto, name, min_bytes, max_bytes, in_place,
         gpu = Gpu(r, i_chunks, o_chunks, (scratch or {}).get(r, 0))
         for tbk in tb_keys.get(r, []):
             kind = tbk[0]
-            tb = Tb(tb_ids[(r, tbk)], tbk[1] if kind == "send" else -1, tbk[1] if kind == "recv" else -1,
-                    tbk[2] if kind != "local" else 0)
+            if kind == "pair":
+                tb = Tb(tb_ids[(r, tbk)], tbk[1], tbk[2], tbk[3])
+            else:
+                tb = Tb(tb_ids[(r, tbk)], tbk[1] if kind == "send" else -1, tbk[1] if kind == "recv" else -1,
+                        tbk[2] if kind != "local" else 0)
             for op_id in steps_of[(r, tbk)]:
                 op = ops[op_id]
                 deps = sorted(op.deps, key=lambda d: (tb_ids[(r, ops[d].tb)], ops[d].index))
