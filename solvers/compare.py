@@ -351,18 +351,24 @@ def curves(result: "CompareResult", sizes: Sequence[float] = SIZES) -> list[Curv
     return out
 
 
-def _crossing(a: Curve, b: Curve, j: int) -> float:
-    """Where ``b`` overtakes ``a`` between samples j and j+1 (log-log linear), clamped to the interval."""
-    x0, x1 = math.log(a.sizes[j]), math.log(a.sizes[j + 1])
+def crossing_size(sizes: Sequence[float], a: Sequence[float], b: Sequence[float], j: int) -> float:
+    """Where times ``b`` overtake times ``a`` (both sampled at ``sizes``) between samples j and j+1, linear in
+    log-log and clamped to the interval; the later sample where a time is zero or the two do not meet."""
+    x0, x1 = math.log(sizes[j]), math.log(sizes[j + 1])
     try:
-        d0 = math.log(a.times_us[j]) - math.log(b.times_us[j])
-        d1 = math.log(a.times_us[j + 1]) - math.log(b.times_us[j + 1])
+        d0 = math.log(a[j]) - math.log(b[j])
+        d1 = math.log(a[j + 1]) - math.log(b[j + 1])
     except ValueError:               # a zero time (alpha 0 and nothing to send): the next sample
-        return a.sizes[j + 1]
+        return sizes[j + 1]
     if d0 == d1:
-        return a.sizes[j + 1]
+        return sizes[j + 1]
     w = min(max(d0 / (d0 - d1), 0.0), 1.0)
     return math.exp(x0 + w * (x1 - x0))
+
+
+def _crossing(a: Curve, b: Curve, j: int) -> float:
+    """Where ``b`` overtakes ``a`` between samples j and j+1 (``crossing_size``)."""
+    return crossing_size(a.sizes, a.times_us, b.times_us, j)
 
 
 def winners(curve_list: Sequence[Curve]) -> list[Winner]:

@@ -50,7 +50,7 @@ from ..core.errors import NotApplicable
 from ..core.schedule import Collective, Schedule
 from ..core.transform import build_collective
 from .boxes import boxes, fast, nic_nodes
-from .fabric import Fabric, Send, add_load, evaluate, need_two, realize
+from .fabric import Fabric, Send, add_load, bottleneck, evaluate, need_two, realize, route_loads
 
 ALGO = "dbt"
 
@@ -137,17 +137,13 @@ def pipelined_allreduce_gbs(topo: Topology, chunks: int = 1) -> Fraction:
     """The allreduce algbw the trees approach when pipelined (module docstring): M over the busiest link's time,
     every tree edge moving its tree's share of M up and then down over its route."""
     fabric = Fabric(topo)
-    trees = _trees(fabric, chunks)
-    node = fabric.ranks
-    load: dict[int, Fraction] = {}
-    for tree in trees:
-        share = Fraction(1, len(trees))
-        for v, u in tree.edges():
-            for a, b in ((node[v], node[u]), (node[u], node[v])):
-                for hop in fabric.route(a, b):
-                    for li in hop:
-                        load[li] = load.get(li, Fraction(0)) + share / len(hop)
-    return min(Fraction(topo.links[li].bandwidth) / amount for li, amount in load.items())
+    return _pipelined(fabric, _trees(fabric, chunks))
+
+
+def _pipelined(fabric: Fabric, trees: list[_Tree]) -> Fraction:
+    node, share = fabric.ranks, Fraction(1, len(trees))
+    amounts = [(node[a], node[b], share) for tree in trees for v, u in tree.edges() for a, b in ((v, u), (u, v))]
+    return bottleneck(fabric.topo, route_loads(fabric, amounts))
 
 
 def _timetable(trees: list[_Tree], chunks: int):
@@ -230,7 +226,7 @@ def build(topo: Topology, collective: Collective, chunks: int = 1) -> Schedule:
     plan = _allreduce_plan(fabric.ranks, trees, chunks)
     schedule = realize(fabric, plan, collective, ALGO,
                        {"chunks": chunks, "roots": [topo.names[fabric.ranks[t.root]] for t in trees],
-                        "trees": len(trees), "pipelined_algbw_gbs": float(pipelined_allreduce_gbs(topo, chunks))})
+                        "trees": len(trees), "pipelined_algbw_gbs": float(_pipelined(fabric, trees))})
     schedule.notes["rs_steps"] = len(plan) // 2 * schedule.notes["ir_steps_per_round"]
     return schedule
 

@@ -202,6 +202,22 @@ def evaluate(fabric: Fabric, loads: Loads, big_b: Fraction | None = None) -> tup
     return Fraction(len(loads) * height - (height - first)), tb
 
 
+def route_loads(fabric: Fabric, amounts) -> dict[int, Fraction]:
+    """Per link, the sum over (u, v, amount) of amount divided among the parallel links of each hop of the
+    route of u -> v: what a pipelined baseline puts on every link in all (its analytic rate's input)."""
+    load: dict[int, Fraction] = defaultdict(Fraction)
+    for u, v, amount in amounts:
+        for hop in fabric.route(u, v):
+            for link in hop:
+                load[link] += Fraction(amount) / len(hop)
+    return load
+
+
+def bottleneck(topo: Topology, load: dict[int, Fraction]) -> Fraction:
+    """min over the loaded links of bandwidth / load: the rate the busiest link allows."""
+    return min(Fraction(topo.links[link].bandwidth) / amount for link, amount in load.items() if amount)
+
+
 def add_load(rnd: dict, u: int, v: int, amount) -> None:
     rnd[(u, v)] = rnd.get((u, v), Fraction(0)) + Fraction(amount)
 

@@ -51,14 +51,13 @@ carry the figure (``pipelined_algbw_gbs``, ``pipelined_busbw_gbs``); the tests h
 """
 from __future__ import annotations
 
-from collections import defaultdict
 from fractions import Fraction
 
 from topologies.model import Topology
 
 from ..core.errors import NotApplicable
 from ..core.schedule import ONE, ZERO, Collective, Schedule
-from .fabric import Fabric, Loads, Plan, Send, add_load, evaluate, need_two, realize
+from .fabric import Fabric, Loads, Plan, Send, add_load, bottleneck, evaluate, need_two, realize, route_loads
 from .hamiltonian import hamiltonian_cycle
 from .boxes import boxes as find_boxes, fast
 
@@ -152,14 +151,12 @@ def pipelined_algbw_gbs(topo: Topology) -> Fraction:
     """M / T for T = max over links of the bytes it carries over its bandwidth (module docstring): N times the
     smallest bw_l / load_l, load_l in shards (M/N) summed over every round, parallel links of a hop sharing it."""
     fabric = Fabric(topo)
-    boxes, rings = _layout(fabric, Collective.ALLREDUCE)
-    load: dict[int, Fraction] = defaultdict(Fraction)
-    for rnd in _loads(boxes, rings):
-        for (u, v), amount in rnd.items():
-            for hop in fabric.route(u, v):
-                for link in hop:
-                    load[link] += amount / len(hop)
-    return topo.n * min(Fraction(topo.links[l].bandwidth) / amount for l, amount in load.items())
+    return _pipelined(fabric, *_layout(fabric, Collective.ALLREDUCE))
+
+
+def _pipelined(fabric: Fabric, boxes, rings) -> Fraction:
+    amounts = [(u, v, amount) for rnd in _loads(boxes, rings) for (u, v), amount in rnd.items()]
+    return fabric.topo.n * bottleneck(fabric.topo, route_loads(fabric, amounts))
 
 
 def build(topo: Topology, collective: Collective) -> Schedule:
@@ -167,7 +164,7 @@ def build(topo: Topology, collective: Collective) -> Schedule:
     fabric = Fabric(topo)
     boxes, rings = _layout(fabric, collective)
     count, size = len(boxes), len(boxes[0])
-    algbw = pipelined_algbw_gbs(topo)
+    algbw = _pipelined(fabric, boxes, rings)
     n = topo.n
     notes = {"boxes": count, "box_size": size,
              "box_rings": [[topo.names[box[j]] for j in ring] for box, ring in zip(boxes[:4], rings[:4])],

@@ -37,7 +37,7 @@ from topologies.model import Topology
 from ..core.errors import NotApplicable
 from ..core.schedule import Collective, Columns, Schedule
 from .boxes import boxes, fast, nic_nodes
-from .fabric import Fabric, realize
+from .fabric import Fabric, bottleneck, realize, route_loads
 from .hamiltonian import hamiltonian_cycle, search_path
 from .rings import _ring_plan
 from .ringset import ring_set
@@ -62,9 +62,9 @@ def multiring_allgather(topo: Topology) -> Schedule:
     for r, (order, links) in enumerate(zip(found.rings, found.links)):
         order_a, links_a = np.asarray(order, dtype=np.int64), np.asarray(links, dtype=np.int64)
         parts.append((step, links_a[pos], order_a[(pos - step + 1) % n], np.full(len(step), r, dtype=np.int64)))
+    lo = np.concatenate([p[3] for p in parts])
     cols = Columns(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
-                   np.concatenate([p[2] for p in parts]), np.concatenate([p[3] for p in parts]),
-                   np.concatenate([p[3] for p in parts]) + 1, np.zeros(len(step) * k, dtype=bool), k)
+                   np.concatenate([p[2] for p in parts]), lo, lo + 1, np.zeros(len(lo), dtype=bool), k)
     rate = ring_bandwidth_gbs(Fabric(topo), [list(o) for o in found.rings], found.links)
     notes = {"rings": k, "max_rings": found.bound, "ring_search": found.describe(), "ring_busbw_gbs": float(rate)}
     if n <= 16:
@@ -75,19 +75,15 @@ def multiring_allgather(topo: Topology) -> Schedule:
 def ring_bandwidth_gbs(fabric: Fabric, cycles: list[list[int]], links=None) -> Fraction:
     """min over links l of K * bw_l / load_l (module docstring); ``links`` names each ring edge's link on a
     direct-connect topology (else every edge takes its route in ``fabric``, parallel links sharing equally)."""
-    topo = fabric.topo
-    k = len(cycles)
-    load: dict[int, Fraction] = defaultdict(Fraction)
-    for r, cycle in enumerate(cycles):
-        n = len(cycle)
-        for i in range(n):
-            if links is not None:
-                load[links[r][i]] += 1
-                continue
-            for hop in fabric.route(cycle[i], cycle[(i + 1) % n]):
-                for li in hop:
-                    load[li] += Fraction(1, len(hop))
-    return min(k * Fraction(topo.links[li].bandwidth) / amount for li, amount in load.items())
+    if links is None:
+        edges = [(cycle[i], cycle[(i + 1) % len(cycle)], 1) for cycle in cycles for i in range(len(cycle))]
+        load = route_loads(fabric, edges)
+    else:
+        load = defaultdict(Fraction)
+        for hops in links:
+            for link in hops:
+                load[link] += 1
+    return len(cycles) * bottleneck(fabric.topo, load)
 
 
 # ---------------------------------------------------------------------------------------- switched fabrics

@@ -9,11 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-MAX_COUNT = 72                 # cnt < 72 on every target
-MAX_STEPS = 256                # steps per threadblock on the most permissive target (``TARGETS``)
+MAX_COUNT = 72                 # cnt < 72 on every target (the per-runtime limits are ``TARGETS``)
 MAX_NODES_PER_RANK = 4096      # parsed XML nodes: 1 (algo) + ngpus + tbs + steps of the rank's gpu
-MAX_TBS_PER_CHANNEL = 32
-MAX_CHANNELS = 32
 DEFAULT_SM_BUDGET = 108        # threadblocks per GPU that can be co-resident (A100)
 MAX_CHUNKS_PER_LOOP = 1 << 20
 OPS_PER_THREADBLOCK = 160      # instructions of one link per threadblock, leaving room for dependency nops

@@ -23,6 +23,7 @@ from fractions import Fraction
 import pandas as pd
 import streamlit as st
 
+from solvers.compare import crossing_size
 from solvers.core.cost import alpha_beta_us
 from solvers.directconnect.finder import bound, find
 from solvers.genmodel import CPU_TESTBED, classic_cost, cps_cost, ring_cost
@@ -135,16 +136,15 @@ def _step_model_us(work: workload.Workload, steps: int, tb, size: float) -> floa
 
 def crossings(sizes, a: list[float], b: list[float]) -> list[tuple[float, bool]]:
     """Where curve ``b`` overtakes curve ``a`` or falls behind it (both sampled at ``sizes``, ascending): the
-    size where log a - log b changes sign, interpolated linearly in log-log between the samples, and whether
-    ``a`` is the faster one above it."""
+    size where log a - log b changes sign (``solvers.compare.crossing_size``, log-log between the samples), and
+    whether ``a`` is the faster one above it."""
     out = []
     diff = [math.log(x) - math.log(y) if x > 0 and y > 0 else x - y for x, y in zip(a, b)]
     for j in range(len(sizes) - 1):
         d0, d1 = diff[j], diff[j + 1]
         if d0 == 0 or (d0 > 0) == (d1 > 0) or d1 == 0:
             continue
-        w = d0 / (d0 - d1)
-        out.append((math.exp(math.log(sizes[j]) + w * (math.log(sizes[j + 1]) - math.log(sizes[j]))), d1 < 0))
+        out.append((crossing_size(sizes, a, b, j), d1 < 0))
     return out
 
 
