@@ -138,6 +138,7 @@ def validate(algo: Algo, dialect: str = "executor", sm_budget: int = DEFAULT_SM_
 
 # ------------------------------------------------------------------------------------------------ simulation
 _EMPTY = None
+_WRITES = ("r", "rcs", "rrc", "rrcs", "cpy", "re")
 
 
 def _plus(a, b):
@@ -154,7 +155,8 @@ def simulate(algo: Algo) -> list[str]:
     chunk index it derives from, the set of ranks whose contributions it holds and whether one was counted twice.
     Returns the faults: a deadlock (with where a stuck threadblock waits), a size mismatch between a send and its
     receive, or a final state that is not the collective (a contribution missing, foreign or counted twice).
-    Reducing into an empty chunk counts as a fault too (it reads data that was never there)."""
+    Reducing into an empty chunk counts as a fault too (it reads data that was never there), and so does any
+    write into the input buffer ``i`` of a file that serves only out-of-place calls (the caller's send buffer)."""
     n, c = algo.ngpus, algo.nchunksperloop
     per = c // n if n else 0
     bufs: dict[tuple, list] = {}
@@ -195,6 +197,9 @@ def simulate(algo: Algo) -> list[str]:
                         return [f"gpu {rank} tb {t.id} step {st.s}: receives {st.cnt} chunks but the matching send "
                                 f"from gpu {t.recv} on channel {t.chan} carried {len(data)}"]
                 kind = st.type
+                if not in_place and st.dstbuf == "i" and kind in _WRITES:
+                    return [f"gpu {rank} tb {t.id} step {st.s} ({kind}) writes into the input buffer, which an "
+                            "out-of-place call must leave as it was"]
                 if kind == "s":
                     fifo[(rank, t.send, t.chan)].append(bufs[(rank, st.srcbuf)][st.srcoff:st.srcoff + st.cnt])
                 elif kind in ("r", "rcs"):

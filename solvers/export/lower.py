@@ -30,8 +30,8 @@ from topologies.model import Topology
 
 from ..core.errors import NotApplicable
 from ..core.schedule import Collective, Schedule, columns
-from .program import (MAX_CHUNKS_PER_LOOP, MAX_COUNT, MAX_NODES_PER_RANK, OPS_PER_THREADBLOCK, PROTOCOLS, Algo, Gpu,
-                      Step, Tb)
+from .program import (MAX_CHANNELS, MAX_CHUNKS_PER_LOOP, MAX_COUNT, MAX_NODES_PER_RANK, MAX_TBS_PER_CHANNEL,
+                      OPS_PER_THREADBLOCK, PROTOCOLS, Algo, Gpu, Step, Tb)
 
 
 @dataclass
@@ -51,52 +51,70 @@ class _Op:
 
 def lower(topo: Topology, schedule: Schedule, *, proto: str = "Simple", name: str | None = None,
           min_bytes: int = 0, max_bytes: int = 1 << 40, in_place: bool | None = None,
-          ops_per_tb: int = OPS_PER_THREADBLOCK, merge: bool = False) -> Algo:
+          ops_per_tb: int = OPS_PER_THREADBLOCK, merge: bool = False, copies: int = 1, instances: int = 1,
+          tbs_per_channel: int = MAX_TBS_PER_CHANNEL, max_channels: int = MAX_CHANNELS) -> Algo:
     """The MSCCL program of a verified schedule (see the module docstring). ``in_place`` picks the call the file
     serves (default: in place for allgather and allreduce, out of place for reduce-scatter). Out of place, the
     allgather first copies the input shard into its slot of ``o`` and the allreduce copies ``i`` into ``o`` and
-    works there; in place, the reduce-scatter leaves rank r's result in its own slot of ``i``. An all-to-all is
-    lowered out of place (module docstring); a custom collective is refused. A link's instructions fill a
-    threadblock up to ``ops_per_tb`` and continue on the next channel (``_channels``); ``merge`` pairs send and
-    receive threadblocks (``_merge_threadblocks``) to halve their number."""
+    works there; the reduce-scatter never writes its input: a reduction reads the rank's own contribution from
+    ``i`` and writes the partial sum to ``o`` (its own shard) or to scratch ``s`` (other shards), where later steps
+    find it. In place, the reduce-scatter leaves rank r's result in its own slot of ``i``. An all-to-all is lowered
+    out of place (module docstring); a custom collective is refused.
+
+    Performance knobs. ``copies`` c runs c copies of the schedule on their own threadblocks and channels, copy j
+    on the j-th 1/c of every shard (the runtime's channels: c threadblock pairs share each link). ``instances``
+    I cuts every chunk further into I pieces that the same threadblocks send one after the other, piece p of
+    step t in wave p + t (pipelining inside one loop of the runtime). Shards are then cut into c I L chunks.
+    A link's instructions fill a threadblock up to ``ops_per_tb`` and continue on a further channel, and no
+    channel gets more than ``tbs_per_channel`` send (or receive) threadblocks of a rank (``_channels``);
+    ``merge`` pairs send and receive threadblocks (``_merge_threadblocks``) to halve their number."""
     _refuse_custom(schedule)
     if topo.switch_nodes:
         raise NotApplicable("MSCCL lowering needs GPUs linked directly; this topology has switches")
     if proto not in PROTOCOLS:
         raise NotApplicable(f"unknown protocol {proto!r} (choose from {', '.join(PROTOCOLS)})")
+    if not (isinstance(copies, int) and isinstance(instances, int) and copies >= 1 and instances >= 1):
+        raise NotApplicable(f"copies and instances must be positive integers, got {copies!r} and {instances!r}")
     cols = columns(schedule)
     if cols is None:
         raise NotApplicable("the schedule's chunk bounds have no common denominator small enough for chunks")
     coll = schedule.collective
     if coll is Collective.ALLTOALL:
-        return _lower_alltoall(topo, schedule, cols, proto, name, min_bytes, max_bytes, in_place, ops_per_tb, merge)
-    n, per = topo.n, cols.one
+        if copies * instances != 1:
+            raise NotApplicable("an all-to-all is lowered as one copy of its schedule (copies = instances = 1)")
+        return _lower_alltoall(topo, schedule, cols, proto, name, min_bytes, max_bytes, in_place, ops_per_tb, merge,
+                               tbs_per_channel, max_channels)
+    n, one = topo.n, cols.one
+    per = one * copies * instances                       # chunks of a shard in the file
     if n * per > MAX_CHUNKS_PER_LOOP:
         raise NotApplicable(f"the schedule cuts shards into {per} chunks, so nchunksperloop would be {n * per}; "
-                            f"use a chunked schedule (for BFB: fewer chunks per shard, e.g. bfb_chunked) instead")
+                            f"use a chunked schedule (for BFB: fewer chunks per shard, e.g. bfb_chunked) or "
+                            "fewer copies and instances")
     if in_place is None:
         in_place = coll is not Collective.REDUCE_SCATTER
     work = "o" if coll is Collective.ALLGATHER or (coll is Collective.ALLREDUCE and not in_place) else "i"
-    reduce_buf = copy_buf = work
-    # every transfer as instructions of < MAX_COUNT chunks: (step, link, shard, first chunk, count, reduce)
+    # every transfer as instructions of < MAX_COUNT chunks: (wave, step, link, copy, first chunk, count, reduce)
     items = []
     for step, link, shard, lo, hi, red in zip(cols.step.tolist(), cols.link.tolist(), cols.shard.tolist(),
                                               cols.lo.tolist(), cols.hi.tolist(), cols.reduce.tolist()):
-        start, end = shard * per + lo, shard * per + hi
-        while start < end:
-            cnt = min(end - start, MAX_COUNT - 1)
-            items.append((step, link, start, cnt, bool(red)))
-            start += cnt
+        for copy in range(copies):
+            for piece in range(instances):
+                base = shard * per + (copy * instances + piece) * one
+                start, end = base + lo, base + hi
+                while start < end:
+                    cnt = min(end - start, MAX_COUNT - 1)
+                    items.append((step + piece, step, link, copy, start, cnt, bool(red)))
+                    start += cnt
     items.sort()
     per_rank: Counter = Counter()
-    for _, link, _, _, _ in items:
-        per_rank[topo.links[link].src] += 1
-        per_rank[topo.links[link].dst] += 1
+    for it in items:
+        per_rank[topo.links[it[2]].src] += 1
+        per_rank[topo.links[it[2]].dst] += 1
     busiest, count = max(per_rank.items(), key=lambda kv: kv[1], default=(0, 0))
     if count + 1 + n > MAX_NODES_PER_RANK:
         raise NotApplicable(f"rank {busiest} would run {count} instructions (shards cut into {per} chunks), above "
                             f"the runtime parser's {MAX_NODES_PER_RANK} XML nodes per rank; use fewer chunks per "
-                            "shard or a schedule with fewer transfers")
+                            "shard, fewer copies or instances, or a schedule with fewer transfers")
     ops: list[_Op] = []
     touch = _tracker(ops)
     first_copies = []            # out of place: (rank, source offset in i, offset in o, count) before anything
@@ -106,37 +124,90 @@ def lower(topo: Topology, schedule: Schedule, *, proto: str = "Simple", name: st
     elif not in_place and coll is Collective.ALLREDUCE:
         first_copies = [(r, a, a, min(n * per - a, MAX_COUNT - 1)) for r in range(n)
                         for a in range(0, n * per, MAX_COUNT - 1)]
-    channel_of = _channels(topo, [it[1] for it in items], ops_per_tb)
+    channel_of = _channels(topo, [(it[2], it[3]) for it in items], ops_per_tb, tbs_per_channel, max_channels)
     for r, src_off, dst_off, cnt in first_copies:
         ops.append(_Op(r, ("local",), "cpy", "o", dst_off, cnt, (0, -1, 0), copy_from=("i", src_off)))
         touch(len(ops) - 1, r, "o", dst_off, cnt, writes=True)
-    by_step: dict[int, list] = defaultdict(list)
+    # out-of-place reduce-scatter: where each chunk's current value lives on a rank (default: its input)
+    home: dict[tuple, tuple] = {}
+    split_home = coll is Collective.REDUCE_SCATTER and not in_place
+
+    def new_home(rank: int, first: int) -> tuple[str, int]:
+        return ("o", first - rank * per) if first // per == rank else ("s", first)
+
+    by_batch: dict[tuple, list] = defaultdict(list)
     for it, chan in zip(items, channel_of):
-        by_step[it[0]].append((*it, chan))
-    for step in sorted(by_step):
-        batch = by_step[step]
-        for _, link, first, cnt, red, chan in batch:        # sends read what the end of step - 1 holds
+        by_batch[it[:2]].append((*it[2:], chan))
+    for batch_key in sorted(by_batch):
+        batch = by_batch[batch_key]
+        step = batch_key[1]
+        if split_home:
+            batch = _split_by_home(topo, batch, home, new_home)
+        for link, _, first, cnt, red, chan, *where in batch:   # sends read what the end of the previous wave holds
             l = topo.links[link]
-            buf = reduce_buf if red else copy_buf
-            ops.append(_Op(l.src, ("send", l.dst, chan), "s", buf, first, cnt, (step, 0, link)))
-            touch(len(ops) - 1, l.src, buf, first, cnt, writes=False)
-        for _, link, first, cnt, red, chan in batch:
+            buf, off = where[0] if where else (work, first)
+            ops.append(_Op(l.src, ("send", l.dst, chan), "s", buf, off, cnt, (step, 0, link)))
+            touch(len(ops) - 1, l.src, buf, off, cnt, writes=False)
+        for link, _, first, cnt, red, chan, *where in batch:
             l = topo.links[link]
-            buf = reduce_buf if red else copy_buf
-            ops.append(_Op(l.dst, ("recv", l.src, chan), "rrc" if red else "r", buf, first, cnt,
-                           (step, 1, link)))
-            touch(len(ops) - 1, l.dst, buf, first, cnt, writes=True)
-    if coll is Collective.REDUCE_SCATTER and not in_place:   # the rank's reduced shard into the output buffer
+            kind = "rrc" if red else "r"
+            if where:
+                _, src, dst = where
+                ops.append(_Op(l.dst, ("recv", l.src, chan), kind, dst[0], dst[1], cnt, (step, 1, link),
+                               ends=(*src, *dst)))
+                if red:
+                    touch(len(ops) - 1, l.dst, src[0], src[1], cnt, writes=False)
+                touch(len(ops) - 1, l.dst, dst[0], dst[1], cnt, writes=True)
+            else:
+                ops.append(_Op(l.dst, ("recv", l.src, chan), kind, work, first, cnt, (step, 1, link)))
+                touch(len(ops) - 1, l.dst, work, first, cnt, writes=True)
+    if split_home:       # a chunk of the rank's own shard that no step reduced into is still in i: copy it
         last = max((o.key[0] for o in ops), default=0) + 1
         for r in range(n):
-            start = r * per
-            while start < (r + 1) * per:
-                cnt = min((r + 1) * per - start, MAX_COUNT - 1)
+            rest = [c for c in range(r * per, (r + 1) * per) if (r, c) not in home]
+            for start, cnt in _runs(rest):
                 ops.append(_Op(r, ("local",), "cpy", "o", start - r * per, cnt, (last, 2, 0), copy_from=("i", start)))
-                touch(len(ops) - 1, r, "i", start, cnt, writes=False)
-                start += cnt
+                touch(len(ops) - 1, r, "o", start - r * per, cnt, writes=True)
+    scratch = {r: n * per for r in range(n)} if split_home else None
     return _assemble(topo, coll, ops, per, proto, name or f"{schedule.algo or 'schedule'} {coll.value}",
-                     min_bytes, max_bytes, in_place, merge=merge)
+                     min_bytes, max_bytes, in_place, scratch, merge)
+
+
+def _split_by_home(topo: Topology, batch: list, home: dict, new_home) -> list:
+    """One batch of an out-of-place reduce-scatter with each transfer cut where the buffer its chunks live in
+    changes, on the sender (read at the start of the batch) or on the receiver (read in batch order, since two
+    reductions into one chunk in a batch follow each other); each piece gains (send source, receive source,
+    receive destination). Updates ``home`` to where the receives leave the chunks."""
+    start_home = dict(home)
+    out = []
+    for link, copy, first, cnt, red, chan in batch:
+        l = topo.links[link]
+        piece = None
+        for c in range(first, first + cnt):
+            s_at = start_home.get((l.src, c), ("i", c))
+            r_at = home.get((l.dst, c), ("i", c))
+            if piece and piece[-1] == (s_at[0], r_at[0]):
+                piece[3] += 1
+            else:
+                piece = [link, copy, c, 1, red, chan, s_at, r_at, (s_at[0], r_at[0])]
+                out.append(piece)
+            home[(l.dst, c)] = new_home(l.dst, c)
+    return [(link, copy, c, n, red, chan, s_at, r_at, new_home(topo.links[link].dst, c))
+            for link, copy, c, n, red, chan, s_at, r_at, _ in out]
+
+
+def _runs(chunks: list[int]):
+    """Consecutive runs of ``chunks`` (sorted) as (first, count) with count < MAX_COUNT."""
+    start = prev = None
+    for c in chunks:
+        if start is not None and c == prev + 1 and c - start < MAX_COUNT - 1:
+            prev = c
+            continue
+        if start is not None:
+            yield start, prev - start + 1
+        start = prev = c
+    if start is not None:
+        yield start, prev - start + 1
 
 
 def _refuse_custom(schedule: Schedule) -> None:
@@ -166,27 +237,49 @@ def _tracker(ops: list[_Op]):
     return touch
 
 
-def _channels(topo: Topology, links: list[int], ops_per_tb: int = OPS_PER_THREADBLOCK) -> list[int]:
-    """The channel of each instruction on ``links`` (given in program order): the k-th parallel link of a GPU
-    pair uses channel k, and a link whose instructions would overflow one threadblock continues on further
-    channels (exact: the two ends of every connection still see the same sequence)."""
+def _channels(topo: Topology, slots: list[tuple[int, int]], ops_per_tb: int = OPS_PER_THREADBLOCK,
+              tbs_per_channel: int = MAX_TBS_PER_CHANNEL, max_channels: int = MAX_CHANNELS) -> list[int]:
+    """The channel of each instruction, given as (link, copy) in program order. Each link's instructions of one
+    copy are cut into blocks of ``ops_per_tb``; every block is one threadblock pair, on the lowest channel that
+    the GPU pair does not use yet and on which neither end has ``tbs_per_channel`` threadblocks of that role
+    (blocks taken copy by copy, block by block, parallel link by parallel link). Without limits hit this is
+    channel k for the k-th parallel link and further channels for further blocks and copies; both ends of a
+    connection see the same sequence. NotApplicable when more than ``max_channels`` channels would be needed."""
     parallel_index = {}
     seen: Counter = Counter()
     for i, l in enumerate(topo.links):
         parallel_index[i] = seen[(l.src, l.dst)]
         seen[(l.src, l.dst)] += 1
-    width = 1 + max(parallel_index.values(), default=0)
+    block = []
     sent_on: Counter = Counter()
-    channel_of = []
-    for link in links:
-        channel_of.append(parallel_index[link] + width * (sent_on[link] // ops_per_tb))
-        sent_on[link] += 1
-    return channel_of
+    for slot in slots:
+        block.append(sent_on[slot] // ops_per_tb)
+        sent_on[slot] += 1
+    wanted = sorted({(copy, k, parallel_index[link], link) for (link, copy), k in zip(slots, block)})
+    pair_used: dict[tuple, set] = defaultdict(set)
+    sends: Counter = Counter()
+    recvs: Counter = Counter()
+    chosen = {}
+    for copy, k, _, link in wanted:
+        l = topo.links[link]
+        c = 0
+        while (c in pair_used[(l.src, l.dst)] or sends[(l.src, c)] >= tbs_per_channel
+               or recvs[(l.dst, c)] >= tbs_per_channel):
+            c += 1
+        if c >= max_channels:
+            raise NotApplicable(f"the program needs more than the runtime's {max_channels} channels (gpu {l.src} to "
+                                f"{l.dst}); use fewer copies or a schedule with fewer transfers per link")
+        pair_used[(l.src, l.dst)].add(c)
+        sends[(l.src, c)] += 1
+        recvs[(l.dst, c)] += 1
+        chosen[(link, copy, k)] = c
+    return [chosen[(link, copy, k)] for (link, copy), k in zip(slots, block)]
 
 
 def _lower_alltoall(topo: Topology, schedule: Schedule, cols, proto: str, name: str | None, min_bytes: int,
                     max_bytes: int, in_place: bool | None, ops_per_tb: int = OPS_PER_THREADBLOCK,
-                    merge: bool = False) -> Algo:
+                    merge: bool = False, tbs_per_channel: int = MAX_TBS_PER_CHANNEL,
+                    max_channels: int = MAX_CHANNELS) -> Algo:
     """The all-to-all layout of the module docstring."""
     if in_place:
         raise NotApplicable("an all-to-all is lowered out of place only (each rank's output differs from its input)")
@@ -235,7 +328,7 @@ def _lower_alltoall(topo: Topology, schedule: Schedule, cols, proto: str, name: 
     if count + 2 + n + m // (MAX_COUNT - 1) > MAX_NODES_PER_RANK:
         raise NotApplicable(f"rank {busiest} would run {count} instructions, above the runtime parser's "
                             f"{MAX_NODES_PER_RANK} XML nodes per rank; use fewer chunks or fewer transfers")
-    channel_of = _channels(topo, [it[1] for it in items], ops_per_tb)
+    channel_of = _channels(topo, [(it[1], 0) for it in items], ops_per_tb, tbs_per_channel, max_channels)
     ops: list[_Op] = []
     touch = _tracker(ops)
     for r in range(n):                       # the rank's own piece: input block r -> output block r
