@@ -38,7 +38,8 @@ def export(topo: Topology, schedule: Schedule, dialect: str | None = None, sm_bu
     microsoft/msccl when ``dialect`` is msccl-tools'; the file is written in the runtime's dialect); raise XmlError naming the first problem rather than return a file
     that fails. A threadblock over the target's step limit is spread over more channels (the lowering is
     retried with a quarter fewer instructions per threadblock each time), and threadblocks over the per-rank
-    limit are merged in send/receive pairs (``lower(merge=True)``); when that is not enough the error says which
+    limit are merged in send/receive pairs (``lower(merge=True)``; both limits are read off the program
+    before it is written); when that is not enough the error says which
     limit and by how much. On a switched fabric the schedule is first turned into the GPU-to-GPU sends the runtime issues
     (``solvers.core.switch_paths.network_view``), which are verified again. A custom collective is refused
     (NotApplicable)."""
@@ -56,14 +57,20 @@ def export(topo: Topology, schedule: Schedule, dialect: str | None = None, sm_bu
         verify(topo, schedule).raise_if_failed()
     ops = max(1, limits.max_steps * 5 // 8)         # room for the dependency nops the lowering adds
     merge = False
-    while True:
-        text = to_xml(lower(topo, schedule, ops_per_tb=ops, merge=merge, **kwargs), dialect)
+    tb_limit = min(limits.max_tbs, sm_budget)
+    while True:        # the limits are read off the program first; only a program within them is written and checked
+        algo = lower(topo, schedule, ops_per_tb=ops, merge=merge, tbs_per_channel=limits.max_tbs_per_channel,
+                     max_channels=limits.max_channels, **kwargs)
+        steps = max((len(t.steps) for g in algo.gpus for t in g.tbs), default=0)
+        tbs = max((len(g.tbs) for g in algo.gpus), default=0)
+        if steps > limits.max_steps and ops > 1:     # at least a quarter fewer, more where the overshoot is larger
+            ops = max(1, min(ops * 3 // 4, ops * limits.max_steps // steps))
+            continue
+        if tbs > tb_limit and not merge:
+            merge = True                                # a send and a receive threadblock share one
+            continue
+        text = to_xml(algo, dialect)
         report = check_xml(text, dialect, sm_budget, limits)
         if report.ok:
             return text, report
-        if report.steps_per_tb > limits.max_steps and ops > 1:
-            ops = max(1, ops * 3 // 4)
-        elif report.tbs_per_rank > min(limits.max_tbs, sm_budget) and not merge:
-            merge = True                                # a send and a receive threadblock share one
-        else:
-            raise XmlError(f"the exported XML fails its check for {limits.name}: {report.first}")
+        raise XmlError(f"the exported XML fails its check for {limits.name}: {report.first}")

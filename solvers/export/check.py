@@ -8,8 +8,8 @@ from collections import Counter, defaultdict, deque
 from dataclasses import dataclass
 
 from .msccl_xml import parse_xml
-from .program import (DEFAULT_SM_BUDGET, KNOWN_COLLS, MAX_NODES_PER_RANK, PROTOCOLS, STEP_TYPES, TARGETS, Algo,
-                      Target, XmlError, target)
+from .program import (DEFAULT_SM_BUDGET, KNOWN_COLLS, MAX_DEPENDENCY_TB, MAX_NODES_PER_RANK, MAX_OFFSET, PROTOCOLS,
+                      STEP_TYPES, TARGETS, Algo, Target, XmlError, target)
 
 
 def runtime_for(dialect: str, runtime: "str | Target | None" = None) -> Target:
@@ -36,7 +36,8 @@ def validate(algo: Algo, dialect: str = "executor", sm_budget: int = DEFAULT_SM_
         hint = {"reduce_scatter": "reducescatter", "reducescatter": "reduce_scatter"}.get(algo.coll)
         errs.append(f'coll="{algo.coll}" is not a {dialect}-dialect collective'
                     + (f' (this dialect spells it "{hint}")' if hint else ""))
-    if algo.min_bytes < 0 or algo.max_bytes < 0 or algo.min_bytes > algo.max_bytes:
+    unbounded = dialect == "executor" and algo.max_bytes == 0      # the executors read maxBytes 0 as no limit
+    if algo.min_bytes < 0 or algo.max_bytes < 0 or (algo.min_bytes > algo.max_bytes and not unbounded):
         errs.append(f"minBytes={algo.min_bytes} and maxBytes={algo.max_bytes} are not a valid range")
     if algo.inplace not in (0, 1) or algo.outofplace not in (0, 1):
         errs.append("inplace and outofplace must be 0 or 1")
@@ -123,6 +124,12 @@ def validate(algo: Algo, dialect: str = "executor", sm_budget: int = DEFAULT_SM_
                     elif off < 0 or off + st.cnt > sizes[buf]:
                         errs.append(f"{at}: chunks {off}..{off + st.cnt - 1} of buffer {buf} are outside its "
                                     f"{sizes[buf]} chunks")
+                    elif off > MAX_OFFSET:
+                        errs.append(f"{at}: offset {off} in buffer {buf} is above {MAX_OFFSET}, the most the "
+                                    "runtime's 16-bit offsets hold (cut shards into fewer chunks)")
+                if st.depid > MAX_DEPENDENCY_TB:
+                    errs.append(f"{at}: depends on threadblock {st.depid}, above {MAX_DEPENDENCY_TB}, the most the "
+                                "runtime's 8-bit dependentBid holds")
                 if st.depid >= 0:
                     target = by_id.get(st.depid)
                     if target is None or st.depid == t.id:

@@ -13,14 +13,7 @@ from .program import DIALECT_COLL, Algo, Gpu, Step, Tb, XmlError
 def to_xml(algo: Algo, dialect: str = "executor") -> str:
     """The file text. ``executor`` (MSCCL executor / RCCL, the default): coll="reducescatter", inplace,
     outofplace, minBytes and maxBytes. ``msccl``: the msccl-tools writer's attributes. No <?xml?> line."""
-    if dialect not in DIALECT_COLL:
-        raise ValueError(f"unknown dialect {dialect!r} (executor or msccl)")
-    coll = DIALECT_COLL[dialect].get(algo.coll, algo.coll)
-    head = (f'<algo name="{_escape(algo.name)}" proto="{algo.proto}" nchannels="{algo.nchannels}" '
-            f'nchunksperloop="{algo.nchunksperloop}" ngpus="{algo.ngpus}" coll="{coll}" inplace="{algo.inplace}"')
-    if dialect == "executor":
-        head += f' outofplace="{algo.outofplace}" minBytes="{algo.min_bytes}" maxBytes="{algo.max_bytes}"'
-    lines = [head + ">"]
+    lines = [algo_tag(algo, dialect)]
     for g in algo.gpus:
         lines.append(f'  <gpu id="{g.id}" i_chunks="{g.i_chunks}" o_chunks="{g.o_chunks}" s_chunks="{g.s_chunks}">')
         for tb in g.tbs:
@@ -33,6 +26,18 @@ def to_xml(algo: Algo, dialect: str = "executor") -> str:
         lines.append("  </gpu>")
     lines.append("</algo>")
     return "\n".join(lines) + "\n"
+
+
+def algo_tag(algo: Algo, dialect: str = "executor") -> str:
+    """The opening ``<algo ...>`` tag of ``algo``'s file: the first line of ``to_xml``."""
+    if dialect not in DIALECT_COLL:
+        raise ValueError(f"unknown dialect {dialect!r} (executor or msccl)")
+    coll = DIALECT_COLL[dialect].get(algo.coll, algo.coll)
+    head = (f'<algo name="{_escape(algo.name)}" proto="{algo.proto}" nchannels="{algo.nchannels}" '
+            f'nchunksperloop="{algo.nchunksperloop}" ngpus="{algo.ngpus}" coll="{coll}" inplace="{algo.inplace}"')
+    if dialect == "executor":
+        head += f' outofplace="{algo.outofplace}" minBytes="{algo.min_bytes}" maxBytes="{algo.max_bytes}"'
+    return head + ">"
 
 
 def _escape(text: str) -> str:

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 MAX_COUNT = 72                 # cnt < 72 on every target (the per-runtime limits are ``TARGETS``)
+MAX_OFFSET = 32767            # srcOffset/dstOffset are int16_t in every runtime's mscclTransmission (msccl_struct.h)
+MAX_DEPENDENCY_TB = 127        # dependentBid is int8_t there: a step can wait for threadblocks 0..127 only
 MAX_NODES_PER_RANK = 4096      # parsed XML nodes: 1 (algo) + ngpus + tbs + steps of the rank's gpu
 DEFAULT_SM_BUDGET = 108        # threadblocks per GPU that can be co-resident (A100)
 MAX_CHUNKS_PER_LOOP = 1 << 20

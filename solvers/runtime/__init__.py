@@ -142,6 +142,18 @@ class Model:
     def with_execution(self, execution: Execution) -> "Model":
         return Model(self.topo, self.schedule, execution, self.graph)
 
+    def with_link_prices(self, alpha_us: np.ndarray, us_per_byte: np.ndarray) -> "Model":
+        """The same schedule with every link's alpha and microseconds per byte replaced (arrays indexed by link;
+        e.g. ``solvers.export.tuning`` charges a runtime protocol's per-hop latency and throughput)."""
+        alpha_us, us_per_byte = np.asarray(alpha_us, dtype=float), np.asarray(us_per_byte, dtype=float)
+        if alpha_us.shape != (len(self.topo.links),) or us_per_byte.shape != alpha_us.shape:
+            raise ValueError(f"give one alpha and one price per byte for each of the {len(self.topo.links)} links")
+        if np.any(alpha_us < 0) or np.any(~(us_per_byte > 0)):
+            raise ValueError("alphas must be non-negative and prices per byte positive")
+        out = Model(self.topo, self.schedule, self.execution, self.graph)
+        out._alpha, out._per_byte = alpha_us[self.graph.link], us_per_byte[self.graph.link]
+        return out
+
     # -- the pipelining depth
     def _candidates(self, total_bytes: float) -> list[int]:
         ex = self.execution

@@ -1,0 +1,214 @@
+"""Export bundles: every file a runtime needs to run one schedule well at every buffer size.
+
+A bundle holds, for each size range of ``tuning.plan`` (protocol and number of copies chosen with the runtime
+model), one MSCCL file per call placement (in place and out of place; an all-to-all is out of place only), with
+``minBytes``/``maxBytes`` that do not overlap and cover 0 .. no limit, in the directory layout the executors load
+(``msccl-algorithms/``, named by ``MSCCL_ALGO_DIR``), and a README naming the files, the sizes each serves, the
+limits it uses and how to enable it in each runtime. Every file is validated against the target's rules and
+limits and simulated symbolically (``export``); files that differ only in their ``<algo>`` tag (protocol, range,
+name) share one program, which is checked once, and their tags are read back and compared.
+
+Which calls run a file (ROCm/rccl src/misc/msccl/msccl_lifecycle.cc at 0088a12 and Azure/msccl-executor-nccl
+src/misc/msccl/msccl_lifecycle.cc at 01ddfdb, ``mscclInternalSchedulerSelectAlgo``): same number of ranks and
+collective, minBytes <= bytes <= maxBytes (maxBytes 0: no upper limit; bytes counts the whole buffer for
+allgather and reduce-scatter), the element count a multiple of nchunksperloop, and the call's placement; any
+other call silently runs the runtime's own algorithms. The msccl-tools dialect has no size range: its bundle holds
+the choice for the largest sizes only.
+"""
+from __future__ import annotations
+
+import io
+import zipfile
+from dataclasses import dataclass, field
+from typing import Callable
+
+from topologies.model import Topology
+
+from ..core.errors import NotApplicable
+from ..core.schedule import Collective, Schedule
+from ..runtime import Execution
+from .check import Report
+from .lower import _refuse_custom
+from .msccl_xml import algo_tag, parse_xml
+from .program import DEFAULT_SM_BUDGET, DEFAULT_TARGET, Target, XmlError, target
+from .tuning import COPIES, PROTOCOL_COSTS, PROTOCOL_SOURCE, Choice, Plan, plan
+
+ALGO_DIR = "msccl-algorithms"
+LEGACY_MAX_BYTES = 1 << 40        # the msccl-tools dialect has no maxBytes; the IR keeps 1 TiB there
+
+
+@dataclass
+class BundleFile:
+    """One file of a bundle: its ``path`` inside the zip, text, check report, the range it serves and how."""
+
+    path: str
+    text: str
+    report: Report
+    choice: Choice
+    in_place: bool
+    nchunksperloop: int
+
+
+@dataclass
+class Bundle:
+    """A checked set of files for one schedule and runtime (module docstring); ``zip_bytes`` packs them."""
+
+    runtime: str
+    collective: Collective
+    root: str
+    plan: Plan
+    files: list[BundleFile] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def rows(self) -> list[dict]:
+        """One row per file: what the pages and the CLI show."""
+        out = []
+        for f in self.files:
+            c = f.choice
+            out.append({"file": f.path.rsplit("/", 1)[-1], "call": "in place" if f.in_place else "out of place",
+                        "protocol": c.proto, "copies": c.copies, "min_bytes": c.min_bytes,
+                        "max_bytes": c.max_bytes if c.max_bytes is not None else "no limit",
+                        "count_multiple_of": f.nchunksperloop, "threadblocks_per_rank": f.report.tbs_per_rank,
+                        "steps_per_threadblock": f.report.steps_per_tb,
+                        "modelled_us_low": round(c.times_us[0], 3), "modelled_us_high": round(c.times_us[-1], 3),
+                        "at_bytes": f"{c.sizes[0]}..{c.sizes[-1]}", "kb": round(len(f.text) / 1024, 1)})
+        return out
+
+    @property
+    def readme(self) -> str:
+        return _readme(self)
+
+    def zip_bytes(self) -> bytes:
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+            z.writestr(f"{self.root}/README.md", self.readme)
+            for f in self.files:
+                z.writestr(f"{self.root}/{f.path}", f.text)
+        return buf.getvalue()
+
+
+def export_bundle(topo: Topology, schedule: Schedule, runtime: str | Target | None = None, *,
+                  execution: Execution | None = None, copies=COPIES, protocols=tuple(PROTOCOL_COSTS),
+                  sm_budget: int = DEFAULT_SM_BUDGET, name: str | None = None,
+                  progress: Callable[[str], None] | None = None) -> Bundle:
+    """The bundle of a verified ``schedule`` for ``runtime`` (default RCCL). A number of copies the target
+    cannot hold (threadblocks, channels, steps) is dropped and the ranges planned again without it; XmlError or
+    NotApplicable (one line) when not even one copy fits."""
+    _refuse_custom(schedule)
+    limits = target(runtime if runtime is not None else DEFAULT_TARGET)
+    coll = schedule.collective
+    say = progress or (lambda _msg: None)
+    places = (False,) if coll is Collective.ALLTOALL else (True, False)
+    allowed = sorted({1} if coll is Collective.ALLTOALL else set(copies))
+    label = name or f"{schedule.algo or 'schedule'} {coll.value}"
+    stem = "".join(ch if ch.isalnum() else "_" for ch in f"{schedule.algo or 'schedule'}_{coll.value}_{topo.n}")
+    from ..runtime import Model
+    model = Model(topo, schedule, execution)
+    programs: dict[tuple, tuple[str, Report]] = {}
+    notes = []
+    say("lowering, validating and simulating one copy, in place" if places[0] else "lowering one copy")
+    from . import export
+    programs[(1, places[0])] = one = export(topo, schedule, None, sm_budget, limits, in_place=places[0], name=label)
+    room = min(limits.max_tbs, sm_budget)
+    too_many = [c for c in allowed if c * one[1].tbs_per_rank > room]
+    if too_many:        # c copies take about c times the threadblocks of one: skip what cannot fit
+        notes.append(f"{', '.join(map(str, too_many))} copies would need about "
+                     f"{too_many[0] * one[1].tbs_per_rank} threadblocks per rank, above the {room} of {limits.name}")
+        allowed = [c for c in allowed if c not in too_many]
+    while True:
+        say(f"planning ranges over {len(allowed)} copy counts x {len(protocols)} protocols")
+        p = plan(topo, schedule, protocols=protocols, copies=allowed, model=model)
+        choices = p.choices if limits.dialect == "executor" else [p.choices[-1]]
+        failed = None
+        for c in sorted({ch.copies for ch in choices}, reverse=True):
+            for in_place in places:
+                if (c, in_place) in programs:
+                    continue
+                say(f"lowering, validating and simulating {c} cop{'y' if c == 1 else 'ies'}, "
+                    f"{'in place' if in_place else 'out of place'}")
+                try:
+                    programs[(c, in_place)] = export(topo, schedule, None, sm_budget, limits, copies=c,
+                                                     in_place=in_place, name=label)
+                except (XmlError, NotApplicable) as exc:
+                    if c == 1:
+                        raise
+                    failed = c
+                    notes.append(f"{c} copies do not fit {limits.name}: {str(exc).splitlines()[0]}")
+                    break
+            if failed:
+                break
+        if not failed:
+            break
+        allowed = [c for c in allowed if c < failed]
+    bundle = Bundle(limits.name, coll, stem, p, notes=notes)
+    for k, ch in enumerate(choices):
+        for in_place in places:
+            text, report = programs[(ch.copies, in_place)]
+            bundle.files.append(_retitled(text, report, ch, in_place, limits, label, stem, last=k == len(choices) - 1))
+    return bundle
+
+
+def _retitled(text: str, report: Report, ch: Choice, in_place: bool, limits: Target, label: str, stem: str,
+              last: bool) -> BundleFile:
+    """The checked program ``text`` with the ``<algo>`` tag of range ``ch``; the new tag is read back and must
+    say what was asked, and the body stays byte for byte the one that was checked."""
+    head, sep, body = text.partition("\n")
+    algo, dialect = parse_xml(head + sep + "</algo>\n")
+    algo.proto = ch.proto
+    algo.min_bytes = ch.min_bytes
+    algo.max_bytes = (0 if limits.dialect == "executor" else LEGACY_MAX_BYTES) if ch.max_bytes is None \
+        else ch.max_bytes
+    if limits.dialect != "executor":
+        algo.min_bytes = 0
+    algo.name = f"{label} {ch.proto} x{ch.copies}"[:63]
+    new = algo_tag(algo, dialect) + sep + body
+    back, _ = parse_xml(algo_tag(algo, dialect) + sep + "</algo>\n", dialect)
+    if (back.proto, back.inplace, back.outofplace) != (ch.proto, int(in_place), int(not in_place)) or \
+            (limits.dialect == "executor" and (back.min_bytes, back.max_bytes) != (algo.min_bytes, algo.max_bytes)):
+        raise XmlError(f"the retitled file for {ch.label} does not read back as written")
+    hi = "inf" if ch.max_bytes is None else str(ch.max_bytes)
+    place = "inplace" if in_place else "outofplace"
+    path = f"{ALGO_DIR}/{stem}.{ch.proto}.x{ch.copies}.{place}.{ch.min_bytes}-{hi}.xml"
+    return BundleFile(path, new, report, ch, in_place, algo.nchunksperloop)
+
+
+_ENABLE = {
+    "rccl": ["export RCCL_MSCCL_ENABLE=1        # RCCL's default",
+             "export RCCL_MSCCL_FORCE_ENABLE=1  # use the files on GPUs where RCCL does not enable MSCCL itself",
+             f"export MSCCL_ALGO_DIR=$PWD/{ALGO_DIR}"],
+    "msccl-executor": ["export NCCL_MSCCL_ENABLE=1        # the default",
+                       f"export MSCCL_ALGO_DIR=$PWD/{ALGO_DIR}",
+                       "# its internal scheduler only picks files where NCCL's topology detection enables MSCCL;",
+                       "# elsewhere load them through an external scheduler (MSCCL_SCHEDULER=libmsccl-scheduler.so)"],
+    "msccl": [f"export MSCCL_XML_FILES=$(ls $PWD/{ALGO_DIR}/*.xml | paste -sd:)",
+              "export NCCL_ALGO=MSCCL,RING,TREE"],
+}
+
+
+def _readme(b: Bundle) -> str:
+    lines = [f"# {b.root}: MSCCL programs for {b.runtime}", "",
+             f"{b.collective.value} on {b.files[0].report.ranks if b.files else '?'} ranks, written by Topology "
+             "Studio. Every file was validated against the runtime's reader rules and limits and simulated "
+             "symbolically before it was written.", "",
+             "## Enable", "", "```sh", *_ENABLE[b.runtime], "```", "",
+             "A call runs a file when its collective and number of ranks match, minBytes <= bytes <= maxBytes "
+             "(maxBytes 0: no upper limit; allgather and reduce-scatter count the whole buffer), its element count "
+             "is a multiple of the file's nchunksperloop, and its placement (in place or out of place) matches. "
+             "Any other call runs the runtime's own algorithms without a word: check the runtime's debug log "
+             "(NCCL_DEBUG=INFO) to see which calls used these files.", "",
+             "## Files", "",
+             "| file | call | protocol | copies | bytes | count multiple of | threadblocks/rank | steps/threadblock "
+             "| modelled time (us) |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for f, row in zip(b.files, b.rows()):
+        lines.append(f"| {row['file']} | {row['call']} | {row['protocol']} | {row['copies']} | "
+                     f"{row['min_bytes']}..{row['max_bytes']} | {row['count_multiple_of']} | "
+                     f"{row['threadblocks_per_rank']} | {row['steps_per_threadblock']} | "
+                     f"{row['modelled_us_low']} at {f.choice.sizes[0]} B .. {row['modelled_us_high']} at "
+                     f"{f.choice.sizes[-1]} B |")
+    lines += ["", "Protocols and copies were chosen per size range with the studio's runtime model, charging each "
+              f"protocol's costs from NCCL's tuning model ({PROTOCOL_SOURCE}). The times are the model's, not "
+              "measurements."]
+    if b.notes:
+        lines += ["", "## Notes", ""] + [f"- {n}" for n in b.notes]
+    return "\n".join(lines) + "\n"
