@@ -33,11 +33,14 @@ def add_parsers(sub) -> None:
                             "the paper's Table 5)")
     add_synthesizer_arguments(sched)
 
-    export = sub.add_parser("export", parents=[design],
+    export = sub.add_parser("export", parents=[design, progress],
                             help="lower a verified schedule to MSCCL XML (validated and simulated)")
     export.add_argument("--collective", default="allgather",
                         help="allgather | reduce_scatter | allreduce | alltoall (teccl)")
-    export.add_argument("--format", default="msccl", choices=["msccl"], help="the output format")
+    export.add_argument("--format", default="msccl", choices=["msccl", "bundle"],
+                        help="msccl: one MSCCL XML file; bundle: a zip (needs -o) with one checked file per size "
+                             "range and call placement, protocol and copies chosen with the runtime model, and a "
+                             "README saying how to load it")
     export.add_argument("--runtime", default=None, choices=["rccl", "msccl-executor", "msccl"],
                         help="the runtime that loads the file, whose limits it must meet: rccl (default, the "
                              "strictest: 64 steps per threadblock, 64 threadblocks per rank), msccl-executor "
@@ -50,6 +53,15 @@ def add_parsers(sub) -> None:
     export.add_argument("--place", default="default", choices=["default", "in", "out"],
                         help="serve the in-place or the out-of-place call (default: in place for allgather and "
                              "allreduce, out of place for reduce-scatter)")
+    export.add_argument("--copies", type=int, default=1,
+                        help="msccl: copies of the program, each on its own threadblocks and channels with 1/c of "
+                             "every shard (default 1; a bundle chooses per size range)")
+    export.add_argument("--instances", type=int, default=1,
+                        help="msccl: pieces of every chunk that the same threadblocks pipeline (default 1)")
+    export.add_argument("--alpha", type=float, default=None,
+                        help="bundle: alpha in us for the model that chooses protocols and copies; with "
+                             "--bandwidth (otherwise the links' own alphas and bandwidths)")
+    export.add_argument("--bandwidth", type=float, default=None, help="bundle: node bandwidth B in GB/s (with --alpha)")
     export.add_argument("-o", "--output", default=None, help="write here (default: standard output)")
     add_synthesizer_arguments(export)
 
@@ -124,24 +136,80 @@ def export(args) -> int:
     from solvers.core.errors import NotApplicable
     from solvers.export import XmlError, export as to_msccl
 
+    if args.format == "bundle":
+        return _export_bundle(args)
     topo = load(args.expr, max_nodes=args.max_nodes)
     result = synthesize(topo, args.algo, Collective.parse(args.collective), options=options_for(args, args.algo))
     try:           # result.topology: TACOS schedules the unwound fabric
         text, report = to_msccl(result.topology, result.schedule, args.dialect, args.sm_budget, args.runtime,
-                                proto=args.proto,
+                                proto=args.proto, copies=args.copies, instances=args.instances,
                                 in_place={"default": None, "in": True, "out": False}[args.place],
                                 name=f"{args.algo} {result.schedule.collective.value} {topo.name or topo.expr}")
     except (XmlError, NotApplicable) as exc:
         raise UsageError(str(exc)) from None
     if args.output:
-        with open(args.output, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        write_atomically(args.output, text.encode("utf-8"))
         print(f"wrote {args.output}: {report.ranks} ranks, {report.threadblocks} threadblocks, {report.steps} steps, "
               f"validated and simulated for {report.runtime} ({report.dialect} dialect; at most {report.tbs_per_rank} "
               f"threadblocks per rank and {report.steps_per_tb} steps per threadblock)", file=sys.stderr)
     else:
         sys.stdout.write(text)
     return 0
+
+
+def _export_bundle(args) -> int:
+    from solvers.core.errors import NotApplicable
+    from solvers.export import XmlError
+    from solvers.export.bundle import export_bundle
+    from solvers.runtime import Execution
+
+    if not args.output:
+        raise UsageError("a bundle is a zip file: give -o FILE.zip")
+    if args.dialect is not None:
+        raise UsageError("a bundle is written in its runtime's dialect: choose --runtime instead of --dialect")
+    if (args.alpha is None) != (args.bandwidth is None):
+        raise UsageError("give --alpha and --bandwidth together, or neither")
+    execution = Execution() if args.alpha is None else Execution.alpha_beta(args.alpha, args.bandwidth)
+    topo = load(args.expr, max_nodes=args.max_nodes)
+    result = synthesize(topo, args.algo, Collective.parse(args.collective), options=options_for(args, args.algo))
+    try:
+        bundle = export_bundle(result.topology, result.schedule, args.runtime, execution=execution,
+                               sm_budget=args.sm_budget,
+                               name=f"{args.algo} {result.schedule.collective.value} {topo.name or topo.expr}",
+                               progress=progress_for(args))
+    except (XmlError, NotApplicable) as exc:
+        raise UsageError(str(exc)) from None
+    write_atomically(args.output, bundle.zip_bytes())
+    print(f"wrote {args.output}: {len(bundle.files)} files for {bundle.runtime}, each validated and simulated",
+          file=sys.stderr)
+    print(f"{'bytes':<24} {'call':<13} {'proto':<7} {'copies':>6} {'count_mult':>10} {'tbs/rank':>8} "
+          f"{'steps/tb':>8} {'model_us':>22}", file=sys.stderr)
+    for row in bundle.rows():
+        span = f"{row['min_bytes']}..{row['max_bytes']}"
+        model = f"{row['modelled_us_low']:.4g}..{row['modelled_us_high']:.4g}"
+        print(f"{span:<24} {row['call']:<13} {row['protocol']:<7} {row['copies']:>6} {row['count_multiple_of']:>10} "
+              f"{row['threadblocks_per_rank']:>8} {row['steps_per_threadblock']:>8} {model:>22}", file=sys.stderr)
+    for note in bundle.notes:
+        print(f"note: {note}", file=sys.stderr)
+    return 0
+
+
+def write_atomically(path: str, data: bytes) -> None:
+    """Write ``data`` to a temporary file beside ``path`` and rename it into place: an interrupted write leaves
+    nothing or the whole file."""
+    import os
+    import tempfile
+
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".partial-", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
 
 
 def compare(args) -> int:

@@ -1,0 +1,206 @@
+"""Performance-grade exports (issue 22): copies and instances in the lowering, the per-channel threadblock limit,
+out-of-place programs that leave the input alone, the protocol/copies plan of ``solvers.export.tuning`` and the
+checked bundles of ``solvers.export.bundle``."""
+from __future__ import annotations
+
+import io
+import zipfile
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from solvers import synthesize
+from solvers.export import TARGETS, check_xml, export, parse_xml, simulate, to_xml, validate
+from solvers.export.bundle import export_bundle
+from solvers.export.lower import lower
+from solvers.export.tuning import PROTOCOL_COSTS, TOLERANCE, candidate_model, plan
+from solvers.runtime import Execution, Model
+from studio.cli import main
+from topologies import load
+
+NVLINK = Execution.alpha_beta(0.7, 100.0)
+
+
+def _schedule(expr: str, algo: str, coll: str):
+    topo = load(expr)
+    return topo, synthesize(topo, algo, coll).schedule
+
+
+@pytest.mark.parametrize("coll", ["allgather", "reduce_scatter", "allreduce"])
+@pytest.mark.parametrize("copies,instances", [(2, 1), (1, 3), (2, 2)])
+def test_copies_and_instances_simulate_in_and_out_of_place(coll, copies, instances):
+    topo, schedule = _schedule("gkautz(2,8)", "bfb", coll)
+    one = lower(topo, schedule)
+    for in_place in (True, False):
+        algo = lower(topo, schedule, copies=copies, instances=instances, in_place=in_place)
+        assert simulate(algo) == [], (coll, copies, instances, in_place)
+        assert algo.nchunksperloop == one.nchunksperloop * copies * instances
+        assert check_xml(to_xml(algo), runtime="rccl").ok
+    # copies run on threadblocks of their own: c times the send/receive threadblocks of one copy
+    both = lower(topo, schedule, copies=copies, instances=instances)
+    peers = sum(1 for g in one.gpus for t in g.tbs if t.send >= 0 or t.recv >= 0)
+    assert sum(1 for g in both.gpus for t in g.tbs if t.send >= 0 or t.recv >= 0) == copies * peers
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(n=st.integers(5, 11), jumps=st.sets(st.integers(2, 4), max_size=1),
+       coll=st.sampled_from(["allgather", "reduce_scatter", "allreduce"]), copies=st.integers(1, 3),
+       instances=st.integers(1, 2), in_place=st.booleans())
+def test_random_circulants_lower_to_programs_that_do_the_collective(n, jumps, coll, copies, instances, in_place):
+    topo = load(f"circulant({n},[{','.join(map(str, sorted(jumps | {1})))}])")     # jump 1: connected
+    schedule = synthesize(topo, "bfb", coll).schedule
+    algo = lower(topo, schedule, copies=copies, instances=instances, in_place=in_place)
+    assert simulate(algo) == []
+
+
+def test_out_of_place_allgather_uses_distinct_buffers():
+    topo, schedule = _schedule("gkautz(2,16)", "bfb", "allgather")
+    text, report = export(topo, schedule, in_place=False)
+    assert report.ok
+    algo, _ = parse_xml(text)
+    per = algo.nchunksperloop // algo.ngpus
+    assert algo.outofplace == 1 and algo.inplace == 0
+    assert all(g.i_chunks == per and g.o_chunks == algo.nchunksperloop for g in algo.gpus)
+    writes = [st for g in algo.gpus for t in g.tbs for st in t.steps if st.type in ("r", "cpy", "rrc")]
+    assert writes and all(st.dstbuf == "o" for st in writes)
+    assert any(st.type == "cpy" and st.srcbuf == "i" for st in writes)     # the rank's own shard, copied over
+    # a program that writes into the caller's send buffer is caught
+    bad = next(st for g in algo.gpus for t in g.tbs for st in t.steps if st.type == "r")
+    bad.dstbuf = "i"
+    bad.dstoff = 0
+    assert any("writes into the input buffer" in p for p in simulate(algo))
+
+
+@pytest.mark.parametrize("expr,algo_name", [("biring(8)", "bfb"), ("gkautz(2,16)", "bfb"), ("hypercube(4)", "ring"),
+                                            ("torus(4,4)", "forestcoll")])
+def test_out_of_place_reduce_scatter_leaves_the_input_alone(expr, algo_name):
+    topo, schedule = _schedule(expr, algo_name, "reduce_scatter")
+    algo = lower(topo, schedule, in_place=False)
+    assert simulate(algo) == []
+    assert not [st for g in algo.gpus for t in g.tbs for st in t.steps
+                if st.type in ("r", "rrc", "cpy", "re") and st.dstbuf == "i"]
+
+
+def test_no_channel_carries_more_threadblocks_than_the_reader_holds():
+    topo, schedule = _schedule("complete(40)", "direct", "allgather")
+    text, report = export(topo, schedule)          # 39 peers: more than 32 send threadblocks on one channel before
+    assert report.ok
+    algo, _ = parse_xml(text)
+    for g in algo.gpus:
+        per_channel = {}
+        for t in g.tbs:
+            if t.send >= 0:
+                per_channel[t.chan] = per_channel.get(t.chan, 0) + 1
+        assert max(per_channel.values()) <= TARGETS["rccl"].max_tbs_per_channel
+    crowded = lower(topo, schedule, tbs_per_channel=64)
+    assert any("more than 32 send threadblocks on channel 0" in e for e in validate(crowded))
+
+
+def test_the_readers_integer_widths_are_checked():
+    topo, schedule = _schedule("ring(4)", "ring", "allgather")
+    algo = lower(topo, schedule)
+    assert validate(algo) == []
+    algo.gpus[0].o_chunks = algo.gpus[0].i_chunks = 1 << 16
+    step = next(st for t in algo.gpus[0].tbs for st in t.steps if st.type == "s")
+    step.srcoff = 40000
+    assert any("16-bit offsets" in e for e in validate(algo))
+    step.srcoff, step.depid = 0, 200
+    assert any("8-bit dependentBid" in e for e in validate(algo))
+
+
+def test_max_bytes_zero_means_no_limit_only_in_the_executor_dialect():
+    topo, schedule = _schedule("ring(4)", "ring", "allgather")
+    algo = lower(topo, schedule, min_bytes=4096, max_bytes=0)
+    assert check_xml(to_xml(algo, "executor"), runtime="rccl").ok
+    algo.max_bytes = 1024
+    assert "not a valid range" in check_xml(to_xml(algo, "executor"), runtime="rccl").first
+
+
+def test_protocol_prices_follow_the_copies_and_the_share():
+    topo, schedule = _schedule("gkautz(2,16)", "bfb", "allgather")
+    base = Model(topo, schedule, NVLINK)           # 100 GB/s a node, 50 GB/s a link: above one Simple channel
+    big = [1 << 30]
+    one = candidate_model(base, PROTOCOL_COSTS["Simple"], 1).times(big)[0][0]
+    two = candidate_model(base, PROTOCOL_COSTS["Simple"], 2).times(big)[0][0]
+    assert two / one == pytest.approx(40 / 50, rel=0.02)         # 40 GB/s a channel, then the link's 50
+    ll = candidate_model(base, PROTOCOL_COSTS["LL"], 8).times(big)[0][0]
+    assert ll / two == pytest.approx(3.0, rel=0.02)                # LL carries a third of the bytes
+    small = [1024]
+    assert (candidate_model(base, PROTOCOL_COSTS["LL"], 1).times(small)[0][0]
+            < candidate_model(base, PROTOCOL_COSTS["Simple"], 1).times(small)[0][0])
+
+
+def test_the_plan_covers_every_size_once_with_a_near_best_choice():
+    topo, schedule = _schedule("gkautz(2,16)", "bfb", "allreduce")
+    p = plan(topo, schedule, execution=NVLINK)
+    assert p.choices[0].min_bytes == 0 and p.choices[-1].max_bytes is None
+    for a, b in zip(p.choices, p.choices[1:]):
+        assert b.min_bytes == a.max_bytes + 1 and a.max_bytes >= a.sizes[-1] and b.min_bytes <= b.sizes[0]
+    best = p.best_us()
+    won = [(c, s, t) for c in p.choices for s, t in zip(c.sizes, c.times_us)]
+    assert [s for _, s, _ in won] == list(p.sizes)
+    for (c, s, t), b in zip(won, best):
+        assert t <= b * (1 + TOLERANCE)
+    assert p.choices[0].proto == "LL" and p.choices[-1].proto == "Simple"
+
+
+@pytest.fixture(scope="module")
+def bundle():
+    topo, schedule = _schedule("gkautz(2,16)", "bfb", "allreduce")
+    return topo, schedule, export_bundle(topo, schedule, "rccl", execution=NVLINK)
+
+
+def test_every_file_of_a_bundle_passes_each_executor(bundle):
+    topo, schedule, b = bundle
+    names = set()
+    with zipfile.ZipFile(io.BytesIO(b.zip_bytes())) as z:
+        files = [n for n in z.namelist() if n.endswith(".xml")]
+        assert len(files) == len(b.files) == 2 * len(b.plan.choices)
+        readme = z.read(f"{b.root}/README.md").decode()
+        for n in files:
+            assert n.startswith(f"{b.root}/msccl-algorithms/")
+            text = z.read(n).decode()
+            for runtime in ("rccl", "msccl-executor"):
+                report = check_xml(text, runtime=runtime)
+                assert report.ok, (n, runtime, report.first)
+            algo, _ = parse_xml(text)
+            names.add(n.rsplit("/", 1)[-1])
+            assert (algo.inplace, algo.outofplace) in ((1, 0), (0, 1))
+    assert "MSCCL_ALGO_DIR" in readme and "RCCL_MSCCL_FORCE_ENABLE" in readme
+    assert all(name in readme for name in names)
+    # the ranges of each placement cover 0 .. no limit without overlap
+    for in_place in (True, False):
+        spans = sorted((parse_xml(f.text)[0].min_bytes, parse_xml(f.text)[0].max_bytes) for f in b.files
+                       if f.in_place == in_place)
+        assert spans[0][0] == 0 and spans[-1][1] == 0
+        for (lo1, hi1), (lo2, _) in zip(spans, spans[1:]):
+            assert lo2 == hi1 + 1
+
+
+def test_bundle_for_the_original_runtime_has_no_ranges():
+    topo, schedule = _schedule("gkautz(2,8)", "bfb", "allgather")
+    b = export_bundle(topo, schedule, "msccl", execution=NVLINK)
+    assert len(b.files) == 2 and "MSCCL_XML_FILES" in b.readme
+    assert all(check_xml(f.text, runtime="msccl").ok for f in b.files)
+
+
+def test_copies_the_target_cannot_hold_are_dropped_with_a_note():
+    topo, schedule = _schedule("gkautz(2,16)", "bfb", "allgather")
+    b = export_bundle(topo, schedule, "rccl", execution=NVLINK, sm_budget=6)
+    assert {f.choice.copies for f in b.files} == {1}
+    assert any("copies would need" in n for n in b.notes)
+    assert all(f.report.tbs_per_rank <= 6 for f in b.files)
+
+
+def test_cli_writes_a_bundle(tmp_path, capsys):
+    out = tmp_path / "b.zip"
+    assert main(["export", "gkautz(2,8)", "--algo", "bfb", "--collective", "allgather", "--format", "bundle",
+                 "--alpha", "0.7", "--bandwidth", "100", "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "each validated and simulated" in err and "LL" in err
+    with zipfile.ZipFile(out) as z:
+        assert any(n.endswith("README.md") for n in z.namelist())
+    assert main(["export", "gkautz(2,8)", "--algo", "bfb", "--format", "bundle"]) == 2
+    assert "give -o FILE.zip" in capsys.readouterr().err
+    assert not list(tmp_path.glob(".partial-*"))
