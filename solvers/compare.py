@@ -58,7 +58,7 @@ SIZES = tuple(10.0 ** k for k in range(3, 11))
 PLOT_SIZES = tuple(10.0 ** (3 + k / 8) for k in range(57))      # the same range, eight points a decade
 COLUMNS = ("topology", "name", "N", "collective", "algo", "status", "steps", "tb_factor", "tb_factor_exact",
            "steps_lower_bound", "tb_lower_bound", "tb_lower_bound_exact", "time_us", "algbw_GBps", "busbw_GBps",
-           "slices", "step_model_us", "synthesis_s", "verified", "exportable", "transfers", "detail")
+           "slices", "step_model_us", "synthesis_s", "verified", "exportable", "export_limits", "transfers", "detail")
 
 
 def __getattr__(name: str):
@@ -274,11 +274,14 @@ def _run(topo: Topology, algo: str, coll: Collective, total_bytes: float, execut
                                              execution.bandwidth_gbs)
     left_s -= time.monotonic() - t0
     if schedule.count <= EXPORT_MAX_TRANSFERS and left_s > 0:
-        from .export import export
+        from .export import TARGETS, export
 
         try:
-            export(fabric, schedule)
+            _, report = export(fabric, schedule)
             row["exportable"] = True
+            limits = TARGETS[report.runtime]
+            row["export_limits"] = (f"{report.runtime}: {report.tbs_per_rank} of {limits.max_tbs} threadblocks/rank, "
+                                    f"{report.steps_per_tb} of {limits.max_steps} steps/threadblock")
         except Exception as exc:     # noqa: BLE001  XmlError, NotApplicable, or a lowering limit
             row["exportable"] = False
             row["detail"] = "; ".join(x for x in (row["detail"], f"MSCCL export: {_first_line(exc)}") if x)

@@ -228,6 +228,31 @@ def runtime_curve(sizes: Sequence[float], times_us: Sequence[float], bound_us: S
     return fig
 
 
+def bundle_plan_figure(plan) -> go.Figure:
+    """algbw against M for every protocol and copies candidate of an export plan (``solvers.export.tuning.Plan``),
+    with the range each bundle file serves shaded and named: the model's reason for each file."""
+    sizes = [float(m) for m in plan.sizes]
+    fig = go.Figure()
+    colors = {"LL": "#2ca02c", "LL128": "#ff7f0e", "Simple": "#1f77b4"}
+    dashes = {1: "dot", 2: "dash", 4: "longdash", 8: "solid", 16: "solid"}
+    for (proto, copies), times in sorted(plan.times.items()):
+        fig.add_trace(go.Scatter(x=sizes, y=[_algbw(m, float(t)) for m, t in zip(sizes, times)], mode="lines",
+                                 name=f"{proto} x{copies}",
+                                 line=dict(color=colors.get(proto), dash=dashes.get(copies, "solid"), width=1.5),
+                                 hovertemplate="M %{x:.3g} bytes: %{y:.4g} GB/s<extra>" + f"{proto} x{copies}"
+                                               + "</extra>"))
+    for k, c in enumerate(plan.choices):
+        lo = c.sizes[0] / 2 ** 0.5 if k else sizes[0]
+        hi = c.sizes[-1] * 2 ** 0.5 if k < len(plan.choices) - 1 else sizes[-1]
+        fig.add_vrect(x0=lo, x1=hi, fillcolor=colors.get(c.proto, "#999"), opacity=0.08, line_width=0,
+                      annotation_text=f"{c.proto} x{c.copies}", annotation_position="top left")
+    fig.update_xaxes(type="log", title="M (bytes)", automargin=True)
+    fig.update_yaxes(type="log", title="modelled algbw (GB/s)", automargin=True)
+    fig.update_layout(title="Export bundle: the model's protocol and copies per size range", height=380,
+                      margin=dict(l=60, r=10, t=40, b=10), legend=dict(orientation="h", y=-0.25))
+    return fig
+
+
 def _link_labels(topo: Topology, links: Sequence[int]) -> list[str]:
     """``a→b`` per link, with ``#k`` on the second and later of parallel links (a row label must be unique)."""
     seen: dict[tuple[int, int], int] = defaultdict(int)

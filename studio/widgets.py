@@ -80,7 +80,17 @@ _PLACES = {"default": None, "in place": True, "out of place": False}
 
 
 def export_panel(topo, schedule, prefix: str, name: str, file_stem: str, *, request: tuple = ()) -> None:
-    """The one MSCCL export widget every page uses: the runtime's settings (dialect, protocol, threadblock budget,
+    """The one MSCCL export widget every page uses, in two tabs: a bundle for every buffer size
+    (``bundle_panel``) and one file (``file_panel``)."""
+    bundle_tab, file_tab = st.tabs(["Bundle for every size (zip)", "One file"])
+    with bundle_tab:
+        bundle_panel(topo, schedule, prefix, name, file_stem, request=request)
+    with file_tab:
+        file_panel(topo, schedule, prefix, name, file_stem, request=request)
+
+
+def file_panel(topo, schedule, prefix: str, name: str, file_stem: str, *, request: tuple = ()) -> None:
+    """One MSCCL file: the runtime's settings (dialect, protocol, threadblock budget,
     in or out of place), a button, then the file lowered, validated against the runtime parser's rules and
     simulated (``solvers.export.export``) before its download appears, or one line saying why not.
     ``schedule`` is a verified Schedule or a function that builds one (called only when the button is pressed).
@@ -127,3 +137,63 @@ def export_panel(topo, schedule, prefix: str, name: str, file_stem: str, *, requ
     st.download_button("Download MSCCL XML", text, file_name=f"{stem}.xml", mime="application/xml",
                        key=f"{prefix}download", on_click="ignore")
     st.markdown(HOW_TO_RUN)
+
+
+def bundle_panel(topo, schedule, prefix: str, name: str, file_stem: str, *, request: tuple = ()) -> None:
+    """A bundle for every buffer size (``solvers.export.bundle``): the runtime, the link prices the model uses
+    to choose protocol and copies per size range, a button, then the figure of the plan, one row per file (target,
+    range, protocol, copies, limits used against the target's, modelled time) and the zip, or one line saying
+    why not. Widget keys are ``prefix`` + b*; the result is kept under ``prefix + "bundle"`` with ``request``."""
+    from solvers.core.errors import NotApplicable
+    from solvers.export import DEFAULT_SM_BUDGET, TARGETS, XmlError
+    from solvers.export.bundle import export_bundle
+    from solvers.runtime import Execution
+
+    from .figures import bundle_plan_figure
+
+    c1, c2, c3, c4 = st.columns(4)
+    runtime = c1.selectbox("Runtime", list(TARGETS), key=f"{prefix}bruntime",
+                           help="The runtime that loads the bundle; every file meets its limits.")
+    prices = c2.selectbox("Link prices for the model", ["the links' own", "alpha-beta"], key=f"{prefix}bprices",
+                          help="How the runtime model prices links when it picks protocol and copies per range.")
+    alpha = c3.number_input("alpha (µs)", 0.0, 1e4, 0.7, key=f"{prefix}balpha", disabled=prices != "alpha-beta")
+    bandwidth = c4.number_input("node bandwidth (GB/s)", 0.001, 1e6, 100.0, key=f"{prefix}bbw",
+                                disabled=prices != "alpha-beta")
+    budget = int(st.session_state.get(f"{prefix}budget", DEFAULT_SM_BUDGET))
+    execution = Execution() if prices != "alpha-beta" else Execution.alpha_beta(alpha, bandwidth)
+    asked = request + (runtime, prices, float(alpha), float(bandwidth), budget)
+    held_key = f"{prefix}bundle"
+    if st.button("Build bundle (zip)", key=f"{prefix}bbuild"):
+        st.session_state.pop(held_key, None)
+        with st.status("Planning, lowering, validating and simulating …") as status:
+            try:
+                built = schedule() if callable(schedule) else schedule
+                bundle = export_bundle(topo, built, runtime, execution=execution, sm_budget=budget, name=name,
+                                       progress=lambda msg: status.update(label=msg[:1].upper() + msg[1:] + " …"))
+            except (XmlError, NotApplicable, ValueError) as exc:
+                status.update(label="Not exported", state="error")
+                st.error(f"Not exported: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+                return
+            status.update(label=f"{len(bundle.files)} files checked", state="complete")
+        st.session_state[held_key] = (asked, bundle.zip_bytes(), bundle.rows(), bundle.notes, bundle.plan,
+                                      bundle.runtime)
+    held = st.session_state.get(held_key)
+    if not held or held[0] != asked:
+        return
+    _, data, rows, notes, plan, target = held
+    limits = TARGETS[target]
+    st.success(f"{len(rows)} files, each validated against {target}'s rules and limits ({limits.max_steps} steps "
+               f"per threadblock, {limits.max_tbs} threadblocks per rank) and simulated.")
+    st.plotly_chart(bundle_plan_figure(plan), key=f"{prefix}bplan")
+    st.dataframe([{"target": target, "bytes": f"{r['min_bytes']}..{r['max_bytes']}", "call": r["call"],
+                   "protocol": r["protocol"], "copies": r["copies"], "count multiple of": r["count_multiple_of"],
+                   "threadblocks/rank": f"{r['threadblocks_per_rank']} of {limits.max_tbs}",
+                   "steps/threadblock": f"{r['steps_per_threadblock']} of {limits.max_steps}",
+                   "modelled µs (range ends)": f"{r['modelled_us_low']:.4g} .. {r['modelled_us_high']:.4g}",
+                   "file": r["file"]} for r in rows], key=f"{prefix}btable", hide_index=True)
+    for note in notes:
+        st.caption(note)
+    stem = "".join(c if c.isalnum() else "_" for c in file_stem)[:80]
+    st.download_button("Download bundle (zip)", data, file_name=f"{stem}_{target}.zip", mime="application/zip",
+                       key=f"{prefix}bdownload", on_click="ignore")
+    st.caption("The zip holds msccl-algorithms/ and a README with the environment variables that load it.")

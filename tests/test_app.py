@@ -245,6 +245,23 @@ def test_upload_over_the_node_limit_is_refused(monkeypatch):
         compose._from_upload(_Upload("r.json", to_json(parse_topology("ring(12)")).encode()))
 
 
+def test_schedule_page_builds_a_bundle_for_every_size():
+    at = open_page(SCHEDULE, "circulant(8,[2,3])")
+    at.selectbox(key="x_bprices").set_value("alpha-beta").run()
+    at.button(key="x_bbuild").click().run()
+    assert not at.exception and not at.error
+    assert any("each validated against rccl's rules and limits" in s.value for s in at.success)
+    assert "Download bundle (zip)" in {b.label for b in at.get("download_button")}
+    table = next(d.value for d in at.dataframe if "protocol" in d.value)
+    assert set(table["target"]) == {"rccl"} and set(table["call"]) == {"in place", "out of place"}
+    assert table["bytes"][0].startswith("0..") and table["bytes"].iloc[-1].endswith("..no limit")
+    assert all(int(x.split(" of ")[0]) <= 64 for x in table["threadblocks/rank"])
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    assert any("protocol and copies per size range" in sp["layout"]["title"]["text"] for sp in specs)
+    at.selectbox(key="x_bruntime").set_value("msccl").run()      # another runtime: the old bundle is not shown
+    assert "Download bundle (zip)" not in {b.label for b in at.get("download_button")}
+
+
 def test_schedule_page_exports_msccl_xml():
     at = open_page(SCHEDULE, "circulant(8,[2,3])")
     at.button(key="x_export").click().run()

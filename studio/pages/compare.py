@@ -29,7 +29,8 @@ COLUMN_LABELS = {"name": "design", "topology": "expression", "N": "N", "collecti
                  "tb_factor_exact": "tb exact", "steps_lower_bound": "steps bound", "tb_lower_bound": "tb bound",
                  "tb_lower_bound_exact": "tb bound exact",
                  "time_us": "time (µs)", "algbw_GBps": "algbw (GB/s)", "synthesis_s": "synthesis (s)",
-                 "exportable": "MSCCL export", "transfers": "transfers", "detail": "detail"}
+                 "exportable": "MSCCL export", "export_limits": "export: target and limits used",
+                 "transfers": "transfers", "detail": "detail"}
 STATUS_COLORS = {"ok": "#e6f4ea", "bound": "#e8eefc", "not applicable": "#f1f1f1", "skipped": "#fff6dc",
                  "failed verification": "#fde7e7", "error": "#fde7e7"}
 
