@@ -1,21 +1,30 @@
-"""Which exports the real runtimes would load: cases x runtime targets -> ok or refused (with the limit), the
-largest threadblocks per rank and steps per threadblock, file size and export seconds (issue 22).
+"""Which exports the real runtimes would load: cases x runtime targets -> a bundle of checked files, or refused
+with the limit it cannot meet (issue 22).
 
-    python -m bench.export_matrix            # every case of the issue's acceptance list
-    python -m bench.export_matrix --quick    # N up to 64 and the DGX/MI250 fabrics only
+    python -m bench.export_matrix            # every case of the issue's acceptance list (N up to 256)
+    python -m bench.export_matrix --quick    # N up to 64, no dgx_a100(boxes=4)
+    python -m bench.export_matrix --jobs 2   # cases in parallel processes (default: one per CPU)
 
 A case is (topology, synthesizer, collective); one that the synthesizer does not build is left out (its reason is
-not an export matter). Every "ok" file passed ``check_xml`` for that target (the parser's rules, the target's
-limits from ``solvers.export.TARGETS``, and the symbolic simulation); "refused" names the limit the export cannot
-meet and by how much. "export s" covers lowering, writing, validating and simulating, retries included.
+not an export matter). Each case is exported as a bundle (``solvers.export.bundle``: one file per size range
+and call placement, protocol and copies chosen by the runtime model at 0.7 us and 100 GB/s a node) for each
+target; every file of an "ok" bundle passed ``check_xml`` for that target (the parser's rules, the target's
+limits from ``solvers.export.TARGETS``, and the symbolic simulation). Columns: files in the bundle, the ranges
+as protocol x copies, the largest threadblocks per rank and steps per threadblock of any file, the bundle's
+size, and the seconds to plan, lower, write, validate and simulate all of it (retries included); "refused"
+names the limit and by how much.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import time
+from multiprocessing import Pool
 
 from solvers.core.errors import NotApplicable, ScheduleError
-from solvers.export import XmlError, export
+from solvers.export import XmlError
+from solvers.export.bundle import export_bundle
+from solvers.runtime import Execution
 from solvers.synthesize import synthesize
 from topologies import parse_topology
 
@@ -23,6 +32,7 @@ TARGETS = ("rccl", "msccl-executor")
 ALGOS = ("ring", "bfb", "expansion", "forestcoll", "tacos", "ring_uni", "shifted_ring", "dbt", "rhd", "direct",
          "hierarchical")
 COLLECTIVES = ("allgather", "reduce_scatter", "allreduce")
+PRICES = Execution.alpha_beta(0.7, 100.0)
 
 
 def designs(quick: bool) -> list[str]:
@@ -34,40 +44,56 @@ def designs(quick: bool) -> list[str]:
     return out
 
 
-def rows(quick: bool):
-    for expr in designs(quick):
-        topo = parse_topology(expr)
-        for algo in ALGOS:
-            for coll in COLLECTIVES:
-                try:
-                    result = synthesize(topo, algo, coll, total_bytes=1e6)
-                except (NotApplicable, ScheduleError):
-                    continue
-                for runtime in TARGETS:
-                    start = time.perf_counter()
-                    try:
-                        text, report = export(result.topology, result.schedule, runtime=runtime)
-                        status, tbs, steps, kb = "ok", report.tbs_per_rank, report.steps_per_tb, len(text) / 1e3
-                    except (XmlError, NotApplicable) as exc:
-                        status, tbs, steps, kb = f"refused: {exc}", "-", "-", "-"
-                    seconds = time.perf_counter() - start
-                    yield (expr, algo, coll, runtime, topo.n, tbs, steps, kb, seconds, status)
+def case_rows(case: tuple[str, str]) -> list[tuple]:
+    """Every collective and target of one (design, synthesizer)."""
+    expr, algo = case
+    topo = parse_topology(expr)
+    out = []
+    for coll in COLLECTIVES:
+        try:
+            result = synthesize(topo, algo, coll, total_bytes=1e6)
+        except (NotApplicable, ScheduleError):
+            continue
+        for runtime in TARGETS:
+            start = time.perf_counter()
+            try:
+                b = export_bundle(result.topology, result.schedule, runtime, execution=PRICES)
+                ranges = "/".join(f"{c.proto}x{c.copies}" for c in b.plan.choices) if runtime != "msccl" else "-"
+                row = (len(b.files), ranges, max(f.report.tbs_per_rank for f in b.files),
+                       max(f.report.steps_per_tb for f in b.files), sum(len(f.text) for f in b.files) / 1e3, "ok")
+            except (XmlError, NotApplicable) as exc:
+                row = ("-", "-", "-", "-", "-", f"refused: {str(exc).splitlines()[0]}")
+            out.append((expr, algo, coll, runtime, topo.n, *row[:5], time.perf_counter() - start, row[5]))
+    return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="N up to 64, no dgx_a100(boxes=4)")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel processes")
     args = parser.parse_args()
-    head = ("topology", "algo", "collective", "runtime", "N", "tbs/rank", "steps/tb", "KB", "export s", "status")
-    print(f"{head[0]:<20} {head[1]:<13} {head[2]:<15} {head[3]:<15} {head[4]:>4} {head[5]:>8} {head[6]:>8} "
-          f"{head[7]:>9} {head[8]:>8}  {head[9]}")
+    head = ("topology", "algo", "collective", "runtime", "N", "files", "ranges", "tbs/rank", "steps/tb", "KB",
+            "bundle s", "status")
+    print(f"{head[0]:<20} {head[1]:<13} {head[2]:<15} {head[3]:<15} {head[4]:>4} {head[5]:>5} {head[6]:<36} "
+          f"{head[7]:>8} {head[8]:>8} {head[9]:>9} {head[10]:>8}  {head[11]}")
+    cases = [(expr, algo) for expr in designs(args.quick) for algo in ALGOS]
     counts = {"ok": 0, "refused": 0}
-    for expr, algo, coll, runtime, n, tbs, steps, kb, seconds, status in rows(args.quick):
-        counts["ok" if status == "ok" else "refused"] += 1
-        size = f"{kb:.0f}" if isinstance(kb, float) else kb
-        print(f"{expr:<20} {algo:<13} {coll:<15} {runtime:<15} {n:>4} {tbs!s:>8} {steps!s:>8} {size:>9} "
-              f"{seconds:>8.2f}  {status}", flush=True)
-    print(f"{counts['ok']} files load on their runtime, {counts['refused']} refused with the limit named")
+    files = 0
+    slowest_256 = 0.0
+    with Pool(max(1, args.jobs)) as pool:
+        for rows in pool.imap(case_rows, cases):
+            for expr, algo, coll, runtime, n, nfiles, ranges, tbs, steps, kb, seconds, status in rows:
+                counts["ok" if status == "ok" else "refused"] += 1
+                files += nfiles if status == "ok" else 0
+                if n >= 256 and status == "ok":
+                    slowest_256 = max(slowest_256, seconds)
+                size = f"{kb:.0f}" if isinstance(kb, float) else kb
+                print(f"{expr:<20} {algo:<13} {coll:<15} {runtime:<15} {n:>4} {nfiles!s:>5} {ranges:<36} "
+                      f"{tbs!s:>8} {steps!s:>8} {size:>9} {seconds:>8.2f}  {status}", flush=True)
+    print(f"{counts['ok']} bundles ({files} files) load on their runtime, {counts['refused']} refused with the "
+          "limit named")
+    if slowest_256:
+        print(f"slowest 256-rank bundle: {slowest_256:.1f} s")
 
 
 if __name__ == "__main__":

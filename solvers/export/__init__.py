@@ -1,5 +1,5 @@
-"""Exports of verified schedules to runtime formats; today one target, MSCCL XML (the MSCCL executor's and RCCL's
-dialect and msccl-tools'). See docs/ARCHITECTURE.md ("An export format or runtime target").
+"""Exports of verified schedules to runtime formats: MSCCL XML (the MSCCL executor's and RCCL's dialect and
+msccl-tools'), bundles of it for every size, and MSCCL++ execution plans. See docs/ARCHITECTURE.md ("An export format or runtime target").
 
 MSCCL XML: lowering a verified schedule, writing both dialects, reading any file back, checking it against the
 runtime parser's rules, and simulating it symbolically (notes/msccl-xml-and-anchors.md section 3). ``export``
@@ -10,7 +10,11 @@ does all of it, one module per stage:
 - ``lower.py``: a verified ``Schedule`` to the IR (``lower``);
 - ``msccl_xml.py``: the IR to MSCCL XML text and back (``to_xml``, ``parse_xml``);
 - ``check.py``: the runtime parser's rules and a target's limits (``validate``), the symbolic run (``simulate``),
-  both on a file (``check_xml``, a ``Report`` naming the target and the largest counts used).
+  both on a file (``check_xml``, a ``Report`` naming the target and the largest counts used);
+- ``tuning.py`` and ``bundle.py``: protocol and copies per size range by the runtime model, and the checked
+  bundle of one file per range and placement (``export_bundle``);
+- ``mscclpp.py``: the same program as an MSCCL++ execution plan (JSON), with its own reader and checker
+  (``export_plan``, ``check_plan``).
 
 Another export format or runtime target is one more module here that takes the program IR of ``program.py`` and
 writes the target's text, with a reader and checker beside it so that every file is validated and simulated before

@@ -67,7 +67,8 @@ def lower(topo: Topology, schedule: Schedule, *, proto: str = "Simple", name: st
     step t in wave p + t (pipelining inside one loop of the runtime). Shards are then cut into c I L chunks.
     A link's instructions fill a threadblock up to ``ops_per_tb`` and continue on a further channel, and no
     channel gets more than ``tbs_per_channel`` send (or receive) threadblocks of a rank (``_channels``);
-    ``merge`` pairs send and receive threadblocks (``_merge_threadblocks``) to halve their number."""
+    ``merge`` pairs send and receive threadblocks (``_merge_threadblocks``) to halve their number and fuses a
+    receive and the send that forwards the same chunks into one ``rcs``/``rrcs`` step (``_fuse_forwards``)."""
     _refuse_custom(schedule)
     if topo.switch_nodes:
         raise NotApplicable("MSCCL lowering needs GPUs linked directly; this topology has switches")
@@ -375,11 +376,46 @@ def _merge_threadblocks(ops: list[_Op]) -> None:
         op.tb = mapping.get((op.node, op.tb), op.tb)
 
 
+def _fuse_forwards(ops: list[_Op]) -> list[_Op]:
+    """In a merged threadblock (receive peer u, send peer w), a receive of chunks X followed at once by the send of
+    the same chunks X to w becomes one step: ``rcs`` (receive, copy, send) after a plain receive, ``rrcs``
+    (receive, reduce, copy, send) after a receive-reduce. Data that flows straight through then costs one step
+    instead of two. Only a send that waits for nothing but that receive is fused (a send that also waits for
+    another threadblock, e.g. a second reduction into the same chunks, could make the receive wait for itself).
+    The fused step keeps the receive's place; whatever waited for the send waits for it. Returns the remaining instructions, dependencies renumbered."""
+    last_in_tb: dict[tuple, int] = {}
+    into: dict[int, int] = {}
+    for i, op in enumerate(ops):
+        where = (op.node, op.tb)
+        prev = last_in_tb.get(where)
+        last_in_tb[where] = i
+        if prev is None or op.kind != "s" or op.ends is not None or op.tb[0] != "pair":
+            continue
+        a = ops[prev]
+        alone = all(d == prev or (ops[d].node, ops[d].tb) == where for d in op.deps)   # waits for a only
+        if alone and a.kind in ("r", "rrc") and prev not in into and (a.buf, a.off, a.cnt) == (op.buf, op.off, op.cnt):
+            a.kind = "rcs" if a.kind == "r" else "rrcs"
+            a.deps |= op.deps - {prev}
+            into[i] = prev
+            last_in_tb[where] = prev
+    if not into:
+        return ops
+    keep = [i for i in range(len(ops)) if i not in into]
+    new_id = {old: k for k, old in enumerate(keep)}
+    out = []
+    for old in keep:
+        op = ops[old]
+        op.deps = {new_id[into.get(d, d)] for d in op.deps} - {new_id[old]}
+        out.append(op)
+    return out
+
+
 def _assemble(topo, coll, ops, per, proto, name, min_bytes, max_bytes, in_place, scratch=None,
               merge: bool = False) -> Algo:
     n = topo.n
     if merge:
         _merge_threadblocks(ops)
+        ops = _fuse_forwards(ops)
     tb_keys: dict[int, list[tuple]] = defaultdict(list)
     for op in ops:
         if op.tb not in tb_keys[op.node]:

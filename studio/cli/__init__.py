@@ -1,7 +1,7 @@
 """The command-line interface (``python -m studio``), one module per family of commands:
 
 - ``designs``: ``topo``, ``alltoall``, ``find``, ``forestcoll``;
-- ``schedules``: ``schedule``, ``export``, ``compare``, ``check-xml`` (synthesizer flags generated from the
+- ``schedules``: ``schedule``, ``export``, ``compare``, ``check-xml``, ``check-plan`` (synthesizer flags generated from the
   registry by ``synth_flags``);
 - ``genmodel``: ``genmodel plans | gentree | fit``.
 

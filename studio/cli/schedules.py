@@ -37,10 +37,11 @@ def add_parsers(sub) -> None:
                             help="lower a verified schedule to MSCCL XML (validated and simulated)")
     export.add_argument("--collective", default="allgather",
                         help="allgather | reduce_scatter | allreduce | alltoall (teccl)")
-    export.add_argument("--format", default="msccl", choices=["msccl", "bundle"],
+    export.add_argument("--format", default="msccl", choices=["msccl", "bundle", "mscclpp"],
                         help="msccl: one MSCCL XML file; bundle: a zip (needs -o) with one checked file per size "
                              "range and call placement, protocol and copies chosen with the runtime model, and a "
-                             "README saying how to load it")
+                             "README saying how to load it; mscclpp: an MSCCL++ execution plan (JSON) of the same "
+                             "program, checked by check-plan's reader and simulator")
     export.add_argument("--runtime", default=None, choices=["rccl", "msccl-executor", "msccl"],
                         help="the runtime that loads the file, whose limits it must meet: rccl (default, the "
                              "strictest: 64 steps per threadblock, 64 threadblocks per rank), msccl-executor "
@@ -79,6 +80,11 @@ def add_parsers(sub) -> None:
     cmp.add_argument("--budget", type=float, default=60.0, help="seconds for all runs; the rest are skipped")
     cmp.add_argument("--algos", default=None, help="comma list of synthesizers (default: all)")
     cmp.add_argument("--max-nodes", type=int, default=None, help="refuse larger topologies (default 4096)")
+
+    plan = sub.add_parser("check-plan", parents=[as_json],
+                          help="validate and simulate an MSCCL++ execution plan (JSON)")
+    plan.add_argument("file")
+    plan.add_argument("--sm-budget", type=int, default=108)
 
     check = sub.add_parser("check-xml", parents=[as_json], help="validate and simulate any MSCCL XML file")
     check.add_argument("file")
@@ -138,6 +144,8 @@ def export(args) -> int:
 
     if args.format == "bundle":
         return _export_bundle(args)
+    if args.format == "mscclpp":
+        return _export_plan(args)
     topo = load(args.expr, max_nodes=args.max_nodes)
     result = synthesize(topo, args.algo, Collective.parse(args.collective), options=options_for(args, args.algo))
     try:           # result.topology: TACOS schedules the unwound fabric
@@ -192,6 +200,59 @@ def _export_bundle(args) -> int:
     for note in bundle.notes:
         print(f"note: {note}", file=sys.stderr)
     return 0
+
+
+def _export_plan(args) -> int:
+    from solvers.core.errors import NotApplicable
+    from solvers.export import XmlError
+    from solvers.export.mscclpp import export_plan
+
+    if args.dialect is not None or args.runtime is not None:
+        raise UsageError("an MSCCL++ plan has no dialect or MSCCL runtime: drop --dialect/--runtime")
+    topo = load(args.expr, max_nodes=args.max_nodes)
+    result = synthesize(topo, args.algo, Collective.parse(args.collective), options=options_for(args, args.algo))
+    try:
+        text, report = export_plan(result.topology, result.schedule, args.sm_budget, copies=args.copies,
+                                   instances=args.instances,
+                                   in_place={"default": None, "in": True, "out": False}[args.place],
+                                   name=f"{args.algo} {result.schedule.collective.value} {topo.name or topo.expr}")
+    except (XmlError, NotApplicable) as exc:
+        raise UsageError(str(exc)) from None
+    if args.output:
+        write_atomically(args.output, text.encode("utf-8"))
+        print(f"wrote {args.output}: MSCCL++ plan for {report.ngpus} ranks, at most {report.max_threadblocks} "
+              f"threadblocks per rank and {report.max_ops} operations per threadblock, validated and simulated",
+              file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def check_plan(args) -> int:
+    from solvers.export.mscclpp import PlanError, check_plan as check, parse_plan
+
+    try:
+        with open(args.file, "rb") as fh:
+            data = fh.read(64 * 1024 * 1024 + 1)
+    except OSError as exc:
+        raise UsageError(f"cannot read {args.file}: {exc}") from None
+    if len(data) > 64 * 1024 * 1024:
+        raise UsageError(f"{args.file} is larger than 64 MiB")
+    try:
+        plan = parse_plan(data)
+    except PlanError as exc:
+        raise UsageError(f"{args.file}: {exc}") from None
+    report = check(plan, args.sm_budget)
+    if args.json:
+        print(json.dumps({"ok": report.ok, "problems": report.problems, "ranks": report.ngpus,
+                          "threadblocks_per_rank": report.max_threadblocks, "ops_per_threadblock": report.max_ops}))
+    elif report.ok:
+        print(f"ok: MSCCL++ plan for {report.ngpus} ranks, at most {report.max_threadblocks} threadblocks per rank "
+              f"and {report.max_ops} operations per threadblock: the executor's rules hold and two launches in a "
+              "row end in the collective")
+    else:
+        print(f"rejected: {report.first}", file=sys.stderr)
+    return 0 if report.ok else 1
 
 
 def write_atomically(path: str, data: bytes) -> None:
@@ -272,4 +333,5 @@ def check_xml(args) -> int:
     return 0 if report.ok else 1
 
 
-COMMANDS = {"schedule": schedule, "export": export, "compare": compare, "check-xml": check_xml}
+COMMANDS = {"schedule": schedule, "export": export, "compare": compare, "check-xml": check_xml,
+            "check-plan": check_plan}
