@@ -110,10 +110,11 @@ def export_bundle(topo: Topology, schedule: Schedule, runtime: str | Target | No
     from . import export
     programs[(1, places[0])] = one = export(topo, schedule, None, sm_budget, limits, in_place=places[0], name=label)
     room = min(limits.max_tbs, sm_budget)
-    too_many = [c for c in allowed if c * one[1].tbs_per_rank > room]
-    if too_many:        # c copies take about c times the threadblocks of one: skip what cannot fit
-        notes.append(f"{', '.join(map(str, too_many))} copies would need about "
-                     f"{too_many[0] * one[1].tbs_per_rank} threadblocks per rank, above the {room} of {limits.name}")
+    least = (one[1].tbs_per_rank + 1) // 2     # c copies take about c times one copy's, halved by merging
+    too_many = [c for c in allowed if c * least > room]
+    if too_many:
+        notes.append(f"{', '.join(map(str, too_many))} copies would need at least {too_many[0] * least} "
+                     f"threadblocks per rank, above the {room} of {limits.name}")
         allowed = [c for c in allowed if c not in too_many]
     while True:
         say(f"planning ranges over {len(allowed)} copy counts x {len(protocols)} protocols")
