@@ -82,11 +82,47 @@ _PLACES = {"default": None, "in place": True, "out of place": False}
 def export_panel(topo, schedule, prefix: str, name: str, file_stem: str, *, request: tuple = ()) -> None:
     """The one MSCCL export widget every page uses, in two tabs: a bundle for every buffer size
     (``bundle_panel``) and one file (``file_panel``)."""
-    bundle_tab, file_tab = st.tabs(["Bundle for every size (zip)", "One file"])
+    bundle_tab, file_tab, plan_tab = st.tabs(["Bundle for every size (zip)", "One file", "MSCCL++ plan (JSON)"])
     with bundle_tab:
         bundle_panel(topo, schedule, prefix, name, file_stem, request=request)
     with file_tab:
         file_panel(topo, schedule, prefix, name, file_stem, request=request)
+    with plan_tab:
+        plan_panel(topo, schedule, prefix, name, file_stem, request=request)
+
+
+def plan_panel(topo, schedule, prefix: str, name: str, file_stem: str, *, request: tuple = ()) -> None:
+    """The same program as an MSCCL++ execution plan (``solvers.export.mscclpp.export_plan``), checked against
+    the executor's rules and simulated over two launches before its download appears, or one line saying why
+    not. Widget keys are ``prefix`` + p*; the plan is kept under ``prefix + "plan"`` with ``request``."""
+    from solvers.core.errors import NotApplicable
+    from solvers.export import DEFAULT_SM_BUDGET, XmlError
+    from solvers.export.mscclpp import MAX_OPERATION, export_plan
+
+    place = st.selectbox("Call", list(_PLACES), key=f"{prefix}pplace")
+    budget = int(st.session_state.get(f"{prefix}budget", DEFAULT_SM_BUDGET))
+    asked = request + (place, budget)
+    held_key = f"{prefix}plan"
+    if st.button("Build MSCCL++ plan", key=f"{prefix}pbuild"):
+        st.session_state.pop(held_key, None)
+        with st.spinner("Lowering, checking and simulating two launches …"):
+            try:
+                built = schedule() if callable(schedule) else schedule
+                text, report = export_plan(topo, built, budget, in_place=_PLACES[place], name=name)
+            except (XmlError, NotApplicable, ValueError) as exc:
+                st.error(f"Not exported: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+                return
+        st.session_state[held_key] = (asked, text, report)
+    held = st.session_state.get(held_key)
+    if not held or held[0] != asked:
+        return
+    _, text, report = held
+    st.success(f"Checked against the MSCCL++ executor's rules and simulated over two launches: {report.ngpus} "
+               f"ranks, at most {report.max_threadblocks} threadblocks per rank (budget {budget}) and "
+               f"{report.max_ops} operations per threadblock (limit {MAX_OPERATION}).")
+    stem = "".join(c if c.isalnum() else "_" for c in file_stem)[:80]
+    st.download_button("Download MSCCL++ plan", text, file_name=f"{stem}.json", mime="application/json",
+                       key=f"{prefix}pdownload", on_click="ignore")
 
 
 def file_panel(topo, schedule, prefix: str, name: str, file_stem: str, *, request: tuple = ()) -> None:

@@ -262,6 +262,14 @@ def test_schedule_page_builds_a_bundle_for_every_size():
     assert "Download bundle (zip)" not in {b.label for b in at.get("download_button")}
 
 
+def test_schedule_page_exports_an_mscclpp_plan():
+    at = open_page(SCHEDULE, "circulant(8,[2,3])")
+    at.button(key="x_pbuild").click().run()
+    assert not at.exception and not at.error
+    assert any("MSCCL++ executor's rules and simulated over two launches" in s.value for s in at.success)
+    assert "Download MSCCL++ plan" in {b.label for b in at.get("download_button")}
+
+
 def test_schedule_page_exports_msccl_xml():
     at = open_page(SCHEDULE, "circulant(8,[2,3])")
     at.button(key="x_export").click().run()
