@@ -95,28 +95,19 @@ def plan_panel(topo, schedule, prefix: str, name: str, file_stem: str, *, reques
     """The same program as an MSCCL++ execution plan (``solvers.export.mscclpp.export_plan``), checked against
     the executor's rules and simulated over two launches before its download appears, or one line saying why
     not. Widget keys are ``prefix`` + p*; the plan is kept under ``prefix + "plan"`` with ``request``."""
-    from solvers.core.errors import NotApplicable
-    from solvers.export import DEFAULT_SM_BUDGET, XmlError
+    from solvers.export import DEFAULT_SM_BUDGET
     from solvers.export.mscclpp import MAX_OPERATION, export_plan
 
     place = st.selectbox("Call", list(_PLACES), key=f"{prefix}pplace")
     budget = int(st.session_state.get(f"{prefix}budget", DEFAULT_SM_BUDGET))
     asked = request + (place, budget)
     held_key = f"{prefix}plan"
-    if st.button("Build MSCCL++ plan", key=f"{prefix}pbuild"):
-        st.session_state.pop(held_key, None)
-        with st.spinner("Lowering, checking and simulating two launches …"):
-            try:
-                built = schedule() if callable(schedule) else schedule
-                text, report = export_plan(topo, built, budget, in_place=_PLACES[place], name=name)
-            except (XmlError, NotApplicable, ValueError) as exc:
-                st.error(f"Not exported: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
-                return
-        st.session_state[held_key] = (asked, text, report)
-    held = st.session_state.get(held_key)
-    if not held or held[0] != asked:
+    held = _built(f"{prefix}pbuild", "Build MSCCL++ plan", held_key, asked,
+                  "Lowering, checking and simulating two launches …",
+                  lambda built: export_plan(topo, built, budget, in_place=_PLACES[place], name=name), schedule)
+    if held is None:
         return
-    _, text, report = held
+    text, report = held
     st.success(f"Checked against the MSCCL++ executor's rules and simulated over two launches: {report.ngpus} "
                f"ranks, at most {report.max_threadblocks} threadblocks per rank (budget {budget}) and "
                f"{report.max_ops} operations per threadblock (limit {MAX_OPERATION}).")
@@ -134,8 +125,7 @@ def file_panel(topo, schedule, prefix: str, name: str, file_stem: str, *, reques
     Widget keys are ``prefix`` + dialect / proto / budget / place / export / download. The file is kept in the
     session under ``prefix + "xml"`` with ``request`` (whatever, beside the settings, the schedule depends on:
     expression, synthesizer, collective, options) and shown only while the page asks for the same."""
-    from solvers.core.errors import NotApplicable
-    from solvers.export import DEFAULT_SM_BUDGET, TARGETS, XmlError, export
+    from solvers.export import DEFAULT_SM_BUDGET, TARGETS, export
 
     c1, c2, c3, c4 = st.columns(4)
     runtime = c1.selectbox("Runtime", list(TARGETS), key=f"{prefix}runtime",
@@ -149,21 +139,12 @@ def file_panel(topo, schedule, prefix: str, name: str, file_stem: str, *, reques
                          help="Default: in place for allgather and allreduce, out of place for reduce-scatter.")
     asked = request + (runtime, proto, int(budget), place)
     held_key = f"{prefix}xml"
-    if st.button("Build MSCCL XML", key=f"{prefix}export"):
-        st.session_state.pop(held_key, None)
-        with st.spinner("Lowering, validating and simulating …"):
-            try:
-                built = schedule() if callable(schedule) else schedule
-                text, report = export(topo, built, None, int(budget), runtime, proto=proto,
-                                      in_place=_PLACES[place], name=name)
-            except (XmlError, NotApplicable, ValueError) as exc:
-                st.error(f"Not exported: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
-                return
-        st.session_state[held_key] = (asked, text, report)
-    held = st.session_state.get(held_key)
-    if not held or held[0] != asked:
+    held = _built(f"{prefix}export", "Build MSCCL XML", held_key, asked, "Lowering, validating and simulating …",
+                  lambda built: export(topo, built, None, int(budget), runtime, proto=proto, in_place=_PLACES[place],
+                                       name=name), schedule)
+    if held is None:
         return
-    _, text, report = held
+    text, report = held
     limits = TARGETS[report.runtime]
     st.success(f"Validated against {report.runtime}'s rules and limits and simulated: {report.ranks} ranks, "
                f"{report.threadblocks} threadblocks, {report.steps} steps; at most {report.tbs_per_rank} "
@@ -173,6 +154,26 @@ def file_panel(topo, schedule, prefix: str, name: str, file_stem: str, *, reques
     st.download_button("Download MSCCL XML", text, file_name=f"{stem}.xml", mime="application/xml",
                        key=f"{prefix}download", on_click="ignore")
     st.markdown(HOW_TO_RUN)
+
+
+def _built(button_key: str, label: str, held_key: str, asked: tuple, doing: str, make, schedule):
+    """The shared build step of the export tabs: on ``label``'s button, ``make(schedule)`` (the schedule built
+    first when it is a function) under a spinner; its result is kept in the session under ``held_key`` with
+    ``asked`` and returned while the page still asks for the same, else None. A refusal is one error line."""
+    from solvers.core.errors import NotApplicable
+    from solvers.export import XmlError
+
+    if st.button(label, key=button_key):
+        st.session_state.pop(held_key, None)
+        with st.spinner(doing):
+            try:
+                made = make(schedule() if callable(schedule) else schedule)
+            except (XmlError, NotApplicable, ValueError) as exc:
+                st.error(f"Not exported: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+                return None
+        st.session_state[held_key] = (asked, made)
+    held = st.session_state.get(held_key)
+    return held[1] if held and held[0] == asked else None
 
 
 def bundle_panel(topo, schedule, prefix: str, name: str, file_stem: str, *, request: tuple = ()) -> None:

@@ -146,13 +146,11 @@ def export(args) -> int:
         return _export_bundle(args)
     if args.format == "mscclpp":
         return _export_plan(args)
-    topo = load(args.expr, max_nodes=args.max_nodes)
-    result = synthesize(topo, args.algo, Collective.parse(args.collective), options=options_for(args, args.algo))
+    result, name, in_place = _schedule_for_export(args)
     try:           # result.topology: TACOS schedules the unwound fabric
         text, report = to_msccl(result.topology, result.schedule, args.dialect, args.sm_budget, args.runtime,
-                                proto=args.proto, copies=args.copies, instances=args.instances,
-                                in_place={"default": None, "in": True, "out": False}[args.place],
-                                name=f"{args.algo} {result.schedule.collective.value} {topo.name or topo.expr}")
+                                proto=args.proto, copies=args.copies, instances=args.instances, in_place=in_place,
+                                name=name)
     except (XmlError, NotApplicable) as exc:
         raise UsageError(str(exc)) from None
     if args.output:
@@ -163,6 +161,14 @@ def export(args) -> int:
     else:
         sys.stdout.write(text)
     return 0
+
+
+def _schedule_for_export(args):
+    """(result, the file's name, the call placement asked for) of an export command."""
+    topo = load(args.expr, max_nodes=args.max_nodes)
+    result = synthesize(topo, args.algo, Collective.parse(args.collective), options=options_for(args, args.algo))
+    name = f"{args.algo} {result.schedule.collective.value} {topo.name or topo.expr}"
+    return result, name, {"default": None, "in": True, "out": False}[args.place]
 
 
 def _export_bundle(args) -> int:
@@ -178,13 +184,10 @@ def _export_bundle(args) -> int:
     if (args.alpha is None) != (args.bandwidth is None):
         raise UsageError("give --alpha and --bandwidth together, or neither")
     execution = Execution() if args.alpha is None else Execution.alpha_beta(args.alpha, args.bandwidth)
-    topo = load(args.expr, max_nodes=args.max_nodes)
-    result = synthesize(topo, args.algo, Collective.parse(args.collective), options=options_for(args, args.algo))
+    result, name, _ = _schedule_for_export(args)
     try:
         bundle = export_bundle(result.topology, result.schedule, args.runtime, execution=execution,
-                               sm_budget=args.sm_budget,
-                               name=f"{args.algo} {result.schedule.collective.value} {topo.name or topo.expr}",
-                               progress=progress_for(args))
+                               sm_budget=args.sm_budget, name=name, progress=progress_for(args))
     except (XmlError, NotApplicable) as exc:
         raise UsageError(str(exc)) from None
     write_atomically(args.output, bundle.zip_bytes())
@@ -209,13 +212,10 @@ def _export_plan(args) -> int:
 
     if args.dialect is not None or args.runtime is not None:
         raise UsageError("an MSCCL++ plan has no dialect or MSCCL runtime: drop --dialect/--runtime")
-    topo = load(args.expr, max_nodes=args.max_nodes)
-    result = synthesize(topo, args.algo, Collective.parse(args.collective), options=options_for(args, args.algo))
+    result, name, in_place = _schedule_for_export(args)
     try:
         text, report = export_plan(result.topology, result.schedule, args.sm_budget, copies=args.copies,
-                                   instances=args.instances,
-                                   in_place={"default": None, "in": True, "out": False}[args.place],
-                                   name=f"{args.algo} {result.schedule.collective.value} {topo.name or topo.expr}")
+                                   instances=args.instances, in_place=in_place, name=name)
     except (XmlError, NotApplicable) as exc:
         raise UsageError(str(exc)) from None
     if args.output:
