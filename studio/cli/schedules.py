@@ -232,27 +232,43 @@ def check_plan(args) -> int:
     from solvers.export.mscclpp import PlanError, check_plan as check, parse_plan
 
     try:
-        with open(args.file, "rb") as fh:
-            data = fh.read(64 * 1024 * 1024 + 1)
-    except OSError as exc:
-        raise UsageError(f"cannot read {args.file}: {exc}") from None
-    if len(data) > 64 * 1024 * 1024:
-        raise UsageError(f"{args.file} is larger than 64 MiB")
-    try:
-        plan = parse_plan(data)
+        plan = parse_plan(_read_capped(args.file))
     except PlanError as exc:
         raise UsageError(f"{args.file}: {exc}") from None
     report = check(plan, args.sm_budget)
+    return _verdict(args, report.ok, report.first,
+                    {"ok": report.ok, "problems": report.problems, "ranks": report.ngpus,
+                     "threadblocks_per_rank": report.max_threadblocks, "ops_per_threadblock": report.max_ops},
+                    f"ok: MSCCL++ plan for {report.ngpus} ranks, at most {report.max_threadblocks} threadblocks per "
+                    f"rank and {report.max_ops} operations per threadblock: the executor's rules hold and two "
+                    "launches in a row end in the collective")
+
+
+MAX_CHECKED_BYTES = 64 * 1024 * 1024
+
+
+def _read_capped(path: str) -> bytes:
+    """The bytes of a file to check, at most MAX_CHECKED_BYTES; UsageError (one line) otherwise."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_CHECKED_BYTES + 1)
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc}") from None
+    if len(data) > MAX_CHECKED_BYTES:
+        raise UsageError(f"{path} is larger than 64 MiB")
+    return data
+
+
+def _verdict(args, ok: bool, first: str, payload: dict, ok_line: str) -> int:
+    """A checker's answer: the JSON ``payload`` with --json, else ``ok_line`` or the first problem on stderr;
+    exit status 0 only when the file is sound."""
     if args.json:
-        print(json.dumps({"ok": report.ok, "problems": report.problems, "ranks": report.ngpus,
-                          "threadblocks_per_rank": report.max_threadblocks, "ops_per_threadblock": report.max_ops}))
-    elif report.ok:
-        print(f"ok: MSCCL++ plan for {report.ngpus} ranks, at most {report.max_threadblocks} threadblocks per rank "
-              f"and {report.max_ops} operations per threadblock: the executor's rules hold and two launches in a "
-              "row end in the collective")
+        print(json.dumps(payload))
+    elif ok:
+        print(ok_line)
     else:
-        print(f"rejected: {report.first}", file=sys.stderr)
-    return 0 if report.ok else 1
+        print(f"rejected: {first}", file=sys.stderr)
+    return 0 if ok else 1
 
 
 def write_atomically(path: str, data: bytes) -> None:
@@ -312,25 +328,17 @@ def check_xml(args) -> int:
     from solvers.export import check_xml as check
 
     try:
-        with open(args.file, encoding="utf-8") as fh:
-            text = fh.read(64 * 1024 * 1024 + 1)
-    except (OSError, UnicodeDecodeError) as exc:
+        text = _read_capped(args.file).decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise UsageError(f"cannot read {args.file}: {exc}") from None
-    if len(text) > 64 * 1024 * 1024:
-        raise UsageError(f"{args.file} is larger than 64 MiB")
     report = check(text, args.dialect, args.sm_budget, args.runtime)
-    if args.json:
-        print(json.dumps({"ok": report.ok, "dialect": report.dialect, "runtime": report.runtime,
-                          "problems": report.problems, "ranks": report.ranks, "threadblocks": report.threadblocks,
-                          "steps": report.steps, "tbs_per_rank": report.tbs_per_rank,
-                          "steps_per_tb": report.steps_per_tb}))
-    elif report.ok:
-        print(f"ok: {report.ranks} ranks, {report.threadblocks} threadblocks, {report.steps} steps "
-              f"({report.dialect} dialect, {report.runtime}'s limits): the parser's rules hold and the simulation "
-              "ends in the collective")
-    else:
-        print(f"rejected: {report.first}", file=sys.stderr)
-    return 0 if report.ok else 1
+    return _verdict(args, report.ok, report.first,
+                    {"ok": report.ok, "dialect": report.dialect, "runtime": report.runtime,
+                     "problems": report.problems, "ranks": report.ranks, "threadblocks": report.threadblocks,
+                     "steps": report.steps, "tbs_per_rank": report.tbs_per_rank, "steps_per_tb": report.steps_per_tb},
+                    f"ok: {report.ranks} ranks, {report.threadblocks} threadblocks, {report.steps} steps "
+                    f"({report.dialect} dialect, {report.runtime}'s limits): the parser's rules hold and the "
+                    "simulation ends in the collective")
 
 
 COMMANDS = {"schedule": schedule, "export": export, "compare": compare, "check-xml": check_xml,
