@@ -6,7 +6,8 @@ model), one MSCCL file per call placement (in place and out of place; an all-to-
 (``msccl-algorithms/``, named by ``MSCCL_ALGO_DIR``), and a README naming the files, the sizes each serves, the
 limits it uses and how to enable it in each runtime. Every file is validated against the target's rules and
 limits and simulated symbolically (``export``); files that differ only in their ``<algo>`` tag (protocol, range,
-name) share one program, which is checked once, and their tags are read back and compared.
+name) share one program, which is simulated once (the tag does not change what it does); each file's tag is
+read back and compared, and each whole file is validated against the target again.
 
 Which calls run a file (ROCm/rccl src/misc/msccl/msccl_lifecycle.cc at 0088a12 and Azure/msccl-executor-nccl
 src/misc/msccl/msccl_lifecycle.cc at 01ddfdb, ``mscclInternalSchedulerSelectAlgo``): same number of ranks and
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import io
 import zipfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from topologies.model import Topology
@@ -27,7 +28,7 @@ from topologies.model import Topology
 from ..core.errors import NotApplicable
 from ..core.schedule import Collective, Schedule
 from ..runtime import Execution
-from .check import Report
+from .check import Report, validate
 from .lower import _refuse_custom
 from .msccl_xml import algo_tag, parse_xml
 from .program import DEFAULT_SM_BUDGET, DEFAULT_TARGET, Target, XmlError, target
@@ -142,17 +143,18 @@ def export_bundle(topo: Topology, schedule: Schedule, runtime: str | Target | No
             break
         allowed = [c for c in allowed if c < failed]
     bundle = Bundle(limits.name, coll, stem, p, notes=notes)
-    for k, ch in enumerate(choices):
+    for ch in choices:
         for in_place in places:
             text, report = programs[(ch.copies, in_place)]
-            bundle.files.append(_retitled(text, report, ch, in_place, limits, label, stem, last=k == len(choices) - 1))
+            bundle.files.append(_retitled(text, report, ch, in_place, limits, label, stem, sm_budget))
     return bundle
 
 
 def _retitled(text: str, report: Report, ch: Choice, in_place: bool, limits: Target, label: str, stem: str,
-              last: bool) -> BundleFile:
+              sm_budget: int = DEFAULT_SM_BUDGET) -> BundleFile:
     """The checked program ``text`` with the ``<algo>`` tag of range ``ch``; the new tag is read back and must
-    say what was asked, and the body stays byte for byte the one that was checked."""
+    say what was asked, the body stays byte for byte the one that was simulated, and the file as a whole (new tag,
+    same program) passes the target's validator again."""
     head, sep, body = text.partition("\n")
     algo, dialect = parse_xml(head + sep + "</algo>\n")
     algo.proto = ch.proto
@@ -170,6 +172,12 @@ def _retitled(text: str, report: Report, ch: Choice, in_place: bool, limits: Tar
                                                                               algo.max_bytes)
     if not said:
         raise XmlError(f"the retitled file for {ch.label} does not read back as written")
+    if report.program is not None:
+        whole = replace(report.program, proto=algo.proto, min_bytes=algo.min_bytes, max_bytes=algo.max_bytes,
+                        name=algo.name)
+        problems = validate(whole, dialect, sm_budget, limits)
+        if problems:
+            raise XmlError(f"the file for {ch.label} fails its check for {limits.name}: {problems[0]}")
     hi = "inf" if ch.max_bytes is None else str(ch.max_bytes)
     place = "inplace" if in_place else "outofplace"
     path = f"{ALGO_DIR}/{stem}.{ch.proto}.x{ch.copies}.{place}.{ch.min_bytes}-{hi}.xml"

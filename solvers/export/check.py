@@ -5,7 +5,7 @@ postcondition), and ``check_xml`` does both on a file's text and sums them up in
 from __future__ import annotations
 
 from collections import Counter, defaultdict, deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .msccl_xml import parse_xml
 from .program import (DEFAULT_SM_BUDGET, KNOWN_COLLS, MAX_DEPENDENCY_TB, MAX_NODES_PER_RANK, MAX_OFFSET, PROTOCOLS,
@@ -309,6 +309,7 @@ class Report:
     runtime: str = ""
     tbs_per_rank: int = 0
     steps_per_tb: int = 0
+    program: Algo | None = field(default=None, repr=False, compare=False)    # the file as read back
 
     @property
     def first(self) -> str:
@@ -333,4 +334,4 @@ def check_xml(text: str, dialect: str | None = None, sm_budget: int = DEFAULT_SM
     steps = sum(len(t.steps) for g in algo.gpus for t in g.tbs)
     return Report(not problems, dialect, problems, algo.ngpus, tbs, steps, limits.name,
                   max((len(g.tbs) for g in algo.gpus), default=0),
-                  max((len(t.steps) for g in algo.gpus for t in g.tbs), default=0))
+                  max((len(t.steps) for g in algo.gpus for t in g.tbs), default=0), algo)
