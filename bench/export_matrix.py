@@ -6,7 +6,7 @@ with the limit it cannot meet (issue 22).
     python -m bench.export_matrix --jobs 2   # cases in parallel processes (default: one per CPU)
 
 A case is (topology, synthesizer, collective); one that the synthesizer does not build is left out (its reason is
-not an export matter). Each case is exported as a bundle (``solvers.export.bundle``: one file per size range
+not an export matter). TE-CCL (``--algos teccl``) is tried up to 16 nodes with a 60 s solver limit. Each case is exported as a bundle (``solvers.export.bundle``: one file per size range
 and call placement, protocol and copies chosen by the runtime model at 0.7 us and 100 GB/s a node) for each
 target; every file of an "ok" bundle passed ``check_xml`` for that target (the parser's rules, the target's
 limits from ``solvers.export.TARGETS``, and the symbolic simulation). Columns: files in the bundle, the ranges
@@ -32,6 +32,8 @@ TARGETS = ("rccl", "msccl-executor")
 ALGOS = ("ring", "bfb", "expansion", "forestcoll", "tacos", "ring_uni", "shifted_ring", "dbt", "rhd", "direct",
          "hierarchical")
 COLLECTIVES = ("allgather", "reduce_scatter", "allreduce")
+TECCL_MAX_NODES = 16            # TE-CCL "where it solves": its MILP within TECCL_TIME_S on these sizes
+TECCL_TIME_S = 60.0
 PRICES = Execution.alpha_beta(0.7, 100.0)
 
 
@@ -49,9 +51,12 @@ def case_rows(case: tuple[str, str]) -> list[tuple]:
     expr, algo = case
     topo = parse_topology(expr)
     out = []
+    if algo == "teccl" and topo.n > TECCL_MAX_NODES:
+        return out
     for coll in COLLECTIVES:
         try:
-            result = synthesize(topo, algo, coll, total_bytes=1e6)
+            options = {"time_limit": TECCL_TIME_S} if algo == "teccl" else None
+            result = synthesize(topo, algo, coll, total_bytes=1e6, options=options)
         except (NotApplicable, ScheduleError):
             continue
         for runtime in TARGETS:
@@ -71,12 +76,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="N up to 64, no dgx_a100(boxes=4)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel processes")
+    parser.add_argument("--algos", default=",".join(ALGOS),
+                        help=f"comma list of synthesizers (default: {','.join(ALGOS)}; teccl runs up to "
+                             f"{TECCL_MAX_NODES} nodes with a {TECCL_TIME_S:.0f} s limit)")
     args = parser.parse_args()
     head = ("topology", "algo", "collective", "runtime", "N", "files", "ranges", "tbs/rank", "steps/tb", "KB",
             "bundle s", "status")
     print(f"{head[0]:<20} {head[1]:<13} {head[2]:<15} {head[3]:<15} {head[4]:>4} {head[5]:>5} {head[6]:<36} "
           f"{head[7]:>8} {head[8]:>8} {head[9]:>9} {head[10]:>8}  {head[11]}")
-    cases = [(expr, algo) for expr in designs(args.quick) for algo in ALGOS]
+    algos = [a.strip() for a in args.algos.split(",") if a.strip()]
+    cases = [(expr, algo) for expr in designs(args.quick) for algo in algos]
     counts = {"ok": 0, "refused": 0}
     files = 0
     slowest_256 = 0.0
