@@ -76,6 +76,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="N up to 64, no dgx_a100(boxes=4)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel processes")
+    parser.add_argument("--designs", default=None,
+                        help="semicolon list of expressions instead of the acceptance list (e.g. to resume)")
     parser.add_argument("--algos", default=",".join(ALGOS),
                         help=f"comma list of synthesizers (default: {','.join(ALGOS)}; teccl runs up to "
                              f"{TECCL_MAX_NODES} nodes with a {TECCL_TIME_S:.0f} s limit)")
@@ -85,7 +87,8 @@ def main() -> None:
     print(f"{head[0]:<20} {head[1]:<13} {head[2]:<15} {head[3]:<15} {head[4]:>4} {head[5]:>5} {head[6]:<36} "
           f"{head[7]:>8} {head[8]:>8} {head[9]:>9} {head[10]:>8}  {head[11]}")
     algos = [a.strip() for a in args.algos.split(",") if a.strip()]
-    cases = [(expr, algo) for expr in designs(args.quick) for algo in algos]
+    chosen = designs(args.quick) if args.designs is None else [d.strip() for d in args.designs.split(";") if d.strip()]
+    cases = [(expr, algo) for expr in chosen for algo in algos]
     counts = {"ok": 0, "refused": 0}
     files = 0
     slowest_256 = 0.0
