@@ -117,6 +117,12 @@ def export_bundle(topo: Topology, schedule: Schedule, runtime: str | Target | No
         notes.append(f"{', '.join(map(str, too_many))} copies would need at least {too_many[0] * least} "
                      f"threadblocks per rank, above the {room} of {limits.name}")
         allowed = [c for c in allowed if c not in too_many]
+    width = _pair_channels(one[1].program)
+    too_wide = [c for c in allowed if c * width > limits.max_channels]   # each copy needs channels of its own
+    if too_wide:
+        notes.append(f"{', '.join(map(str, too_wide))} copies would need at least {too_wide[0] * width} channels, "
+                     f"above the {limits.max_channels} of {limits.name}")
+        allowed = [c for c in allowed if c not in too_wide]
     while True:
         say(f"planning ranges over {len(allowed)} copy counts x {len(protocols)} protocols")
         p = plan(topo, schedule, protocols=protocols, copies=allowed, model=model)
@@ -148,6 +154,19 @@ def export_bundle(topo: Topology, schedule: Schedule, runtime: str | Target | No
             text, report = programs[(ch.copies, in_place)]
             bundle.files.append(_retitled(text, report, ch, in_place, limits, label, stem, sm_budget))
     return bundle
+
+
+def _pair_channels(program) -> int:
+    """The most channels one GPU pair uses in ``program`` (one per threadblock pair on its connection): c copies
+    need c times as many distinct channels for that pair."""
+    if program is None:
+        return 1
+    used: dict[tuple, set] = {}
+    for g in program.gpus:
+        for t in g.tbs:
+            if t.send >= 0:
+                used.setdefault((g.id, t.send), set()).add(t.chan)
+    return max((len(c) for c in used.values()), default=1)
 
 
 def _retitled(text: str, report: Report, ch: Choice, in_place: bool, limits: Target, label: str, stem: str,
