@@ -27,7 +27,8 @@ from topologies.model import Topology
 
 from ..core.errors import NotApplicable
 from ..core.schedule import Collective, Schedule
-from ..runtime import Execution
+from ..runtime import Execution, Model
+from . import export
 from .check import Report, validate
 from .lower import _refuse_custom
 from .msccl_xml import algo_tag, parse_xml
@@ -103,12 +104,10 @@ def export_bundle(topo: Topology, schedule: Schedule, runtime: str | Target | No
     allowed = sorted({1} if coll is Collective.ALLTOALL else set(copies))
     label = name or f"{schedule.algo or 'schedule'} {coll.value}"
     stem = "".join(ch if ch.isalnum() else "_" for ch in f"{schedule.algo or 'schedule'}_{coll.value}_{topo.n}")
-    from ..runtime import Model
     model = Model(topo, schedule, execution)
     programs: dict[tuple, tuple[str, Report]] = {}
     notes = []
     say("lowering, validating and simulating one copy, in place" if places[0] else "lowering one copy")
-    from . import export
     programs[(1, places[0])] = one = export(topo, schedule, None, sm_budget, limits, in_place=places[0], name=label)
     room = min(limits.max_tbs, sm_budget)
     least = (one[1].tbs_per_rank + 1) // 2     # c copies take about c times one copy's, halved by merging
