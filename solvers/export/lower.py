@@ -467,7 +467,8 @@ def _assemble(topo, coll, ops, per, proto, name, min_bytes, max_bytes, in_place,
                         tbk[2] if kind != "local" else 0)
             for op_id in steps_of[(r, tbk)]:
                 op = ops[op_id]
-                deps = sorted(op.deps, key=lambda d: (tb_ids[(r, ops[d].tb)], ops[d].index))
+                deps = (sorted(op.deps, key=lambda d: (tb_ids[(r, ops[d].tb)], ops[d].index)) if len(op.deps) > 1
+                        else list(op.deps))
                 for d in deps[:-1]:
                     tb.steps.append(Step(len(tb.steps), "nop", "i", -1, "o", -1, 0, tb_ids[(r, ops[d].tb)],
                                          ops[d].index, 0))
