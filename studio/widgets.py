@@ -77,6 +77,7 @@ the call chosen above (nccl-tests runs out of place, then in place); its chunk c
 divide the buffer's element count."""
 
 _PLACES = {"default": None, "in place": True, "out of place": False}
+MAX_BUNDLE_TRANSFERS = 100_000     # a bundle of a larger schedule takes minutes and hundreds of MB: the CLI's job
 
 
 def export_panel(topo, schedule, prefix: str, name: str, file_stem: str, *, request: tuple = ()) -> None:
@@ -205,6 +206,10 @@ def bundle_panel(topo, schedule, prefix: str, name: str, file_stem: str, *, requ
         with st.status("Planning, lowering, validating and simulating …") as status:
             try:
                 built = schedule() if callable(schedule) else schedule
+                if built.count > MAX_BUNDLE_TRANSFERS:
+                    raise ValueError(f"{built.count} transfers: too many to bundle on the page (limit "
+                                     f"{MAX_BUNDLE_TRANSFERS}, a few minutes of work); use `python -m studio export "
+                                     "... --format bundle -o FILE.zip`")
                 bundle = export_bundle(topo, built, runtime, execution=execution, sm_budget=budget, name=name,
                                        progress=lambda msg: status.update(label=msg[:1].upper() + msg[1:] + " …"))
             except (XmlError, NotApplicable, ValueError) as exc:

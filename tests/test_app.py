@@ -262,6 +262,17 @@ def test_schedule_page_builds_a_bundle_for_every_size():
     assert "Download bundle (zip)" not in {b.label for b in at.get("download_button")}
 
 
+def test_a_bundle_too_large_for_the_page_is_one_message(monkeypatch):
+    import studio.widgets as widgets
+
+    monkeypatch.setattr(widgets, "MAX_BUNDLE_TRANSFERS", 10)
+    at = open_page(SCHEDULE, "circulant(8,[2,3])")
+    at.button(key="x_bbuild").click().run()
+    assert not at.exception
+    assert any("too many to bundle on the page (limit 10" in e.value for e in at.error)
+    assert "Download bundle (zip)" not in {b.label for b in at.get("download_button")}
+
+
 def test_schedule_page_exports_an_mscclpp_plan():
     at = open_page(SCHEDULE, "circulant(8,[2,3])")
     at.button(key="x_pbuild").click().run()
