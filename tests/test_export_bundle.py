@@ -182,6 +182,7 @@ def test_bundle_for_the_original_runtime_has_no_ranges():
     topo, schedule = _schedule("gkautz(2,8)", "bfb", "allgather")
     b = export_bundle(topo, schedule, "msccl", execution=NVLINK)
     assert len(b.files) == 2 and "MSCCL_XML_FILES" in b.readme
+    assert all(f.path.endswith(".0-inf.xml") and f.choice.min_bytes == 0 for f in b.files)
     assert all(check_xml(f.text, runtime="msccl").ok for f in b.files)
 
 

@@ -125,7 +125,8 @@ def export_bundle(topo: Topology, schedule: Schedule, runtime: str | Target | No
     while True:
         say(f"planning ranges over {len(allowed)} copy counts x {len(protocols)} protocols")
         p = plan(topo, schedule, protocols=protocols, copies=allowed, model=model)
-        choices = p.choices if limits.dialect == "executor" else [p.choices[-1]]
+        choices = p.choices if limits.dialect == "executor" else \
+            [replace(p.choices[-1], min_bytes=0, max_bytes=None)]      # one file serves every size
         failed = None
         for c in sorted({ch.copies for ch in choices}, reverse=True):
             for in_place in places:
