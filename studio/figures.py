@@ -241,9 +241,9 @@ def bundle_plan_figure(plan) -> go.Figure:
                                  line=dict(color=colors.get(proto), dash=dashes.get(copies, "solid"), width=1.5),
                                  hovertemplate="M %{x:.3g} bytes: %{y:.4g} GB/s<extra>" + f"{proto} x{copies}"
                                                + "</extra>"))
-    for k, c in enumerate(plan.choices):
-        lo = c.sizes[0] / 2 ** 0.5 if k else sizes[0]
-        hi = c.sizes[-1] * 2 ** 0.5 if k < len(plan.choices) - 1 else sizes[-1]
+    for c in plan.choices:          # each range as the files serve it, clipped to the sizes drawn
+        lo = max(float(c.min_bytes), sizes[0])
+        hi = sizes[-1] if c.max_bytes is None else min(float(c.max_bytes), sizes[-1])
         fig.add_vrect(x0=lo, x1=hi, fillcolor=colors.get(c.proto, "#999"), opacity=0.08, line_width=0,
                       annotation_text=f"{c.proto} x{c.copies}", annotation_position="top left")
     fig.update_xaxes(type="log", title="M (bytes)", automargin=True)

@@ -81,8 +81,8 @@ MAX_BUNDLE_TRANSFERS = 100_000     # a bundle of a larger schedule takes minutes
 
 
 def export_panel(topo, schedule, prefix: str, name: str, file_stem: str, *, request: tuple = ()) -> None:
-    """The one MSCCL export widget every page uses, in two tabs: a bundle for every buffer size
-    (``bundle_panel``) and one file (``file_panel``)."""
+    """The one export widget every page uses, in three tabs: a bundle for every buffer size (``bundle_panel``),
+    one MSCCL file (``file_panel``) and an MSCCL++ plan (``plan_panel``)."""
     bundle_tab, file_tab, plan_tab = st.tabs(["Bundle for every size (zip)", "One file", "MSCCL++ plan (JSON)"])
     with bundle_tab:
         bundle_panel(topo, schedule, prefix, name, file_stem, request=request)
@@ -112,7 +112,7 @@ def plan_panel(topo, schedule, prefix: str, name: str, file_stem: str, *, reques
     st.success(f"Checked against the MSCCL++ executor's rules and simulated over two launches: {report.ngpus} "
                f"ranks, at most {report.max_threadblocks} threadblocks per rank (budget {budget}) and "
                f"{report.max_ops} operations per threadblock (limit {MAX_OPERATION}).")
-    stem = "".join(c if c.isalnum() else "_" for c in file_stem)[:80]
+    stem = _safe_stem(file_stem)
     st.download_button("Download MSCCL++ plan", text, file_name=f"{stem}.json", mime="application/json",
                        key=f"{prefix}pdownload", on_click="ignore")
 
@@ -151,10 +151,15 @@ def file_panel(topo, schedule, prefix: str, name: str, file_stem: str, *, reques
                f"{report.threadblocks} threadblocks, {report.steps} steps; at most {report.tbs_per_rank} "
                f"threadblocks per rank (limit {limits.max_tbs}) and {report.steps_per_tb} steps per threadblock "
                f"(limit {limits.max_steps}).")
-    stem = "".join(c if c.isalnum() else "_" for c in file_stem)[:80]
+    stem = _safe_stem(file_stem)
     st.download_button("Download MSCCL XML", text, file_name=f"{stem}.xml", mime="application/xml",
                        key=f"{prefix}download", on_click="ignore")
     st.markdown(HOW_TO_RUN)
+
+
+def _safe_stem(file_stem: str) -> str:
+    """A download's file name stem: letters and digits of ``file_stem``, everything else ``_``, 80 at most."""
+    return "".join(c if c.isalnum() else "_" for c in file_stem)[:80]
 
 
 def _built(button_key: str, label: str, held_key: str, asked: tuple, doing: str, make, schedule):
@@ -235,7 +240,7 @@ def bundle_panel(topo, schedule, prefix: str, name: str, file_stem: str, *, requ
                    "file": r["file"]} for r in rows], key=f"{prefix}btable", hide_index=True)
     for note in notes:
         st.caption(note)
-    stem = "".join(c if c.isalnum() else "_" for c in file_stem)[:80]
+    stem = _safe_stem(file_stem)
     st.download_button("Download bundle (zip)", data, file_name=f"{stem}_{target}.zip", mime="application/zip",
                        key=f"{prefix}bdownload", on_click="ignore")
     st.caption("The zip holds msccl-algorithms/ and a README with the environment variables that load it.")

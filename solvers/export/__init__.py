@@ -1,5 +1,6 @@
 """Exports of verified schedules to runtime formats: MSCCL XML (the MSCCL executor's and RCCL's dialect and
-msccl-tools'), bundles of it for every size, and MSCCL++ execution plans. See docs/ARCHITECTURE.md ("An export format or runtime target").
+msccl-tools'), bundles of it for every size, and MSCCL++ execution plans. See docs/ARCHITECTURE.md ("An export
+format or runtime target").
 
 MSCCL XML: lowering a verified schedule, writing both dialects, reading any file back, checking it against the
 runtime parser's rules, and simulating it symbolically (notes/msccl-xml-and-anchors.md section 3). ``export``
@@ -39,14 +40,14 @@ __all__ = ["Algo", "DEFAULT_SM_BUDGET", "DEFAULT_TARGET", "Gpu", "Report", "Step
 def export(topo: Topology, schedule: Schedule, dialect: str | None = None, sm_budget: int = DEFAULT_SM_BUDGET,
            runtime: str | Target | None = None, **kwargs) -> tuple[str, Report]:
     """Lower, write, then validate and simulate the written text for ``runtime`` (``TARGETS``; default: RCCL, or
-    microsoft/msccl when ``dialect`` is msccl-tools'; the file is written in the runtime's dialect); raise XmlError naming the first problem rather than return a file
-    that fails. A threadblock over the target's step limit is spread over more channels (the lowering is
-    retried with a quarter fewer instructions per threadblock each time), and threadblocks over the per-rank
-    limit are merged in send/receive pairs (``lower(merge=True)``; both limits are read off the program
-    before it is written); when that is not enough the error says which
-    limit and by how much. On a switched fabric the schedule is first turned into the GPU-to-GPU sends the runtime issues
-    (``solvers.core.switch_paths.network_view``), which are verified again. A custom collective is refused
-    (NotApplicable)."""
+    microsoft/msccl when ``dialect`` is msccl-tools'; the file is written in the runtime's dialect); raise XmlError
+    naming the first problem rather than return a file that fails. Both limits are read off the program before it
+    is written: a threadblock over the target's step limit is spread over more channels (the lowering is retried
+    with at least a quarter fewer instructions per threadblock, more where the overshoot is larger), and
+    threadblocks over the per-rank limit are merged in send/receive pairs (``lower(merge=True)``); when that is not
+    enough the error says which limit and by how much. On a switched fabric the schedule is first turned into the
+    GPU-to-GPU sends the runtime issues (``solvers.core.switch_paths.network_view``), which are verified again. A
+    custom collective is refused (NotApplicable)."""
     _refuse_custom(schedule)
     if runtime is None:
         runtime = "msccl" if dialect == "msccl" else DEFAULT_TARGET

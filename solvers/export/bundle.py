@@ -173,34 +173,28 @@ def _retitled(text: str, report: Report, ch: Choice, in_place: bool, limits: Tar
               sm_budget: int = DEFAULT_SM_BUDGET) -> BundleFile:
     """The checked program ``text`` with the ``<algo>`` tag of range ``ch``; the new tag is read back and must
     say what was asked, the body stays byte for byte the one that was simulated, and the file as a whole (new tag,
-    same program) passes the target's validator again."""
-    head, sep, body = text.partition("\n")
-    algo, dialect = parse_xml(head + sep + "</algo>\n")
-    algo.proto = ch.proto
-    algo.min_bytes = ch.min_bytes
-    algo.max_bytes = (0 if limits.dialect == "executor" else LEGACY_MAX_BYTES) if ch.max_bytes is None \
-        else ch.max_bytes
-    if limits.dialect != "executor":
-        algo.min_bytes = 0
-    algo.name = f"{label} {ch.proto} x{ch.copies}"[:63]
-    new = algo_tag(algo, dialect) + sep + body
-    back, _ = parse_xml(algo_tag(algo, dialect) + sep + "</algo>\n", dialect)
+    same program: ``report.program``, as the check read it) passes the target's validator again."""
+    dialect = report.dialect
+    unbounded = 0 if limits.dialect == "executor" else LEGACY_MAX_BYTES
+    whole = replace(report.program, proto=ch.proto, name=f"{label} {ch.proto} x{ch.copies}"[:63],
+                    min_bytes=ch.min_bytes if limits.dialect == "executor" else 0,
+                    max_bytes=unbounded if ch.max_bytes is None else ch.max_bytes)
+    tag = algo_tag(whole, dialect)
+    back, _ = parse_xml(tag + "\n</algo>\n", dialect)
     said = (back.proto, back.inplace) == (ch.proto, int(in_place))
     if limits.dialect == "executor":
-        said = said and (back.outofplace, back.min_bytes, back.max_bytes) == (int(not in_place), algo.min_bytes,
-                                                                              algo.max_bytes)
+        said = said and (back.outofplace, back.min_bytes, back.max_bytes) == (int(not in_place), whole.min_bytes,
+                                                                              whole.max_bytes)
     if not said:
         raise XmlError(f"the retitled file for {ch.label} does not read back as written")
-    if report.program is not None:
-        whole = replace(report.program, proto=algo.proto, min_bytes=algo.min_bytes, max_bytes=algo.max_bytes,
-                        name=algo.name)
-        problems = validate(whole, dialect, sm_budget, limits)
-        if problems:
-            raise XmlError(f"the file for {ch.label} fails its check for {limits.name}: {problems[0]}")
+    problems = validate(whole, dialect, sm_budget, limits)
+    if problems:
+        raise XmlError(f"the file for {ch.label} fails its check for {limits.name}: {problems[0]}")
+    new = tag + text[text.index("\n"):]
     hi = "inf" if ch.max_bytes is None else str(ch.max_bytes)
     place = "inplace" if in_place else "outofplace"
     path = f"{ALGO_DIR}/{stem}.{ch.proto}.x{ch.copies}.{place}.{ch.min_bytes}-{hi}.xml"
-    return BundleFile(path, new, report, ch, in_place, algo.nchunksperloop)
+    return BundleFile(path, new, report, ch, in_place, whole.nchunksperloop)
 
 
 _ENABLE = {

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 
 from .msccl_xml import parse_xml
 from .program import (DEFAULT_SM_BUDGET, KNOWN_COLLS, MAX_DEPENDENCY_TB, MAX_NODES_PER_RANK, MAX_OFFSET, PROTOCOLS,
-                      STEP_TYPES, TARGETS, Algo, Target, XmlError, target)
+                      READING_STEPS, RECEIVING_STEPS, SENDING_STEPS, STEP_TYPES, TARGETS, WRITING_STEPS, Algo, Target,
+                      XmlError, target)
 
 
 def runtime_for(dialect: str, runtime: "str | Target | None" = None) -> Target:
@@ -108,14 +109,14 @@ def validate(algo: Algo, dialect: str = "executor", sm_budget: int = DEFAULT_SM_
                     errs.append(f"{at}: cnt={st.cnt}, the runtime needs 0 <= cnt < {limits.max_count}")
                 if st.hasdep not in (0, 1):
                     errs.append(f"{at}: hasdep must be 0 or 1")
-                sends = st.type in ("s", "rcs", "rrs", "rrcs")
-                recvs = st.type in ("r", "rcs", "rrs", "rrc", "rrcs")
+                sends = st.type in SENDING_STEPS
+                recvs = st.type in RECEIVING_STEPS
                 if sends and t.send < 0:
                     errs.append(f"{at}: type {st.type} sends but the threadblock has send=-1")
                 if recvs and t.recv < 0:
                     errs.append(f"{at}: type {st.type} receives but the threadblock has recv=-1")
-                reads_src = st.type in ("s", "rrs", "rrc", "rrcs", "cpy", "re")
-                writes_dst = st.type in ("r", "rcs", "rrc", "rrcs", "cpy", "re")
+                reads_src = st.type in READING_STEPS
+                writes_dst = st.type in WRITING_STEPS
                 for used, buf, off in ((reads_src, st.srcbuf, st.srcoff), (writes_dst, st.dstbuf, st.dstoff)):
                     if not used:
                         continue
@@ -145,7 +146,6 @@ def validate(algo: Algo, dialect: str = "executor", sm_budget: int = DEFAULT_SM_
 
 # ------------------------------------------------------------------------------------------------ simulation
 _EMPTY = None
-_WRITES = ("r", "rcs", "rrc", "rrcs", "cpy", "re")
 
 
 def _plus(a, b):
@@ -195,7 +195,7 @@ def simulate(algo: Algo) -> list[str]:
                 st = steps[p]
                 if st.depid >= 0 and pc.get((rank, st.depid), 0) <= st.deps:
                     break
-                if st.type in ("r", "rcs", "rrs", "rrc", "rrcs"):
+                if st.type in RECEIVING_STEPS:
                     q = fifo[(t.recv, rank, t.chan)]
                     if not q:
                         break
@@ -204,7 +204,7 @@ def simulate(algo: Algo) -> list[str]:
                         return [f"gpu {rank} tb {t.id} step {st.s}: receives {st.cnt} chunks but the matching send "
                                 f"from gpu {t.recv} on channel {t.chan} carried {len(data)}"]
                 kind = st.type
-                if not in_place and st.dstbuf == "i" and kind in _WRITES:
+                if not in_place and st.dstbuf == "i" and kind in WRITING_STEPS:
                     return [f"gpu {rank} tb {t.id} step {st.s} ({kind}) writes into the input buffer, which an "
                             "out-of-place call must leave as it was"]
                 if kind == "s":

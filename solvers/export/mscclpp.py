@@ -125,7 +125,7 @@ from collections import defaultdict, deque
 from dataclasses import dataclass, field
 
 from .check import _plus, _postcondition
-from .program import DEFAULT_SM_BUDGET, Algo, XmlError
+from .program import DEFAULT_SM_BUDGET, RECEIVING_STEPS, SENDING_STEPS, Algo, XmlError
 
 FORMAT = "MSCCL++ execution plan, microsoft/mscclpp@008fbad41a2f3ff6cc08743d2e8332ba2dc9ca99"
 MAX_PLAN_BYTES = 64 << 20          # parse_plan refuses larger texts
@@ -147,8 +147,6 @@ _WAITS = ("wait", "rlxwait")
 _DATA = ("put", "pws", "get", "copy", "re", "res", "rre", "rres")
 _SIMULATED = frozenset(_DATA) | {"nop", "barrier", "signal", "wait", "rlxsignal", "rlxwait", "flush", "sem_acquire",
                                  "sem_release"}
-_SENDS = ("s", "rcs", "rrs", "rrcs")
-_RECVS = ("r", "rcs", "rrs", "rrc", "rrcs")
 
 
 class PlanError(XmlError):
@@ -250,13 +248,13 @@ def to_plan(algo: Algo, *, num_threads_per_block: int = MAX_THREADS_PER_BLOCK) -
             raise PlanError(f"gpu {g.id}: threadblock ids {tb_ids[:8]} are not 0..{len(g.tbs) - 1}")
         for t in g.tbs:
             for k, st in enumerate(t.steps):
-                if st.type not in _SENDS + _RECVS + ("cpy", "re", "nop"):
+                if st.type not in SENDING_STEPS + RECEIVING_STEPS + ("cpy", "re", "nop"):
                     raise PlanError(f"gpu {g.id} tb {t.id} step {k}: step type {st.type!r} has no MSCCL++ mapping")
-                if st.type in _SENDS:
+                if st.type in SENDING_STEPS:
                     if not (0 <= t.send < n) or t.send == g.id:
                         raise PlanError(f"gpu {g.id} tb {t.id} step {k}: sends but the send peer is {t.send}")
                     sends[(g.id, t.send, t.chan)].append((t.id, k, st.cnt))
-                if st.type in _RECVS:
+                if st.type in RECEIVING_STEPS:
                     if not (0 <= t.recv < n) or t.recv == g.id:
                         raise PlanError(f"gpu {g.id} tb {t.id} step {k}: receives but the recv peer is {t.recv}")
                     recvs[(t.recv, g.id, t.chan)].append((t.id, k, st.cnt))
@@ -367,7 +365,7 @@ def _threadblock_ops(r, t, recv_msg, send_msg, slot_of, channels, remote_ids, ac
             b.acquire({"name": "sem_acquire", "semaphore_ids": [acquire_of[(r, t.id, k)]]})
         kind, cnt = st.type, st.cnt
         forward = None
-        if kind in _RECVS:
+        if kind in RECEIVING_STEPS:
             link, m = recv_msg[(r, t.id, k)]
             slot = slot_of[(link, m)]
             b.acquire({"name": "wait", "channel_type": "memory", "_ch": [channels[(r, link)]]})
@@ -399,7 +397,7 @@ def _threadblock_ops(r, t, recv_msg, send_msg, slot_of, channels, remote_ids, ac
                     "dst_buff": [_local(st.dstbuf, st.dstoff, cnt)]},
                    [((r, st.srcbuf), st.srcoff, st.srcoff + cnt, False),
                     ((r, st.dstbuf), st.dstoff, st.dstoff + cnt, True)])
-        if kind in _SENDS:
+        if kind in SENDING_STEPS:
             link, m = send_msg[(r, t.id, k)]
             peer, slot = link[1], slot_of[(link, m)]
             buf, off = (st.srcbuf, st.srcoff) if kind == "s" else forward
@@ -643,10 +641,7 @@ def _validate(plan: dict, sm_budget: int):
                             f"{key} (give the collective's chunk count even when the plan does not use the buffer)")
         chunks.append(sizes)
         by_type, groups = defaultdict(list), 0
-        channels = g.get("channels", [])
-        if not isinstance(channels, list):
-            errs.append(f'{where}: "channels" must be a list')
-            channels = []
+        channels = _optional_list(g, "channels", where, errs)
         for ci, ch in enumerate(channels):
             at = f"{where} channels[{ci}]"
             ctype = ch.get("channel_type") if isinstance(ch, dict) else None
@@ -677,10 +672,7 @@ def _validate(plan: dict, sm_budget: int):
         chans.append(dict(by_type))
         nvls.append(groups)
         rbs = []
-        remote_list = g.get("remote_buffers", [])
-        if not isinstance(remote_list, list):
-            errs.append(f'{where}: "remote_buffers" must be a list')
-            remote_list = []
+        remote_list = _optional_list(g, "remote_buffers", where, errs)
         for bi, rb in enumerate(remote_list):
             at = f"{where} remote_buffers[{bi}]"
             if not isinstance(rb, dict):
@@ -700,10 +692,7 @@ def _validate(plan: dict, sm_budget: int):
             rbs.append(None if owner is None else (owner, btype, tuple(access)))
         remotes.append(rbs)
         init = []
-        sem_list = g.get("semaphores", [])
-        if not isinstance(sem_list, list):
-            errs.append(f'{where}: "semaphores" must be a list')
-            sem_list = []
+        sem_list = _optional_list(g, "semaphores", where, errs)
         for si, sem in enumerate(sem_list):
             v = sem.get("init_value") if isinstance(sem, dict) else None
             if not (_is_int(v) and v >= 0):
@@ -746,6 +735,15 @@ def _jtype(v) -> str:
         return "null"
     return {bool: "bool", int: "integer", float: "number", str: "string", list: "list", dict: "object"}.get(
         type(v), type(v).__name__)
+
+
+def _optional_list(obj: dict, key: str, where: str, errs: list) -> list:
+    """``obj[key]`` when it is a list, [] when it is missing; anything else is a problem (and reads as [])."""
+    value = obj.get(key, [])
+    if isinstance(value, list):
+        return value
+    errs.append(f'{where}: "{key}" must be a list')
+    return []
 
 
 def _validate_tb(r, ti, tb, n, ntbs, chunks, rank_chans, remotes, sem_init, nvls, errs) -> list:

@@ -20,6 +20,10 @@ MAX_TBS_PER_CHANNEL = 32       # send (receive) threadblocks of a rank on one ch
 OPS_PER_THREADBLOCK = 160      # instructions of one link per threadblock, leaving room for dependency nops
 PROTOCOLS = ("Simple", "LL", "LL128")
 STEP_TYPES = ("s", "r", "rcs", "rrs", "rrc", "rrcs", "cpy", "re", "nop", "ra")
+SENDING_STEPS = ("s", "rcs", "rrs", "rrcs")              # push chunks to the threadblock's send peer
+RECEIVING_STEPS = ("r", "rcs", "rrs", "rrc", "rrcs")       # take the next message from its receive peer
+READING_STEPS = ("s", "rrs", "rrc", "rrcs", "cpy", "re")   # read srcbuf
+WRITING_STEPS = ("r", "rcs", "rrc", "rrcs", "cpy", "re")   # write dstbuf
 DIALECT_COLL = {"executor": {"allgather": "allgather", "reduce_scatter": "reducescatter", "allreduce": "allreduce",
                              "alltoall": "alltoall"},
                 "msccl": {"allgather": "allgather", "reduce_scatter": "reduce_scatter", "allreduce": "allreduce",

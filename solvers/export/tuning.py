@@ -145,15 +145,14 @@ def plan(topo: Topology, schedule: Schedule, *, execution: Execution | None = No
         near = [i for i in range(len(keys)) if table[i, j] <= best * (1 + TOLERANCE)]
         fewest = min(keys[i][1] for i in near)
         winners.append(min((i for i in near if keys[i][1] == fewest), key=lambda i: table[i, j]))
-    start = 0
+    runs, start = [], 0           # (first, end, candidate) of each run of sizes with one winner
     for j in range(1, len(sizes) + 1):
         if j == len(sizes) or winners[j] != winners[start]:
-            i = winners[start]
-            out.choices.append(Choice(keys[i][0], keys[i][1], 0, None, sizes[start:j],
-                                      tuple(float(t) for t in table[i, start:j])))
+            runs.append((start, j, winners[start]))
             start = j
-    bounds = [isqrt(out.choices[k].sizes[-1] * out.choices[k + 1].sizes[0]) for k in range(len(out.choices) - 1)]
-    out.choices = [Choice(c.proto, c.copies, 0 if k == 0 else bounds[k - 1] + 1,
-                          bounds[k] if k < len(bounds) else None, c.sizes, c.times_us)
-                   for k, c in enumerate(out.choices)]
+    bounds = [isqrt(sizes[end - 1] * sizes[end]) for _, end, _ in runs[:-1]]
+    out.choices = [Choice(keys[i][0], keys[i][1], 0 if k == 0 else bounds[k - 1] + 1,
+                          bounds[k] if k < len(bounds) else None, sizes[first:end],
+                          tuple(float(t) for t in table[i, first:end]))
+                   for k, (first, end, i) in enumerate(runs)]
     return out
