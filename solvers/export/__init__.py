@@ -27,6 +27,7 @@ from __future__ import annotations
 from topologies.model import Topology
 
 from ..core.schedule import Schedule
+from ..core.gc_pause import gc_paused
 from .check import Report, check_xml, runtime_for, simulate, validate
 from .lower import _refuse_custom, lower
 from .msccl_xml import parse_xml, to_xml
@@ -37,6 +38,7 @@ __all__ = ["Algo", "DEFAULT_SM_BUDGET", "DEFAULT_TARGET", "Gpu", "Report", "Step
            "validate"]
 
 
+@gc_paused()
 def export(topo: Topology, schedule: Schedule, dialect: str | None = None, sm_budget: int = DEFAULT_SM_BUDGET,
            runtime: str | Target | None = None, **kwargs) -> tuple[str, Report]:
     """Lower, write, then validate and simulate the written text for ``runtime`` (``TARGETS``; default: RCCL, or

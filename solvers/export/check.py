@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict, deque
 from dataclasses import dataclass, field
 
+from ..core.gc_pause import gc_paused
 from .msccl_xml import parse_xml
 from .program import (DEFAULT_SM_BUDGET, KNOWN_COLLS, MAX_DEPENDENCY_TB, MAX_NODES_PER_RANK, MAX_OFFSET, PROTOCOLS,
                       READING_STEPS, RECEIVING_STEPS, SENDING_STEPS, STEP_TYPES, TARGETS, WRITING_STEPS, Algo, Target,
@@ -29,6 +30,14 @@ def validate(algo: Algo, dialect: str = "executor", sm_budget: int = DEFAULT_SM_
     """The runtime parser's rules and the limits of ``runtime`` (``runtime_for``; notes section 3.10/3.11) plus
     our semantic ones; the problems found, first one first (empty when the file is sound for the parser)."""
     limits = runtime_for(dialect, runtime)
+    errs = validate_header(algo, dialect)
+    errs += _validate_body(algo, dialect, sm_budget, limits)
+    return errs
+
+
+def validate_header(algo: Algo, dialect: str = "executor") -> list[str]:
+    """The rules on the ``<algo>`` tag alone (protocol, collective, size range, placement, chunks per loop): the
+    part of ``validate`` that changes when a checked program is given another tag."""
     errs: list[str] = []
     colls = KNOWN_COLLS[dialect]
     if algo.proto not in PROTOCOLS:
@@ -44,6 +53,12 @@ def validate(algo: Algo, dialect: str = "executor", sm_budget: int = DEFAULT_SM_
         errs.append("inplace and outofplace must be 0 or 1")
     if algo.nchunksperloop < 1:
         errs.append("nchunksperloop must be positive")
+    return errs
+
+
+def _validate_body(algo: Algo, dialect: str, sm_budget: int, limits: Target) -> list[str]:
+    """The rules on the ranks, threadblocks and steps (``validate`` without ``validate_header``)."""
+    errs: list[str] = []
     ids = sorted(g.id for g in algo.gpus)
     if ids != list(range(algo.ngpus)):
         errs.append(f"ngpus={algo.ngpus} but the <gpu> ids are {ids[:8]}{'...' if len(ids) > 8 else ''}")
@@ -185,52 +200,75 @@ def simulate(algo: Algo) -> list[str]:
     fifo: dict[tuple, deque] = defaultdict(deque)
     pc = {(g.id, t.id): 0 for g in algo.gpus for t in g.tbs}
     tbs = {(g.id, t.id): t for g in algo.gpus for t in g.tbs}
-    progress = True
-    while progress:
-        progress = False
-        for key, t in tbs.items():
-            rank = key[0]
-            steps, p = t.steps, pc[key]
-            while p < len(steps):
-                st = steps[p]
-                if st.depid >= 0 and pc.get((rank, st.depid), 0) <= st.deps:
+    # event-driven: a threadblock runs until it blocks, then waits on the FIFO or threadblock that blocks it and
+    # is run again when that one moves; every step is executed once, whatever the order
+    ready = deque(tbs)
+    queued = set(tbs)
+    on_fifo: dict[tuple, list] = defaultdict(list)      # FIFO key -> threadblocks waiting for a message
+    on_tb: dict[tuple, list] = defaultdict(list)        # threadblock key -> threadblocks waiting for its steps
+
+    def wake(waiting: list) -> None:
+        for k in waiting:
+            if k not in queued:
+                queued.add(k)
+                ready.append(k)
+        waiting.clear()
+
+    def push(key: tuple, data: list) -> None:
+        fifo[key].append(data)
+        if on_fifo.get(key):
+            wake(on_fifo[key])
+
+    while ready:
+        key = ready.popleft()
+        queued.discard(key)
+        t = tbs[key]
+        rank = key[0]
+        steps, p = t.steps, pc[key]
+        start = p
+        while p < len(steps):
+            st = steps[p]
+            if st.depid >= 0 and pc.get((rank, st.depid), 0) <= st.deps:
+                on_tb[(rank, st.depid)].append(key)
+                break
+            if st.type in RECEIVING_STEPS:
+                q = fifo[(t.recv, rank, t.chan)]
+                if not q:
+                    on_fifo[(t.recv, rank, t.chan)].append(key)
                     break
-                if st.type in RECEIVING_STEPS:
-                    q = fifo[(t.recv, rank, t.chan)]
-                    if not q:
-                        break
-                    data = q.popleft()
-                    if len(data) != st.cnt:
-                        return [f"gpu {rank} tb {t.id} step {st.s}: receives {st.cnt} chunks but the matching send "
-                                f"from gpu {t.recv} on channel {t.chan} carried {len(data)}"]
-                kind = st.type
-                if not in_place and st.dstbuf == "i" and kind in WRITING_STEPS:
-                    return [f"gpu {rank} tb {t.id} step {st.s} ({kind}) writes into the input buffer, which an "
-                            "out-of-place call must leave as it was"]
-                if kind == "s":
-                    fifo[(rank, t.send, t.chan)].append(bufs[(rank, st.srcbuf)][st.srcoff:st.srcoff + st.cnt])
-                elif kind in ("r", "rcs"):
-                    bufs[(rank, st.dstbuf)][st.dstoff:st.dstoff + st.cnt] = data
-                    if kind == "rcs":
-                        fifo[(rank, t.send, t.chan)].append(data)
-                elif kind in ("rrc", "rrs", "rrcs"):
-                    mine = bufs[(rank, st.srcbuf)][st.srcoff:st.srcoff + st.cnt]
-                    total = [_plus(a, b) for a, b in zip(mine, data)]
-                    if kind != "rrs":
-                        bufs[(rank, st.dstbuf)][st.dstoff:st.dstoff + st.cnt] = total
-                    if kind != "rrc":
-                        fifo[(rank, t.send, t.chan)].append(total)
-                elif kind == "cpy":
-                    bufs[(rank, st.dstbuf)][st.dstoff:st.dstoff + st.cnt] = \
-                        bufs[(rank, st.srcbuf)][st.srcoff:st.srcoff + st.cnt]
-                elif kind == "re":
-                    src = bufs[(rank, st.srcbuf)][st.srcoff:st.srcoff + st.cnt]
-                    dst = bufs[(rank, st.dstbuf)]
-                    for k in range(st.cnt):
-                        dst[st.dstoff + k] = _plus(dst[st.dstoff + k], src[k])
-                p += 1
-                pc[key] = p
-                progress = True
+                data = q.popleft()
+                if len(data) != st.cnt:
+                    return [f"gpu {rank} tb {t.id} step {st.s}: receives {st.cnt} chunks but the matching send "
+                            f"from gpu {t.recv} on channel {t.chan} carried {len(data)}"]
+            kind = st.type
+            if not in_place and st.dstbuf == "i" and kind in WRITING_STEPS:
+                return [f"gpu {rank} tb {t.id} step {st.s} ({kind}) writes into the input buffer, which an "
+                        "out-of-place call must leave as it was"]
+            if kind == "s":
+                push((rank, t.send, t.chan), bufs[(rank, st.srcbuf)][st.srcoff:st.srcoff + st.cnt])
+            elif kind in ("r", "rcs"):
+                bufs[(rank, st.dstbuf)][st.dstoff:st.dstoff + st.cnt] = data
+                if kind == "rcs":
+                    push((rank, t.send, t.chan), data)
+            elif kind in ("rrc", "rrs", "rrcs"):
+                mine = bufs[(rank, st.srcbuf)][st.srcoff:st.srcoff + st.cnt]
+                total = [_plus(a, b) for a, b in zip(mine, data)]
+                if kind != "rrs":
+                    bufs[(rank, st.dstbuf)][st.dstoff:st.dstoff + st.cnt] = total
+                if kind != "rrc":
+                    push((rank, t.send, t.chan), total)
+            elif kind == "cpy":
+                bufs[(rank, st.dstbuf)][st.dstoff:st.dstoff + st.cnt] = \
+                    bufs[(rank, st.srcbuf)][st.srcoff:st.srcoff + st.cnt]
+            elif kind == "re":
+                src = bufs[(rank, st.srcbuf)][st.srcoff:st.srcoff + st.cnt]
+                dst = bufs[(rank, st.dstbuf)]
+                for k in range(st.cnt):
+                    dst[st.dstoff + k] = _plus(dst[st.dstoff + k], src[k])
+            p += 1
+        pc[key] = p
+        if p > start and on_tb.get(key):
+            wake(on_tb[key])
     stuck = [(k, t) for k, t in tbs.items() if pc[k] < len(t.steps)]
     if stuck:
         (rank, tid), t = stuck[0]
@@ -316,6 +354,7 @@ class Report:
         return self.problems[0] if self.problems else "ok"
 
 
+@gc_paused()
 def check_xml(text: str, dialect: str | None = None, sm_budget: int = DEFAULT_SM_BUDGET,
               runtime: "str | Target | None" = None) -> Report:
     """Validate (parser rules and the limits of ``runtime``, ``runtime_for``) and, when that passes, simulate

@@ -416,18 +416,17 @@ def _assemble(topo, coll, ops, per, proto, name, min_bytes, max_bytes, in_place,
     if merge:
         _merge_threadblocks(ops)
         ops = _fuse_forwards(ops)
+    steps_of: dict[tuple, list] = defaultdict(list)       # (node, tb key) -> its ops, in order of first use
+    for op_id, op in enumerate(ops):
+        steps_of[(op.node, op.tb)].append(op_id)
     tb_keys: dict[int, list[tuple]] = defaultdict(list)
-    for op in ops:
-        if op.tb not in tb_keys[op.node]:
-            tb_keys[op.node].append(op.tb)
+    for node, tbk in steps_of:
+        tb_keys[node].append(tbk)
     tb_ids = {}
     for node, keys in tb_keys.items():
         keys.sort(key=lambda k: (k[0] != "pair", k[0] != "send", k[0] != "recv", k[1:]))
         for i, k in enumerate(keys):
             tb_ids[(node, k)] = i
-    steps_of: dict[tuple, list] = defaultdict(list)
-    for op_id, op in enumerate(ops):
-        steps_of[(op.node, op.tb)].append(op_id)
     # drop dependencies implied by program order and keep one per threadblock (its latest step)
     position: dict[int, int] = {}
     for (node, tbk), op_ids in steps_of.items():

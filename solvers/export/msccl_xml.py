@@ -92,17 +92,32 @@ def parse_xml(text: str, dialect: str | None = None) -> tuple[Algo, str]:
                 if key not in t.attrib:
                     raise XmlError(f"attribute {key} of <tb> on gpu {gpu.id} is missing")
             tb = Tb(*(_int(t.attrib, k, "tb") for k in ("id", "send", "recv", "chan")))
-            for s in t.findall("step"):
-                for key in _STEP_ATTRS:
-                    if key not in s.attrib:
-                        raise XmlError(f"attribute {key} of <step> in tb {tb.id} on gpu {gpu.id} is missing")
-                b = s.attrib
-                tb.steps.append(Step(_int(b, "s", "step"), b["type"], b["srcbuf"], _int(b, "srcoff", "step"),
-                                     b["dstbuf"], _int(b, "dstoff", "step"), _int(b, "cnt", "step"),
-                                     _int(b, "depid", "step"), _int(b, "deps", "step"), _int(b, "hasdep", "step")))
+            tb.steps = _steps(t.findall("step"), tb.id, gpu.id)
             gpu.tbs.append(tb)
         algo.gpus.append(gpu)
     return algo, dialect
+
+
+def _steps(elements, tb: int, gpu: int) -> list[Step]:
+    """The <step> elements of one threadblock. Files are large (a 256-rank program has about a million steps), so
+    the common case reads every attribute at once and only a step that fails is looked at again for the message."""
+    out = []
+    append = out.append
+    try:
+        for e in elements:
+            b = e.attrib
+            append(Step(int(b["s"]), b["type"], b["srcbuf"], int(b["srcoff"]), b["dstbuf"], int(b["dstoff"]),
+                        int(b["cnt"]), int(b["depid"]), int(b["deps"]), int(b["hasdep"])))
+    except (KeyError, ValueError):
+        b = elements[len(out)].attrib
+        for key in _STEP_ATTRS:
+            if key not in b:
+                raise XmlError(f"attribute {key} of <step> in tb {tb} on gpu {gpu} is missing") from None
+        for key in _STEP_ATTRS:
+            if key not in ("type", "srcbuf", "dstbuf"):
+                _int(b, key, "step")
+        raise
+    return out
 
 
 def _int(attrs, key, where) -> int:

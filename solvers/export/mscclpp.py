@@ -124,6 +124,7 @@ import json
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
 
+from ..core.gc_pause import gc_paused
 from .check import _plus, _postcondition
 from .program import DEFAULT_SM_BUDGET, RECEIVING_STEPS, SENDING_STEPS, Algo, XmlError
 
@@ -465,6 +466,7 @@ def plan_json(algo: Algo, **kwargs) -> str:
     return json.dumps(to_plan(algo, **kwargs), indent=1, sort_keys=True) + "\n"
 
 
+@gc_paused()
 def export_plan(topo, schedule, sm_budget: int = DEFAULT_SM_BUDGET, **lower_kwargs) -> tuple[str, PlanReport]:
     """Lower a verified schedule (``lower.lower``, keyword arguments passed on), write its plan and check it;
     PlanError naming the first problem rather than a plan that fails. Threadblocks over ``sm_budget`` are merged
@@ -559,6 +561,7 @@ class _Model:
     tbs: list               # per rank: [[_Op, ...], ...]
 
 
+@gc_paused()
 def check_plan(text, sm_budget: int = DEFAULT_SM_BUDGET) -> PlanReport:
     """Check a plan (JSON text, bytes or an already parsed dict): the executor parser's rules and limits, then
     the symbolic run (module docstring, "Checks"). Never raises for a bad plan: the report lists the problems,

@@ -77,7 +77,7 @@ def target(name: "str | Target") -> Target:
         raise ValueError(f"unknown runtime {name!r} (choose from {', '.join(TARGETS)})") from None
 
 
-@dataclass
+@dataclass(slots=True)
 class Step:
     s: int
     type: str
@@ -91,7 +91,7 @@ class Step:
     hasdep: int = 0
 
 
-@dataclass
+@dataclass(slots=True)
 class Tb:
     id: int
     send: int
@@ -100,7 +100,7 @@ class Tb:
     steps: list[Step] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(slots=True)
 class Gpu:
     id: int
     i_chunks: int
