@@ -194,6 +194,59 @@ def test_copies_the_target_cannot_hold_are_dropped_with_a_note():
     assert all(f.report.tbs_per_rank <= 6 for f in b.files)
 
 
+def test_worker_processes_build_the_same_bundle(bundle):
+    """Programs built in worker processes give the same files as built here, and a pool whose workers cannot
+    start leaves the bundle to be built here, with a progress line saying so."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    import solvers.export.bundle as bundle_module
+
+    topo, schedule, here = bundle
+    said = []
+    there = export_bundle(topo, schedule, "rccl", execution=NVLINK, jobs=2, progress=said.append)
+    assert [(f.path, f.text) for f in there.files] == [(f.path, f.text) for f in here.files]
+    assert any("in a worker process" in line for line in said)
+
+    class Broken:
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def submit(self, *args, **kwargs):
+            raise BrokenProcessPool("no workers")
+
+        def shutdown(self, *args, **kwargs):
+            pass
+
+    original = bundle_module.ProcessPoolExecutor
+    bundle_module.ProcessPoolExecutor = Broken
+    try:
+        said.clear()
+        fallback = export_bundle(topo, schedule, "rccl", execution=NVLINK, jobs=2, progress=said.append)
+    finally:
+        bundle_module.ProcessPoolExecutor = original
+    assert [f.text for f in fallback.files] == [f.text for f in here.files]
+    assert any("worker processes failed" in line for line in said)
+
+
+def test_a_retitled_file_keeps_the_checked_body_and_a_valid_tag(bundle):
+    """Each file is the program that was simulated with only its first line changed, and that line passes the
+    tag rules; a tag the runtime would refuse is caught by them."""
+    from solvers.export.check import validate_header
+
+    _, _, b = bundle
+    bodies = {}
+    for f in b.files:
+        head, body = f.text.split("\n", 1)
+        assert bodies.setdefault((f.choice.copies, f.in_place), body) == body
+        algo, _ = parse_xml(head + "\n</algo>\n")
+        assert validate_header(algo) == [] and algo.proto == f.choice.proto
+        assert check_xml(f.text, runtime="rccl").ok
+    algo, _ = parse_xml(b.files[0].text)
+    algo.proto, algo.min_bytes, algo.max_bytes = "ll", 10, 5
+    problems = validate_header(algo)
+    assert any("proto" in p for p in problems) and any("not a valid range" in p for p in problems)
+
+
 def test_cli_writes_a_bundle(tmp_path, capsys):
     out = tmp_path / "b.zip"
     assert main(["export", "gkautz(2,8)", "--algo", "bfb", "--collective", "allgather", "--format", "bundle",
@@ -204,6 +257,9 @@ def test_cli_writes_a_bundle(tmp_path, capsys):
         assert any(n.endswith("README.md") for n in z.namelist())
     assert main(["export", "gkautz(2,8)", "--algo", "bfb", "--format", "bundle"]) == 2
     assert "give -o FILE.zip" in capsys.readouterr().err
+    assert main(["export", "gkautz(2,8)", "--algo", "bfb", "--format", "bundle", "--jobs", "0", "-o",
+                 str(tmp_path / "c.zip")]) == 2
+    assert "--jobs must be at least 1" in capsys.readouterr().err
     assert not list(tmp_path.glob(".partial-*"))
 
 

@@ -19,7 +19,12 @@ the choice for the largest sizes only.
 from __future__ import annotations
 
 import io
+import multiprocessing
+import os
+import threading
 import zipfile
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
@@ -90,14 +95,21 @@ class Bundle:
         return buf.getvalue()
 
 
+PARALLEL_MIN_TRANSFERS = 10_000   # schedules at least this long: the programs are built in worker processes
+
+
 @gc_paused()
 def export_bundle(topo: Topology, schedule: Schedule, runtime: str | Target | None = None, *,
                   execution: Execution | None = None, copies=COPIES, protocols=tuple(PROTOCOL_COSTS),
                   sm_budget: int = DEFAULT_SM_BUDGET, name: str | None = None,
-                  progress: Callable[[str], None] | None = None) -> Bundle:
+                  progress: Callable[[str], None] | None = None, jobs: int | None = None) -> Bundle:
     """The bundle of a verified ``schedule`` for ``runtime`` (default RCCL). A number of copies the target
     cannot hold (threadblocks, channels, steps) is dropped and the ranges planned again without it; XmlError or
-    NotApplicable (one line) when not even one copy fits."""
+    NotApplicable (one line) when not even one copy fits.
+
+    The programs (one per number of copies and placement) are built in ``jobs`` worker processes (default: one
+    per CPU for a schedule of ``PARALLEL_MIN_TRANSFERS`` transfers or more, else none): the one-copy programs
+    start at once, the ranges are planned meanwhile, and the one-copy program tells which copy counts can fit."""
     _refuse_custom(schedule)
     limits = target(runtime if runtime is not None else DEFAULT_TARGET)
     coll = schedule.collective
@@ -106,56 +118,146 @@ def export_bundle(topo: Topology, schedule: Schedule, runtime: str | Target | No
     allowed = sorted({1} if coll is Collective.ALLTOALL else set(copies))
     label = name or f"{schedule.algo or 'schedule'} {coll.value}"
     stem = "".join(ch if ch.isalnum() else "_" for ch in f"{schedule.algo or 'schedule'}_{coll.value}_{topo.n}")
+    if jobs is None:
+        jobs = (os.cpu_count() or 1) if schedule.count >= PARALLEL_MIN_TRANSFERS else 1
     model = Model(topo, schedule, execution)
-    programs: dict[tuple, tuple[str, Report]] = {}
     notes = []
-    say("lowering, validating and simulating one copy, in place" if places[0] else "lowering one copy")
-    programs[(1, places[0])] = one = export(topo, schedule, None, sm_budget, limits, in_place=places[0], name=label)
-    room = min(limits.max_tbs, sm_budget)
-    least = (one[1].tbs_per_rank + 1) // 2     # c copies take about c times one copy's, halved by merging
-    too_many = [c for c in allowed if c * least > room]
-    if too_many:
-        notes.append(f"{', '.join(map(str, too_many))} copies would need at least {too_many[0] * least} "
-                     f"threadblocks per rank, above the {room} of {limits.name}")
-        allowed = [c for c in allowed if c not in too_many]
-    width = _pair_channels(one[1].program)
-    too_wide = [c for c in allowed if c * width > limits.max_channels]   # each copy needs channels of its own
-    if too_wide:
-        notes.append(f"{', '.join(map(str, too_wide))} copies would need at least {too_wide[0] * width} channels, "
-                     f"above the {limits.max_channels} of {limits.name}")
-        allowed = [c for c in allowed if c not in too_wide]
-    while True:
+    with _Builder(topo, schedule, jobs, sm_budget, limits, label, say) as build:
+        for in_place in places:
+            build.start((1, in_place))
         say(f"planning ranges over {len(allowed)} copy counts x {len(protocols)} protocols")
         p = plan(topo, schedule, protocols=protocols, copies=allowed, model=model)
-        choices = p.choices if limits.dialect == "executor" else \
-            [replace(p.choices[-1], min_bytes=0, max_bytes=None)]      # one file serves every size
-        failed = None
-        for c in sorted({ch.copies for ch in choices}, reverse=True):
-            for in_place in places:
-                if (c, in_place) in programs:
-                    continue
-                say(f"lowering, validating and simulating {c} cop{'y' if c == 1 else 'ies'}, "
-                    f"{'in place' if in_place else 'out of place'}")
+        _, report = build.result((1, places[0]))          # XmlError or NotApplicable when one copy does not fit
+        room = min(limits.max_tbs, sm_budget)
+        least = (report.tbs_per_rank + 1) // 2     # c copies take about c times one copy's, halved by merging
+        too_many = [c for c in allowed if c * least > room]
+        if too_many:
+            notes.append(f"{', '.join(map(str, too_many))} copies would need at least {too_many[0] * least} "
+                         f"threadblocks per rank, above the {room} of {limits.name}")
+            allowed = [c for c in allowed if c not in too_many]
+        width = build.pair_channels
+        too_wide = [c for c in allowed if c * width > limits.max_channels]   # each copy needs channels of its own
+        if too_wide:
+            notes.append(f"{', '.join(map(str, too_wide))} copies would need at least {too_wide[0] * width} "
+                         f"channels, above the {limits.max_channels} of {limits.name}")
+            allowed = [c for c in allowed if c not in too_wide]
+        while True:
+            if any(ch.copies not in allowed for ch in p.choices):
+                say(f"planning ranges again over {len(allowed)} copy counts x {len(protocols)} protocols")
+                p = plan(topo, schedule, protocols=protocols, copies=allowed, model=model)
+            choices = p.choices if limits.dialect == "executor" else \
+                [replace(p.choices[-1], min_bytes=0, max_bytes=None)]      # one file serves every size
+            todo = [(c, in_place) for c in sorted({ch.copies for ch in choices}, reverse=True) for in_place in places]
+            for job in todo:
+                build.start(job)
+            failures = {}
+            for job in todo:
                 try:
-                    programs[(c, in_place)] = export(topo, schedule, None, sm_budget, limits, copies=c,
-                                                     in_place=in_place, name=label)
+                    build.result(job)
                 except (XmlError, NotApplicable) as exc:
-                    if c == 1:
+                    if job[0] == 1:
                         raise
-                    failed = c
-                    notes.append(f"{c} copies do not fit {limits.name}: {str(exc).splitlines()[0]}")
-                    break
-            if failed:
+                    failures.setdefault(job[0], exc)
+            if not failures:
                 break
-        if not failed:
-            break
-        allowed = [c for c in allowed if c < failed]
-    bundle = Bundle(limits.name, coll, stem, p, notes=notes)
-    for ch in choices:
-        for in_place in places:
-            text, report = programs[(ch.copies, in_place)]
-            bundle.files.append(_retitled(text, report, ch, in_place, limits, label, stem))
+            for c in sorted(failures):
+                notes.append(f"{c} copies do not fit {limits.name}: {str(failures[c]).splitlines()[0]}")
+            allowed = [c for c in allowed if c < max(failures)]
+        bundle = Bundle(limits.name, coll, stem, p, notes=notes)
+        for ch in choices:
+            for in_place in places:
+                text, report = build.result((ch.copies, in_place))
+                bundle.files.append(_retitled(text, report, ch, in_place, limits, label, stem))
     return bundle
+
+
+class _Builder:
+    """The programs of one bundle, by (copies, in place): ``start`` asks for one, ``result`` gives (text, report
+    cut to its header) or raises the XmlError/NotApplicable of ``export``. With ``jobs`` > 1 they are built in
+    that many worker processes; else (or when the workers cannot start) each is built here when first asked
+    for. ``pair_channels`` is that of the one-copy program (``_pair_channels``)."""
+
+    def __init__(self, topo, schedule, jobs, sm_budget, limits, label, say):
+        self.args = (topo, schedule, sm_budget, limits.name, label)
+        self.say = say
+        self.pool = None
+        if jobs > 1:
+            # a plain fork copies this process as it is, which is only safe with no other thread running (a web
+            # server's threads may hold locks); otherwise workers come from a fork server
+            context = multiprocessing.get_context("fork" if threading.active_count() == 1 else "forkserver")
+            self.pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context)
+        self.pending: dict[tuple, object] = {}
+        self.done: dict[tuple, object] = {}
+        self.pair_channels = 1
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+
+    def start(self, job: tuple[int, bool]) -> None:
+        if job in self.done or job in self.pending:
+            return
+        if self.pool is not None:
+            try:
+                self.pending[job] = self.pool.submit(_export_job, *self.args[:2], job, *self.args[2:])
+                self.say(f"building {_what(job)} in a worker process")
+                return
+            except (BrokenProcessPool, RuntimeError):
+                self._give_up_pool()
+        self.pending[job] = None
+
+    def result(self, job: tuple[int, bool]):
+        self.start(job)
+        if job not in self.done:
+            future = self.pending.pop(job)
+            got = None
+            if future is not None:
+                try:
+                    got = future.result()
+                except BrokenProcessPool:
+                    self._give_up_pool()
+            if got is None:
+                self.say(f"lowering, validating and simulating {_what(job)}")
+                got = _export_job(*self.args[:2], job, *self.args[2:])
+            if job[0] == 1 and not isinstance(got, Exception):
+                self.pair_channels = max(self.pair_channels, got[2])
+            self.done[job] = got if isinstance(got, Exception) else got[:2]
+        got = self.done[job]
+        if isinstance(got, Exception):
+            raise got
+        return got
+
+    def _give_up_pool(self) -> None:
+        self.say("worker processes failed; building the programs here")
+        pool, self.pool = self.pool, None
+        pool.shutdown(wait=False, cancel_futures=True)
+        self.pending = {job: None for job in self.pending}
+
+
+def _what(job: tuple[int, bool]) -> str:
+    c, in_place = job
+    return f"{c} cop{'y' if c == 1 else 'ies'}, {'in place' if in_place else 'out of place'}"
+
+
+def _export_job(topo: Topology, schedule: Schedule, job: tuple[int, bool], sm_budget: int, runtime: str,
+                label: str):
+    """One program of a bundle (``export``) as (text, report cut to its header, ``_pair_channels``), which is
+    what a worker sends back; the one-line error instead when it does not fit."""
+    c, in_place = job
+    try:
+        text, report = export(topo, schedule, None, sm_budget, runtime, copies=c, in_place=in_place, name=label)
+    except (XmlError, NotApplicable) as exc:
+        return exc
+    return text, _header_only(report), _pair_channels(report.program)
+
+
+def _header_only(report: Report) -> Report:
+    """``report`` keeping of the program it read only the ``<algo>`` attributes (a 256-rank program has about a
+    million steps; the bundle's files need its tag, and the counts the report already holds)."""
+    return replace(report, program=replace(report.program, gpus=[]))
 
 
 def _pair_channels(program) -> int:

@@ -63,6 +63,9 @@ def add_parsers(sub) -> None:
                         help="bundle: alpha in us for the model that chooses protocols and copies; with "
                              "--bandwidth (otherwise the links' own alphas and bandwidths)")
     export.add_argument("--bandwidth", type=float, default=None, help="bundle: node bandwidth B in GB/s (with --alpha)")
+    export.add_argument("--jobs", type=int, default=None,
+                        help="bundle: processes that build its programs at once (default: one per CPU for a "
+                             "schedule of 10,000 transfers or more, else 1)")
     export.add_argument("-o", "--output", default=None, help="write here (default: standard output)")
     add_synthesizer_arguments(export)
 
@@ -183,11 +186,13 @@ def _export_bundle(args) -> int:
         raise UsageError("a bundle is written in its runtime's dialect: choose --runtime instead of --dialect")
     if (args.alpha is None) != (args.bandwidth is None):
         raise UsageError("give --alpha and --bandwidth together, or neither")
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
     execution = Execution() if args.alpha is None else Execution.alpha_beta(args.alpha, args.bandwidth)
     result, name, _ = _schedule_for_export(args)
     try:
         bundle = export_bundle(result.topology, result.schedule, args.runtime, execution=execution,
-                               sm_budget=args.sm_budget, name=name, progress=progress_for(args))
+                               sm_budget=args.sm_budget, name=name, progress=progress_for(args), jobs=args.jobs)
     except (XmlError, NotApplicable) as exc:
         raise UsageError(str(exc)) from None
     write_atomically(args.output, bundle.zip_bytes())
