@@ -12,7 +12,8 @@ target; every file of an "ok" bundle passed ``check_xml`` for that target (the p
 limits from ``solvers.export.TARGETS``, and the symbolic simulation). Columns: files in the bundle, the ranges
 as protocol x copies, the largest threadblocks per rank and steps per threadblock of any file, the bundle's
 size, and the seconds to plan, lower, write, validate and simulate all of it (retries included); "refused"
-names the limit and by how much.
+names the limit and by how much. Each bundle is built in one process (``jobs=1``; the cases run in parallel
+instead); bench/export_speed.py times bundles built in worker processes.
 """
 from __future__ import annotations
 
@@ -62,7 +63,7 @@ def case_rows(case: tuple[str, str]) -> list[tuple]:
         for runtime in TARGETS:
             start = time.perf_counter()
             try:
-                b = export_bundle(result.topology, result.schedule, runtime, execution=PRICES)
+                b = export_bundle(result.topology, result.schedule, runtime, execution=PRICES, jobs=1)
                 ranges = "/".join(f"{c.proto}x{c.copies}" for c in b.plan.choices) if runtime != "msccl" else "-"
                 row = (len(b.files), ranges, max(f.report.tbs_per_rank for f in b.files),
                        max(f.report.steps_per_tb for f in b.files), sum(len(f.text) for f in b.files) / 1e3, "ok")

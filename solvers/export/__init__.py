@@ -40,14 +40,17 @@ __all__ = ["Algo", "DEFAULT_SM_BUDGET", "DEFAULT_TARGET", "Gpu", "Report", "Step
 
 @gc_paused()
 def export(topo: Topology, schedule: Schedule, dialect: str | None = None, sm_budget: int = DEFAULT_SM_BUDGET,
-           runtime: str | Target | None = None, **kwargs) -> tuple[str, Report]:
+           runtime: str | Target | None = None, start_ops: int | None = None, **kwargs) -> tuple[str, Report]:
     """Lower, write, then validate and simulate the written text for ``runtime`` (``TARGETS``; default: RCCL, or
     microsoft/msccl when ``dialect`` is msccl-tools'; the file is written in the runtime's dialect); raise XmlError
     naming the first problem rather than return a file that fails. Both limits are read off the program before it
     is written: a threadblock over the target's step limit is spread over more channels (the lowering is retried
-    with at least a quarter fewer instructions per threadblock, more where the overshoot is larger), and
+    with fewer instructions per threadblock, in proportion to the overshoot and 1/16 fewer still), and
     threadblocks over the per-rank limit are merged in send/receive pairs (``lower(merge=True)``); when that is not
-    enough the error says which limit and by how much. On a switched fabric the schedule is first turned into the
+    enough the error says which limit and by how much (merged threadblocks over the limit end the search at once:
+    fewer instructions per threadblock only make more of them). ``start_ops`` starts the search at that many
+    instructions per threadblock instead of 5/8 of the step limit (a bundle passes what its one-copy program needed,
+    ``Report.ops_per_tb``, to skip the tries that program already made). On a switched fabric the schedule is first turned into the
     GPU-to-GPU sends the runtime issues (``solvers.core.switch_paths.network_view``), which are verified again. A
     custom collective is refused (NotApplicable)."""
     _refuse_custom(schedule)
@@ -62,7 +65,7 @@ def export(topo: Topology, schedule: Schedule, dialect: str | None = None, sm_bu
 
         topo, schedule = network_view(topo, schedule)
         verify(topo, schedule).raise_if_failed()
-    ops = max(1, limits.max_steps * 5 // 8)         # room for the dependency nops the lowering adds
+    ops = max(1, limits.max_steps * 5 // 8 if start_ops is None else start_ops)   # room for the dependency nops
     merge = False
     tb_limit = min(limits.max_tbs, sm_budget)
     while True:        # the limits are read off the program first; only a program within them is written and checked
@@ -70,8 +73,11 @@ def export(topo: Topology, schedule: Schedule, dialect: str | None = None, sm_bu
                      max_channels=limits.max_channels, **kwargs)
         steps = max((len(t.steps) for g in algo.gpus for t in g.tbs), default=0)
         tbs = max((len(g.tbs) for g in algo.gpus), default=0)
-        if steps > limits.max_steps and ops > 1:     # at least a quarter fewer, more where the overshoot is larger
-            ops = max(1, min(ops * 3 // 4, ops * limits.max_steps // steps))
+        if tbs > tb_limit and merge:
+            raise XmlError(f"the exported XML fails its check for {limits.name}: "
+                           f"{validate(algo, dialect, sm_budget, limits)[0]}")
+        if steps > limits.max_steps and ops > 1:     # in proportion to the overshoot, with 1/16 to spare for nops
+            ops = max(1, min(ops - 1, ops * limits.max_steps * 15 // (16 * steps)))
             continue
         if tbs > tb_limit and not merge:
             merge = True                                # a send and a receive threadblock share one
@@ -79,5 +85,6 @@ def export(topo: Topology, schedule: Schedule, dialect: str | None = None, sm_bu
         text = to_xml(algo, dialect)
         report = check_xml(text, dialect, sm_budget, limits)
         if report.ok:
+            report.ops_per_tb = ops
             return text, report
         raise XmlError(f"the exported XML fails its check for {limits.name}: {report.first}")

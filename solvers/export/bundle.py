@@ -128,6 +128,7 @@ def export_bundle(topo: Topology, schedule: Schedule, runtime: str | Target | No
         say(f"planning ranges over {len(allowed)} copy counts x {len(protocols)} protocols")
         p = plan(topo, schedule, protocols=protocols, copies=allowed, model=model)
         _, report = build.result((1, places[0]))          # XmlError or NotApplicable when one copy does not fit
+        build.start_ops = report.ops_per_tb                # where the further programs start their search
         room = min(limits.max_tbs, sm_budget)
         least = (report.tbs_per_rank + 1) // 2     # c copies take about c times one copy's, halved by merging
         too_many = [c for c in allowed if c * least > room]
@@ -152,6 +153,8 @@ def export_bundle(topo: Topology, schedule: Schedule, runtime: str | Target | No
                 build.start(job)
             failures = {}
             for job in todo:
+                if job[0] in failures:             # this number of copies is out whatever the other placement does
+                    continue
                 try:
                     build.result(job)
                 except (XmlError, NotApplicable) as exc:
@@ -181,14 +184,15 @@ class _Builder:
         self.args = (topo, schedule, sm_budget, limits.name, label)
         self.say = say
         self.pool = None
-        if jobs > 1:
+        if jobs > 1 and not multiprocessing.current_process().daemon:     # a pool's worker may not have its own
             # a plain fork copies this process as it is, which is only safe with no other thread running (a web
             # server's threads may hold locks); otherwise workers come from a fork server
             context = multiprocessing.get_context("fork" if threading.active_count() == 1 else "forkserver")
             self.pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context)
-        self.pending: dict[tuple, object] = {}
+        self.pending: dict[tuple, tuple] = {}          # job -> (its start_ops, its future or None)
         self.done: dict[tuple, object] = {}
         self.pair_channels = 1
+        self.start_ops = None       # ``export``'s start_ops for programs started from now on
 
     def __enter__(self):
         return self
@@ -202,17 +206,18 @@ class _Builder:
             return
         if self.pool is not None:
             try:
-                self.pending[job] = self.pool.submit(_export_job, *self.args[:2], job, *self.args[2:])
+                self.pending[job] = self.start_ops, self.pool.submit(_export_job, *self.args[:2], job,
+                                                                     *self.args[2:], self.start_ops)
                 self.say(f"building {_what(job)} in a worker process")
                 return
             except (BrokenProcessPool, RuntimeError):
                 self._give_up_pool()
-        self.pending[job] = None
+        self.pending[job] = self.start_ops, None        # built when asked for
 
     def result(self, job: tuple[int, bool]):
         self.start(job)
         if job not in self.done:
-            future = self.pending.pop(job)
+            start_ops, future = self.pending.pop(job)
             got = None
             if future is not None:
                 try:
@@ -221,7 +226,7 @@ class _Builder:
                     self._give_up_pool()
             if got is None:
                 self.say(f"lowering, validating and simulating {_what(job)}")
-                got = _export_job(*self.args[:2], job, *self.args[2:])
+                got = _export_job(*self.args[:2], job, *self.args[2:], start_ops)
             if job[0] == 1 and not isinstance(got, Exception):
                 self.pair_channels = max(self.pair_channels, got[2])
             self.done[job] = got if isinstance(got, Exception) else got[:2]
@@ -234,7 +239,7 @@ class _Builder:
         self.say("worker processes failed; building the programs here")
         pool, self.pool = self.pool, None
         pool.shutdown(wait=False, cancel_futures=True)
-        self.pending = {job: None for job in self.pending}
+        self.pending = {job: (start_ops, None) for job, (start_ops, _) in self.pending.items()}
 
 
 def _what(job: tuple[int, bool]) -> str:
@@ -243,12 +248,13 @@ def _what(job: tuple[int, bool]) -> str:
 
 
 def _export_job(topo: Topology, schedule: Schedule, job: tuple[int, bool], sm_budget: int, runtime: str,
-                label: str):
+                label: str, start_ops: int | None = None):
     """One program of a bundle (``export``) as (text, report cut to its header, ``_pair_channels``), which is
     what a worker sends back; the one-line error instead when it does not fit."""
     c, in_place = job
     try:
-        text, report = export(topo, schedule, None, sm_budget, runtime, copies=c, in_place=in_place, name=label)
+        text, report = export(topo, schedule, None, sm_budget, runtime, start_ops, copies=c, in_place=in_place,
+                              name=label)
     except (XmlError, NotApplicable) as exc:
         return exc
     return text, _header_only(report), _pair_channels(report.program)

@@ -348,6 +348,7 @@ class Report:
     tbs_per_rank: int = 0
     steps_per_tb: int = 0
     program: Algo | None = field(default=None, repr=False, compare=False)    # the file as read back
+    ops_per_tb: int = 0         # set by ``export``: the instructions per threadblock the lowering used
 
     @property
     def first(self) -> str:
