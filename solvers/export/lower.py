@@ -34,7 +34,7 @@ from .program import (MAX_CHANNELS, MAX_CHUNKS_PER_LOOP, MAX_COUNT, MAX_NODES_PE
                       OPS_PER_THREADBLOCK, PROTOCOLS, Algo, Gpu, Step, Tb)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Op:
     node: int
     tb: tuple
@@ -44,7 +44,6 @@ class _Op:
     cnt: int
     key: tuple
     deps: set = field(default_factory=set)
-    index: int = -1      # position of the real step in its tb, after nops
     copy_from: tuple | None = None   # cpy: (source buffer, source offset); buf/off name the destination
     ends: tuple | None = None        # s/r naming both ends: (srcbuf, srcoff, dstbuf, dstoff); else buf/off for both
 
@@ -362,11 +361,11 @@ def _merge_threadblocks(ops: list[_Op]) -> None:
     use) become one threadblock with both peers. Its steps keep the program order of all instructions, the
     (step, send before receive) order every dependency and every send-receive match already follows, so the
     merged program still cannot deadlock; it runs the two links' instructions one after the other."""
-    roles: dict[tuple, dict[str, list]] = defaultdict(lambda: {"send": [], "recv": []})
+    roles: dict[tuple, dict[str, dict]] = defaultdict(lambda: {"send": {}, "recv": {}})   # dicts: ordered sets
     for op in ops:
         kind = op.tb[0]
-        if kind in ("send", "recv") and op.tb not in roles[(op.node, op.tb[2])][kind]:
-            roles[(op.node, op.tb[2])][kind].append(op.tb)
+        if kind in ("send", "recv"):
+            roles[(op.node, op.tb[2])][kind].setdefault(op.tb)
     mapping = {}
     for (node, chan), both in roles.items():
         for send, recv in zip(both["send"], both["recv"]):
@@ -416,37 +415,48 @@ def _assemble(topo, coll, ops, per, proto, name, min_bytes, max_bytes, in_place,
     if merge:
         _merge_threadblocks(ops)
         ops = _fuse_forwards(ops)
-    steps_of: dict[tuple, list] = defaultdict(list)       # (node, tb key) -> its ops, in order of first use
+    # every threadblock gets a number in order of first use; tb_of and position say where each op runs
+    tb_number: dict[tuple, int] = {}
+    members: list[list[int]] = []
+    tb_of = [0] * len(ops)
+    position = [0] * len(ops)
     for op_id, op in enumerate(ops):
-        steps_of[(op.node, op.tb)].append(op_id)
+        key = (op.node, op.tb)
+        t = tb_number.get(key)
+        if t is None:
+            t = tb_number[key] = len(members)
+            members.append([])
+        tb_of[op_id] = t
+        position[op_id] = len(members[t])
+        members[t].append(op_id)
     tb_keys: dict[int, list[tuple]] = defaultdict(list)
-    for node, tbk in steps_of:
+    for node, tbk in tb_number:
         tb_keys[node].append(tbk)
-    tb_ids = {}
+    local_id = [0] * len(members)          # the threadblock's id on its rank
     for node, keys in tb_keys.items():
         keys.sort(key=lambda k: (k[0] != "pair", k[0] != "send", k[0] != "recv", k[1:]))
         for i, k in enumerate(keys):
-            tb_ids[(node, k)] = i
+            local_id[tb_number[(node, k)]] = i
     # drop dependencies implied by program order and keep one per threadblock (its latest step)
-    position: dict[int, int] = {}
-    for (node, tbk), op_ids in steps_of.items():
-        for p, op_id in enumerate(op_ids):
-            position[op_id] = p
-    for op in ops:
-        best: dict[tuple, int] = {}
+    for op_id, op in enumerate(ops):
+        if not op.deps:
+            continue
+        t = tb_of[op_id]
+        best: dict[int, int] = {}
         for d in op.deps:
-            other = ops[d]
-            if other.tb == op.tb and other.node == op.node:
-                continue
-            if other.tb not in best or position[d] > position[best[other.tb]]:
-                best[other.tb] = d
+            other = tb_of[d]
+            if other != t and (other not in best or position[d] > position[best[other]]):
+                best[other] = d
         op.deps = set(best.values())
     # positions with nops in front of steps that wait for more than one threadblock
-    for (node, tbk), op_ids in steps_of.items():
+    index = [0] * len(ops)
+    for op_ids in members:
         p = 0
         for op_id in op_ids:
-            p += max(len(ops[op_id].deps) - 1, 0)
-            ops[op_id].index = p
+            waits = len(ops[op_id].deps)
+            if waits > 1:
+                p += waits - 1
+            index[op_id] = p
             p += 1
     targets = {d for op in ops for d in op.deps}
     gpus = []
@@ -459,29 +469,30 @@ def _assemble(topo, coll, ops, per, proto, name, min_bytes, max_bytes, in_place,
         gpu = Gpu(r, i_chunks, o_chunks, (scratch or {}).get(r, 0))
         for tbk in tb_keys.get(r, []):
             kind = tbk[0]
+            t = tb_number[(r, tbk)]
             if kind == "pair":
-                tb = Tb(tb_ids[(r, tbk)], tbk[1], tbk[2], tbk[3])
+                tb = Tb(local_id[t], tbk[1], tbk[2], tbk[3])
             else:
-                tb = Tb(tb_ids[(r, tbk)], tbk[1] if kind == "send" else -1, tbk[1] if kind == "recv" else -1,
+                tb = Tb(local_id[t], tbk[1] if kind == "send" else -1, tbk[1] if kind == "recv" else -1,
                         tbk[2] if kind != "local" else 0)
-            for op_id in steps_of[(r, tbk)]:
+            steps = tb.steps
+            for op_id in members[t]:
                 op = ops[op_id]
-                deps = (sorted(op.deps, key=lambda d: (tb_ids[(r, ops[d].tb)], ops[d].index)) if len(op.deps) > 1
-                        else list(op.deps))
-                for d in deps[:-1]:
-                    tb.steps.append(Step(len(tb.steps), "nop", "i", -1, "o", -1, 0, tb_ids[(r, ops[d].tb)],
-                                         ops[d].index, 0))
-                depid, depstep = (tb_ids[(r, ops[deps[-1]].tb)], ops[deps[-1]].index) if deps else (-1, -1)
+                depid = depstep = -1
+                if op.deps:
+                    deps = sorted(op.deps, key=lambda d: (local_id[tb_of[d]], index[d]))
+                    for d in deps[:-1]:
+                        steps.append(Step(len(steps), "nop", "i", -1, "o", -1, 0, local_id[tb_of[d]], index[d], 0))
+                    depid, depstep = local_id[tb_of[deps[-1]]], index[deps[-1]]
                 if op.kind == "cpy":
                     (src, soff), dst, doff = op.copy_from, op.buf, op.off
                 elif op.ends is not None:
                     src, soff, dst, doff = op.ends
                 else:
                     src, soff, dst, doff = op.buf, op.off, op.buf, op.off
-                tb.steps.append(Step(len(tb.steps), op.kind, src, soff, dst, doff, op.cnt, depid, depstep,
-                                     1 if op_id in targets else 0))
+                steps.append(Step(len(steps), op.kind, src, soff, dst, doff, op.cnt, depid, depstep,
+                                  1 if op_id in targets else 0))
             gpu.tbs.append(tb)
-        gpu.tbs.sort(key=lambda t: t.id)
         gpus.append(gpu)
     nchannels = 1 + max((tb.chan for g in gpus for tb in g.tbs), default=0)
     inplace, outofplace = (1, 0) if in_place else (0, 1)
