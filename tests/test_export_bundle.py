@@ -143,6 +143,11 @@ def test_the_plan_covers_every_size_once_with_a_near_best_choice():
     for (c, s, t), b in zip(won, best):
         assert t <= b * (1 + TOLERANCE)
     assert p.choices[0].proto == "LL" and p.choices[-1].proto == "Simple"
+    # candidates are timed once per distinct set of link prices: every one still has its own model's times
+    for (name, copies), times in p.times.items():
+        alone = candidate_model(Model(topo, schedule, NVLINK), PROTOCOL_COSTS[name], copies).times(p.sizes)[0]
+        assert list(times) == pytest.approx(list(alone + PROTOCOL_COSTS[name].launch_us), rel=1e-12)
+    assert list(p.times[("LL", 1)]) != list(p.times[("Simple", 1)])
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,8 @@ protocol's share (links that touch a switch carry many GPU pairs' connections an
 candidate's time at M bytes is the launch latency plus the runtime model's time (best pipelining depth P) with
 those prices. For each size of a grid from 1 KiB to 4 GiB the fastest candidate wins, except that the fewest
 copies within 1% of it are preferred (fewer threadblocks, same speed); neighbouring sizes with the same winner
-form one range. Ranges meet halfway (geometrically) between grid sizes, start at 0 and end without an upper
+form one range (copies beyond the point where the cap stops binding give the same prices, which are timed once).
+Ranges meet halfway (geometrically) between grid sizes, start at 0 and end without an upper
 limit (maxBytes 0 in the executors' dialect).
 """
 from __future__ import annotations
@@ -109,6 +110,11 @@ def _human(b: int) -> str:
 
 def candidate_model(model: Model, protocol: Protocol, copies: int) -> Model:
     """``model`` with the link prices of ``protocol`` run as ``copies`` copies (module docstring)."""
+    return model.with_link_prices(*candidate_prices(model, protocol, copies))
+
+
+def candidate_prices(model: Model, protocol: Protocol, copies: int) -> tuple[np.ndarray, np.ndarray]:
+    """The per-link (alpha in us, us per byte) of ``protocol`` run as ``copies`` copies (module docstring)."""
     topo = model.topo
     alpha, per_byte = model.execution.link_prices(topo)
     coll = model.schedule.collective
@@ -116,7 +122,7 @@ def candidate_model(model: Model, protocol: Protocol, copies: int) -> Model:
     cap = copies * protocol.channel_cap(coll)
     direct = np.array([topo.is_compute(l.src) and topo.is_compute(l.dst) for l in topo.links])
     bw = np.where(direct, np.minimum(bw, cap), bw)
-    return model.with_link_prices(alpha + protocol.hop_us, 1.0 / (bw * 1e3))
+    return alpha + protocol.hop_us, 1.0 / (bw * 1e3)
 
 
 def plan(topo: Topology, schedule: Schedule, *, execution: Execution | None = None,
@@ -132,11 +138,15 @@ def plan(topo: Topology, schedule: Schedule, *, execution: Execution | None = No
     sizes = tuple(sorted(int(s) for s in sizes))
     base = model if model is not None else Model(topo, schedule, execution)
     out = Plan(schedule.collective, sizes)
+    timed: dict[bytes, np.ndarray] = {}       # candidates with the same link prices have the same times
     for name in protocols:
         proto = PROTOCOL_COSTS[name]
         for c in sorted(set(copies)):
-            times, _ = candidate_model(base, proto, c).times(sizes)
-            out.times[(name, c)] = times + proto.launch_us
+            alpha, per_byte = candidate_prices(base, proto, c)
+            prices = alpha.tobytes() + per_byte.tobytes()
+            if prices not in timed:
+                timed[prices] = base.with_link_prices(alpha, per_byte).times(sizes)[0]
+            out.times[(name, c)] = timed[prices] + proto.launch_us
     keys = list(out.times)
     table = np.array([out.times[k] for k in keys])
     winners = []
