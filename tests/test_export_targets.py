@@ -81,6 +81,34 @@ def test_threadblocks_over_the_limit_are_merged_then_refused_with_the_limit():
         export(topo, schedule, runtime=three)
 
 
+def test_the_search_stops_when_merged_threadblocks_are_over_the_limit(long_ring, monkeypatch):
+    """Fewer instructions per threadblock only make more threadblocks, so merged ones over the limit end the search
+    at the first such lowering; ``start_ops`` starts the search where a previous program ended."""
+    import solvers.export as export_module
+    from solvers.export import Target
+
+    topo, schedule = long_ring
+    tries = []
+    real = export_module.lower
+
+    def counted(*args, **kwargs):
+        tries.append((kwargs["ops_per_tb"], kwargs["merge"]))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(export_module, "lower", counted)
+    two = Target("two", "executor", 64, 2, 32, 32, 72, "a reader that takes 2 threadblocks per rank")
+    with pytest.raises(XmlError, match="above the 2 per rank that two reads"):
+        export(topo, schedule, runtime=two)
+    assert tries[-1][1] and sum(merged for _, merged in tries) == 1
+    tries.clear()
+    _, report = export(topo, schedule, runtime="rccl")
+    first = list(tries)
+    assert len(first) > 1 and report.ops_per_tb == first[-1][0] < first[0][0]
+    tries.clear()
+    _, again = export(topo, schedule, runtime="rccl", start_ops=report.ops_per_tb)
+    assert tries == first[-1:] and again.ops_per_tb == report.ops_per_tb
+
+
 def test_cli_export_names_the_runtime(tmp_path, capsys):
     out = tmp_path / "ring.xml"
     assert main(["export", "gkautz(2,64)", "--algo", "ring", "--collective", "allreduce", "--runtime", "rccl",
@@ -89,3 +117,24 @@ def test_cli_export_names_the_runtime(tmp_path, capsys):
     assert "for rccl (executor dialect" in err and check_xml(out.read_text(), runtime="rccl").ok
     assert main(["export", "ring(4)", "--algo", "ring", "--runtime", "rccl", "--dialect", "msccl"]) == 2
     assert "reads the executor dialect, not msccl" in capsys.readouterr().err
+
+
+def test_the_collector_is_paused_during_an_export_and_restored_after(monkeypatch):
+    import gc
+
+    import solvers.export as export_module
+
+    topo = load("hypercube(3)")
+    schedule = synthesize(topo, "ring", "allgather").schedule
+    seen = []
+    real = export_module.lower
+    monkeypatch.setattr(export_module, "lower", lambda *a, **k: seen.append(gc.isenabled()) or real(*a, **k))
+    assert gc.isenabled()
+    export(topo, schedule)
+    assert seen and not any(seen) and gc.isenabled()
+    gc.disable()
+    try:
+        export(topo, schedule)
+        assert not gc.isenabled()             # a caller that had paused it keeps it paused
+    finally:
+        gc.enable()

@@ -40,7 +40,8 @@ __all__ = ["Algo", "DEFAULT_SM_BUDGET", "DEFAULT_TARGET", "Gpu", "Report", "Step
 
 @gc_paused()
 def export(topo: Topology, schedule: Schedule, dialect: str | None = None, sm_budget: int = DEFAULT_SM_BUDGET,
-           runtime: str | Target | None = None, start_ops: int | None = None, **kwargs) -> tuple[str, Report]:
+           runtime: str | Target | None = None, start_ops: int | None = None, start_merged: bool = False,
+           **kwargs) -> tuple[str, Report]:
     """Lower, write, then validate and simulate the written text for ``runtime`` (``TARGETS``; default: RCCL, or
     microsoft/msccl when ``dialect`` is msccl-tools'; the file is written in the runtime's dialect); raise XmlError
     naming the first problem rather than return a file that fails. Both limits are read off the program before it
@@ -49,8 +50,9 @@ def export(topo: Topology, schedule: Schedule, dialect: str | None = None, sm_bu
     threadblocks over the per-rank limit are merged in send/receive pairs (``lower(merge=True)``); when that is not
     enough the error says which limit and by how much (merged threadblocks over the limit end the search at once:
     fewer instructions per threadblock only make more of them). ``start_ops`` starts the search at that many
-    instructions per threadblock instead of 5/8 of the step limit (a bundle passes what its one-copy program needed,
-    ``Report.ops_per_tb``, to skip the tries that program already made). On a switched fabric the schedule is first turned into the
+    instructions per threadblock instead of 5/8 of the step limit, and ``start_merged`` with merged threadblocks (a
+    bundle passes what its one-copy program needed, ``Report.ops_per_tb`` and ``Report.merged``, to skip the tries
+    that program already made). On a switched fabric the schedule is first turned into the
     GPU-to-GPU sends the runtime issues (``solvers.core.switch_paths.network_view``), which are verified again. A
     custom collective is refused (NotApplicable)."""
     _refuse_custom(schedule)
@@ -66,7 +68,7 @@ def export(topo: Topology, schedule: Schedule, dialect: str | None = None, sm_bu
         topo, schedule = network_view(topo, schedule)
         verify(topo, schedule).raise_if_failed()
     ops = max(1, limits.max_steps * 5 // 8 if start_ops is None else start_ops)   # room for the dependency nops
-    merge = False
+    merge = start_merged
     tb_limit = min(limits.max_tbs, sm_budget)
     while True:        # the limits are read off the program first; only a program within them is written and checked
         algo = lower(topo, schedule, ops_per_tb=ops, merge=merge, tbs_per_channel=limits.max_tbs_per_channel,
@@ -85,6 +87,6 @@ def export(topo: Topology, schedule: Schedule, dialect: str | None = None, sm_bu
         text = to_xml(algo, dialect)
         report = check_xml(text, dialect, sm_budget, limits)
         if report.ok:
-            report.ops_per_tb = ops
+            report.ops_per_tb, report.merged = ops, merge
             return text, report
         raise XmlError(f"the exported XML fails its check for {limits.name}: {report.first}")

@@ -128,7 +128,7 @@ def export_bundle(topo: Topology, schedule: Schedule, runtime: str | Target | No
         say(f"planning ranges over {len(allowed)} copy counts x {len(protocols)} protocols")
         p = plan(topo, schedule, protocols=protocols, copies=allowed, model=model)
         _, report = build.result((1, places[0]))          # XmlError or NotApplicable when one copy does not fit
-        build.start_ops = report.ops_per_tb                # where the further programs start their search
+        build.first = report                               # where the further programs start their search
         room = min(limits.max_tbs, sm_budget)
         least = (report.tbs_per_rank + 1) // 2     # c copies take about c times one copy's, halved by merging
         too_many = [c for c in allowed if c * least > room]
@@ -178,7 +178,10 @@ class _Builder:
     """The programs of one bundle, by (copies, in place): ``start`` asks for one, ``result`` gives (text, report
     cut to its header) or raises the XmlError/NotApplicable of ``export``. With ``jobs`` > 1 they are built in
     that many worker processes; else (or when the workers cannot start) each is built here when first asked
-    for. ``pair_channels`` is that of the one-copy program (``_pair_channels``)."""
+    for. ``pair_channels`` is that of the one-copy program (``_pair_channels``). Once ``first`` holds the
+    one-copy program's report, programs started from then on begin ``export``'s search where it ended: its
+    instructions per threadblock, merged if it was or if c times its threadblocks are over the limit (c copies
+    of it have c times its threadblocks with as many steps in each, so the search would get there next)."""
 
     def __init__(self, topo, schedule, jobs, sm_budget, limits, label, say):
         self.args = (topo, schedule, sm_budget, limits.name, label)
@@ -189,10 +192,11 @@ class _Builder:
             # server's threads may hold locks); otherwise workers come from a fork server
             context = multiprocessing.get_context("fork" if threading.active_count() == 1 else "forkserver")
             self.pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context)
-        self.pending: dict[tuple, tuple] = {}          # job -> (its start_ops, its future or None)
+        self.pending: dict[tuple, tuple] = {}          # job -> (its search hint, its future or None)
         self.done: dict[tuple, object] = {}
         self.pair_channels = 1
-        self.start_ops = None       # ``export``'s start_ops for programs started from now on
+        self.tb_limit = min(limits.max_tbs, sm_budget)
+        self.first = None           # the one-copy program's report: where further programs start their search
 
     def __enter__(self):
         return self
@@ -204,20 +208,22 @@ class _Builder:
     def start(self, job: tuple[int, bool]) -> None:
         if job in self.done or job in self.pending:
             return
+        hint = None
+        if self.first is not None:       # c copies hold c times the threadblocks of one, as many steps in each
+            hint = (self.first.ops_per_tb, self.first.merged or job[0] * self.first.tbs_per_rank > self.tb_limit)
         if self.pool is not None:
             try:
-                self.pending[job] = self.start_ops, self.pool.submit(_export_job, *self.args[:2], job,
-                                                                     *self.args[2:], self.start_ops)
+                self.pending[job] = hint, self.pool.submit(_export_job, *self.args[:2], job, *self.args[2:], hint)
                 self.say(f"building {_what(job)} in a worker process")
                 return
             except (BrokenProcessPool, RuntimeError):
                 self._give_up_pool()
-        self.pending[job] = self.start_ops, None        # built when asked for
+        self.pending[job] = hint, None        # built when asked for
 
     def result(self, job: tuple[int, bool]):
         self.start(job)
         if job not in self.done:
-            start_ops, future = self.pending.pop(job)
+            hint, future = self.pending.pop(job)
             got = None
             if future is not None:
                 try:
@@ -226,7 +232,7 @@ class _Builder:
                     self._give_up_pool()
             if got is None:
                 self.say(f"lowering, validating and simulating {_what(job)}")
-                got = _export_job(*self.args[:2], job, *self.args[2:], start_ops)
+                got = _export_job(*self.args[:2], job, *self.args[2:], hint)
             if job[0] == 1 and not isinstance(got, Exception):
                 self.pair_channels = max(self.pair_channels, got[2])
             self.done[job] = got if isinstance(got, Exception) else got[:2]
@@ -239,7 +245,7 @@ class _Builder:
         self.say("worker processes failed; building the programs here")
         pool, self.pool = self.pool, None
         pool.shutdown(wait=False, cancel_futures=True)
-        self.pending = {job: (start_ops, None) for job, (start_ops, _) in self.pending.items()}
+        self.pending = {job: (hint, None) for job, (hint, _) in self.pending.items()}
 
 
 def _what(job: tuple[int, bool]) -> str:
@@ -248,13 +254,15 @@ def _what(job: tuple[int, bool]) -> str:
 
 
 def _export_job(topo: Topology, schedule: Schedule, job: tuple[int, bool], sm_budget: int, runtime: str,
-                label: str, start_ops: int | None = None):
-    """One program of a bundle (``export``) as (text, report cut to its header, ``_pair_channels``), which is
-    what a worker sends back; the one-line error instead when it does not fit."""
+                label: str, hint: tuple[int, bool] | None = None):
+    """One program of a bundle (``export``, its search started at ``hint``: instructions per threadblock and
+    whether merged) as (text, report cut to its header, ``_pair_channels``), which is what a worker sends back;
+    the one-line error instead when it does not fit."""
     c, in_place = job
+    start_ops, start_merged = hint or (None, False)
     try:
-        text, report = export(topo, schedule, None, sm_budget, runtime, start_ops, copies=c, in_place=in_place,
-                              name=label)
+        text, report = export(topo, schedule, None, sm_budget, runtime, start_ops, start_merged, copies=c,
+                              in_place=in_place, name=label)
     except (XmlError, NotApplicable) as exc:
         return exc
     return text, _header_only(report), _pair_channels(report.program)

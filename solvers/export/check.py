@@ -349,6 +349,7 @@ class Report:
     steps_per_tb: int = 0
     program: Algo | None = field(default=None, repr=False, compare=False)    # the file as read back
     ops_per_tb: int = 0         # set by ``export``: the instructions per threadblock the lowering used
+    merged: bool = False        # set by ``export``: whether it merged send and receive threadblocks
 
     @property
     def first(self) -> str:
