@@ -109,7 +109,8 @@ def export_bundle(topo: Topology, schedule: Schedule, runtime: str | Target | No
 
     The programs (one per number of copies and placement) are built in ``jobs`` worker processes (default: one
     per CPU for a schedule of ``PARALLEL_MIN_TRANSFERS`` transfers or more, else none): the one-copy programs
-    start at once, the ranges are planned meanwhile, and the one-copy program tells which copy counts can fit."""
+    start at once, one copy is timed in every protocol meanwhile, and the one-copy program tells which copy counts
+    can fit and are worth timing too."""
     _refuse_custom(schedule)
     limits = target(runtime if runtime is not None else DEFAULT_TARGET)
     coll = schedule.collective
@@ -121,12 +122,13 @@ def export_bundle(topo: Topology, schedule: Schedule, runtime: str | Target | No
     if jobs is None:
         jobs = (os.cpu_count() or 1) if schedule.count >= PARALLEL_MIN_TRANSFERS else 1
     model = Model(topo, schedule, execution)
+    timed: dict = {}                # the plan's candidate times, kept when it plans again
     notes = []
     with _Builder(topo, schedule, jobs, sm_budget, limits, label, say) as build:
         for in_place in places:
             build.start((1, in_place))
-        say(f"planning ranges over {len(allowed)} copy counts x {len(protocols)} protocols")
-        p = plan(topo, schedule, protocols=protocols, copies=allowed, model=model)
+        say(f"timing one copy in {len(protocols)} protocols")     # meanwhile; more copies once it is known they fit
+        plan(topo, schedule, protocols=protocols, copies=[1], model=model, timed=timed)
         _, report = build.result((1, places[0]))          # XmlError or NotApplicable when one copy does not fit
         build.first = report                               # where the further programs start their search
         room = min(limits.max_tbs, sm_budget)
@@ -143,9 +145,8 @@ def export_bundle(topo: Topology, schedule: Schedule, runtime: str | Target | No
                          f"channels, above the {limits.max_channels} of {limits.name}")
             allowed = [c for c in allowed if c not in too_wide]
         while True:
-            if any(ch.copies not in allowed for ch in p.choices):
-                say(f"planning ranges again over {len(allowed)} copy counts x {len(protocols)} protocols")
-                p = plan(topo, schedule, protocols=protocols, copies=allowed, model=model)
+            say(f"planning ranges over {len(allowed)} copy counts x {len(protocols)} protocols")
+            p = plan(topo, schedule, protocols=protocols, copies=allowed, model=model, timed=timed)
             choices = p.choices if limits.dialect == "executor" else \
                 [replace(p.choices[-1], min_bytes=0, max_bytes=None)]      # one file serves every size
             todo = [(c, in_place) for c in sorted({ch.copies for ch in choices}, reverse=True) for in_place in places]

@@ -127,9 +127,10 @@ def candidate_prices(model: Model, protocol: Protocol, copies: int) -> tuple[np.
 
 def plan(topo: Topology, schedule: Schedule, *, execution: Execution | None = None,
          protocols: Sequence[str] = tuple(PROTOCOL_COSTS), copies: Sequence[int] = COPIES,
-         sizes: Sequence[int] = SIZE_GRID, model: Model | None = None) -> Plan:
+         sizes: Sequence[int] = SIZE_GRID, model: Model | None = None, timed: dict | None = None) -> Plan:
     """The ranges of the module docstring for a verified ``schedule`` on ``topo`` (``execution``: the links'
-    prices, default their own)."""
+    prices, default their own). ``timed`` keeps the candidates' times by link prices between calls on one
+    ``model`` and ``sizes`` (a bundle that plans again without some copy counts reuses them)."""
     unknown = [p for p in protocols if p not in PROTOCOL_COSTS]
     if unknown or not protocols:
         raise ValueError(f"unknown protocol(s) {unknown} (choose from {', '.join(PROTOCOL_COSTS)})")
@@ -138,12 +139,12 @@ def plan(topo: Topology, schedule: Schedule, *, execution: Execution | None = No
     sizes = tuple(sorted(int(s) for s in sizes))
     base = model if model is not None else Model(topo, schedule, execution)
     out = Plan(schedule.collective, sizes)
-    timed: dict[bytes, np.ndarray] = {}       # candidates with the same link prices have the same times
+    timed = {} if timed is None else timed      # candidates with the same link prices have the same times
     for name in protocols:
         proto = PROTOCOL_COSTS[name]
         for c in sorted(set(copies)):
             alpha, per_byte = candidate_prices(base, proto, c)
-            prices = alpha.tobytes() + per_byte.tobytes()
+            prices = (sizes, alpha.tobytes(), per_byte.tobytes())
             if prices not in timed:
                 timed[prices] = base.with_link_prices(alpha, per_byte).times(sizes)[0]
             out.times[(name, c)] = timed[prices] + proto.launch_us
