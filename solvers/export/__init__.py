@@ -26,8 +26,8 @@ from __future__ import annotations
 
 from topologies.model import Topology
 
-from ..core.schedule import Schedule
 from ..core.gc_pause import gc_paused
+from ..core.schedule import Schedule
 from .check import Report, check_xml, runtime_for, simulate, validate
 from .lower import _refuse_custom, lower
 from .msccl_xml import parse_xml, to_xml
@@ -46,7 +46,8 @@ def export(topo: Topology, schedule: Schedule, dialect: str | None = None, sm_bu
     microsoft/msccl when ``dialect`` is msccl-tools'; the file is written in the runtime's dialect); raise XmlError
     naming the first problem rather than return a file that fails. Both limits are read off the program before it
     is written: a threadblock over the target's step limit is spread over more channels (the lowering is retried
-    with fewer instructions per threadblock, in proportion to the overshoot and 1/16 fewer still), and
+    with fewer instructions per threadblock, in proportion to the overshoot: no fewer than may fit, since fewer
+    make more threadblocks), and
     threadblocks over the per-rank limit are merged in send/receive pairs (``lower(merge=True)``); when that is not
     enough the error says which limit and by how much (merged threadblocks over the limit end the search at once:
     fewer instructions per threadblock only make more of them). ``start_ops`` starts the search at that many
@@ -76,10 +77,10 @@ def export(topo: Topology, schedule: Schedule, dialect: str | None = None, sm_bu
         steps = max((len(t.steps) for g in algo.gpus for t in g.tbs), default=0)
         tbs = max((len(g.tbs) for g in algo.gpus), default=0)
         if tbs > tb_limit and merge:
-            raise XmlError(f"the exported XML fails its check for {limits.name}: "
-                           f"{validate(algo, dialect, sm_budget, limits)[0]}")
-        if steps > limits.max_steps and ops > 1:     # in proportion to the overshoot, with 1/16 to spare for nops
-            ops = max(1, min(ops - 1, ops * limits.max_steps * 15 // (16 * steps)))
+            why = validate(algo, dialect, sm_budget, limits) or [f"{tbs} threadblocks per rank, above {tb_limit}"]
+            raise XmlError(f"the exported XML fails its check for {limits.name}: {why[0]}")
+        if steps > limits.max_steps and ops > 1:     # in proportion to the overshoot: the most that may fit
+            ops = max(1, min(ops - 1, ops * limits.max_steps // steps))
             continue
         if tbs > tb_limit and not merge:
             merge = True                                # a send and a receive threadblock share one
