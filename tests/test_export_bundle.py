@@ -233,6 +233,41 @@ def test_worker_processes_build_the_same_bundle(bundle):
     assert any("worker processes failed" in line for line in said)
 
 
+def test_worker_processes_start_from_a_fork_server_beside_other_threads(bundle, monkeypatch):
+    """A web server runs the export on one of its threads: the workers then come from a fork server (never a fork
+    of a process with other threads) and still give the same files."""
+    import multiprocessing
+    import threading
+    import types
+
+    import solvers.export.bundle as bundle_module
+
+    asked = []
+
+    def get_context(method):
+        asked.append(method)
+        return multiprocessing.get_context(method)
+
+    monkeypatch.setattr(bundle_module, "multiprocessing", types.SimpleNamespace(
+        get_context=get_context, current_process=multiprocessing.current_process))
+    topo, schedule, here = bundle
+    out = {}
+
+    def run():
+        said = []
+        out["bundle"] = export_bundle(topo, schedule, "rccl", execution=NVLINK, jobs=2, progress=said.append)
+        out["said"] = said
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join(timeout=120)
+    assert not thread.is_alive()
+    assert [f.text for f in out["bundle"].files] == [f.text for f in here.files]
+    assert any("in a worker process" in line for line in out["said"])
+    assert not any("failed" in line for line in out["said"])
+    assert asked == ["forkserver"]
+
+
 def test_a_retitled_file_keeps_the_checked_body_and_a_valid_tag(bundle):
     """Each file is the program that was simulated with only its first line changed, and that line passes the
     tag rules; a tag the runtime would refuse is caught by them."""

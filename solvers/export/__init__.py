@@ -44,18 +44,20 @@ def export(topo: Topology, schedule: Schedule, dialect: str | None = None, sm_bu
            **kwargs) -> tuple[str, Report]:
     """Lower, write, then validate and simulate the written text for ``runtime`` (``TARGETS``; default: RCCL, or
     microsoft/msccl when ``dialect`` is msccl-tools'; the file is written in the runtime's dialect); raise XmlError
-    naming the first problem rather than return a file that fails. Both limits are read off the program before it
-    is written: a threadblock over the target's step limit is spread over more channels (the lowering is retried
-    with fewer instructions per threadblock, in proportion to the overshoot: no fewer than may fit, since fewer
-    make more threadblocks), and
-    threadblocks over the per-rank limit are merged in send/receive pairs (``lower(merge=True)``); when that is not
-    enough the error says which limit and by how much (merged threadblocks over the limit end the search at once:
-    fewer instructions per threadblock only make more of them). ``start_ops`` starts the search at that many
-    instructions per threadblock instead of 5/8 of the step limit, and ``start_merged`` with merged threadblocks (a
-    bundle passes what its one-copy program needed, ``Report.ops_per_tb`` and ``Report.merged``, to skip the tries
-    that program already made). On a switched fabric the schedule is first turned into the
-    GPU-to-GPU sends the runtime issues (``solvers.core.switch_paths.network_view``), which are verified again. A
-    custom collective is refused (NotApplicable)."""
+    naming the first problem rather than return a file that fails.
+
+    Both limits are read off the program before it is written. A threadblock over the target's step limit is
+    spread over more channels: the lowering is retried with fewer instructions per threadblock, in proportion to
+    the overshoot (no fewer than may fit, since fewer make more threadblocks). Threadblocks over the per-rank limit
+    are merged in send/receive pairs (``lower(merge=True)``); merged threadblocks still over it end the search,
+    since fewer instructions per threadblock only make more of them, and the error says which limit and by how
+    much. ``start_ops`` starts the search at that many instructions per threadblock instead of 5/8 of the step
+    limit, and ``start_merged`` with merged threadblocks (a bundle passes what its one-copy program needed,
+    ``Report.ops_per_tb`` and ``Report.merged``, to skip the tries that program already made).
+
+    On a switched fabric the schedule is first turned into the GPU-to-GPU sends the runtime issues
+    (``solvers.core.switch_paths.network_view``), which are verified again. A custom collective is refused
+    (NotApplicable)."""
     _refuse_custom(schedule)
     if runtime is None:
         runtime = "msccl" if dialect == "msccl" else DEFAULT_TARGET
