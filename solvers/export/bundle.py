@@ -214,7 +214,7 @@ class _Builder:
             hint = (self.first.ops_per_tb, self.first.merged or job[0] * self.first.tbs_per_rank > self.tb_limit)
         if self.pool is not None:
             try:
-                self.pending[job] = hint, self.pool.submit(_export_job, *self.args[:2], job, *self.args[2:], hint)
+                self.pending[job] = hint, self.pool.submit(_export_job, *self.args, job, hint)
                 self.say(f"building {_what(job)} in a worker process")
                 return
             except (BrokenProcessPool, RuntimeError):
@@ -233,7 +233,7 @@ class _Builder:
                     self._give_up_pool()
             if got is None:
                 self.say(f"lowering, validating and simulating {_what(job)}")
-                got = _export_job(*self.args[:2], job, *self.args[2:], hint)
+                got = _export_job(*self.args, job, hint)
             if job[0] == 1 and not isinstance(got, Exception):
                 self.pair_channels = max(self.pair_channels, got[2])
             self.done[job] = got if isinstance(got, Exception) else got[:2]
@@ -254,8 +254,8 @@ def _what(job: tuple[int, bool]) -> str:
     return f"{c} cop{'y' if c == 1 else 'ies'}, {'in place' if in_place else 'out of place'}"
 
 
-def _export_job(topo: Topology, schedule: Schedule, job: tuple[int, bool], sm_budget: int, runtime: str,
-                label: str, hint: tuple[int, bool] | None = None):
+def _export_job(topo: Topology, schedule: Schedule, sm_budget: int, runtime: str, label: str,
+                job: tuple[int, bool], hint: tuple[int, bool] | None = None):
     """One program of a bundle (``export``, its search started at ``hint``: instructions per threadblock and
     whether merged) as (text, report cut to its header, ``_pair_channels``), which is what a worker sends back;
     the one-line error instead when it does not fit."""

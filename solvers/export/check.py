@@ -31,7 +31,7 @@ def validate(algo: Algo, dialect: str = "executor", sm_budget: int = DEFAULT_SM_
     our semantic ones; the problems found, first one first (empty when the file is sound for the parser)."""
     limits = runtime_for(dialect, runtime)
     errs = validate_header(algo, dialect)
-    errs += _validate_body(algo, dialect, sm_budget, limits)
+    errs += _validate_body(algo, sm_budget, limits)
     return errs
 
 
@@ -56,7 +56,7 @@ def validate_header(algo: Algo, dialect: str = "executor") -> list[str]:
     return errs
 
 
-def _validate_body(algo: Algo, dialect: str, sm_budget: int, limits: Target) -> list[str]:
+def _validate_body(algo: Algo, sm_budget: int, limits: Target) -> list[str]:
     """The rules on the ranks, threadblocks and steps (``validate`` without ``validate_header``)."""
     errs: list[str] = []
     ids = sorted(g.id for g in algo.gpus)
