@@ -89,13 +89,15 @@ def test_the_search_stops_when_merged_threadblocks_are_over_the_limit(long_ring,
 
     topo, schedule = long_ring
     tries = []
-    real = export_module.lower
+    made = []
+    real, real_build = export_module.lowering, export_module.Lowering.build
 
-    def counted(*args, **kwargs):
-        tries.append((kwargs["ops_per_tb"], kwargs["merge"]))
-        return real(*args, **kwargs)
+    def counted(self, ops_per_tb, merge, *args):
+        tries.append((ops_per_tb, merge))
+        return real_build(self, ops_per_tb, merge, *args)
 
-    monkeypatch.setattr(export_module, "lower", counted)
+    monkeypatch.setattr(export_module, "lowering", lambda *a, **k: made.append(1) or real(*a, **k))
+    monkeypatch.setattr(export_module.Lowering, "build", counted)
     two = Target("two", "executor", 64, 2, 32, 32, 72, "a reader that takes 2 threadblocks per rank")
     with pytest.raises(XmlError, match="above the 2 per rank that two reads"):
         export(topo, schedule, runtime=two)
@@ -104,6 +106,7 @@ def test_the_search_stops_when_merged_threadblocks_are_over_the_limit(long_ring,
     _, report = export(topo, schedule, runtime="rccl")
     first = list(tries)
     assert len(first) > 1 and report.ops_per_tb == first[-1][0] < first[0][0]
+    assert len(made) == 2                 # the instructions are made once per export, whatever the number of tries
     tries.clear()
     _, again = export(topo, schedule, runtime="rccl", start_ops=report.ops_per_tb)
     assert tries == first[-1:] and again.ops_per_tb == report.ops_per_tb
@@ -127,8 +130,8 @@ def test_the_collector_is_paused_during_an_export_and_restored_after(monkeypatch
     topo = load("hypercube(3)")
     schedule = synthesize(topo, "ring", "allgather").schedule
     seen = []
-    real = export_module.lower
-    monkeypatch.setattr(export_module, "lower", lambda *a, **k: seen.append(gc.isenabled()) or real(*a, **k))
+    real = export_module.lowering
+    monkeypatch.setattr(export_module, "lowering", lambda *a, **k: seen.append(gc.isenabled()) or real(*a, **k))
     assert gc.isenabled()
     export(topo, schedule)
     assert seen and not any(seen) and gc.isenabled()

@@ -245,3 +245,55 @@ def test_in_place_and_out_of_place(expr, algo, collective, place, tmp_path):
     flag = "1" if place == "in" else "0"
     assert f'inplace="{flag}"' in text and f'outofplace="{1 - int(flag)}"' in text
     assert check_xml(text).ok
+
+
+def _read_by_elementtree(text, monkeypatch):
+    import solvers.export.msccl_xml as msccl_xml
+
+    with monkeypatch.context() as m:
+        m.setattr(msccl_xml, "_read_as_written", lambda *_: None)
+        return parse_xml(text)
+
+
+@pytest.mark.parametrize("expr, algo, collective, kwargs", [
+    ("gkautz(2,16)", "bfb", "reduce_scatter", {"in_place": False}),
+    ("hypercube(4)", "forestcoll", "allreduce", {"merge": True, "ops_per_tb": 7, "copies": 2}),
+    ("torus(3,3)", "teccl", "alltoall", {})])
+def test_the_line_reader_reads_written_files_as_elementtree_does(expr, algo, collective, kwargs, monkeypatch):
+    """Files as ``to_xml`` writes them are read line by line; anything written otherwise falls back to ElementTree,
+    which must give the same program where the text means the same, and the same errors where it does not."""
+    import solvers.export.msccl_xml as msccl_xml
+
+    topo = parse_topology(expr)
+    schedule = synthesize(topo, algo, collective, total_bytes=1e6).schedule
+    program = lower(topo, schedule, name='a & "b" <c>', **kwargs)
+    for dialect in ("executor", "msccl"):
+        text = to_xml(program, dialect)
+        fast = msccl_xml._read_as_written(text, None)
+        assert fast is not None and fast == _read_by_elementtree(text, monkeypatch) == parse_xml(text)
+        assert fast[0].gpus == program.gpus and fast[0].name == program.name
+    text = to_xml(program)
+    fast = parse_xml(text)
+    same_meaning = [
+        text.replace("\n", "\n<!-- a comment -->\n", 3),                       # comments between elements
+        text.replace('<tb id="0" send=', '<tb  id="0" send=', 1),              # other spacing in a tag
+        re.sub(r'<step s="(\d+)" type="(\w+)"', r'<step type="\2" s="\1"', text, count=1),   # attribute order
+        text.replace("\n", "\r\n"),                                           # other line ends
+        text.replace('/>\n', '></step>\n', 1),                                 # an element closed the long way
+    ]
+    for other in same_meaning:
+        assert other != text and msccl_xml._read_as_written(other, None) is None
+        assert parse_xml(other) == fast
+    different = [
+        (text.replace("    </tb>\n", "", 1), "not well-formed"),               # a threadblock left open
+        (text.replace("\n", "<gpu id=\"99\" i_chunks=\"0\" o_chunks=\"0\" s_chunks=\"0\"/>\n", 1), None),
+        (text.replace('cnt="', 'cnt="x', 1), "not an integer"),
+        (text.replace("</algo>\n", "</algo>\n<algo/>\n"), "not well-formed"),
+    ]
+    for other, error in different:
+        assert msccl_xml._read_as_written(other, None) is None
+        if error is None:                       # read, but not as the line reader would have read the first line
+            assert len(parse_xml(other)[0].gpus) == len(program.gpus) + 1
+        else:
+            with pytest.raises(XmlError, match=error):
+                parse_xml(other)

@@ -8,7 +8,8 @@ does all of it, one module per stage:
 
 - ``program.py``: the program IR (``Algo``/``Gpu``/``Tb``/``Step``), ``XmlError`` and the runtime targets
   (``TARGETS``: rccl, msccl-executor, msccl, each with its reader's limits and dialect, cited);
-- ``lower.py``: a verified ``Schedule`` to the IR (``lower``);
+- ``lower.py``: a verified ``Schedule`` to the IR (``lower``: its instructions and dependencies, ``lowering``,
+  placed on threadblocks by ``Lowering.build``);
 - ``msccl_xml.py``: the IR to MSCCL XML text and back (``to_xml``, ``parse_xml``);
 - ``check.py``: the runtime parser's rules and a target's limits (``validate``), the symbolic run (``simulate``),
   both on a file (``check_xml``, a ``Report`` naming the target and the largest counts used);
@@ -26,22 +27,23 @@ from __future__ import annotations
 
 from topologies.model import Topology
 
+from ..core.errors import NotApplicable
 from ..core.gc_pause import gc_paused
 from ..core.schedule import Schedule
 from .check import Report, check_xml, runtime_for, simulate, validate
-from .lower import _refuse_custom, lower
+from .lower import Lowering, _refuse_custom, lower, lowering
 from .msccl_xml import parse_xml, to_xml
 from .program import DEFAULT_SM_BUDGET, DEFAULT_TARGET, TARGETS, Algo, Gpu, Step, Target, Tb, XmlError, target
 
-__all__ = ["Algo", "DEFAULT_SM_BUDGET", "DEFAULT_TARGET", "Gpu", "Report", "Step", "TARGETS", "Target", "Tb",
-           "XmlError", "check_xml", "export", "lower", "parse_xml", "runtime_for", "simulate", "target", "to_xml",
-           "validate"]
+__all__ = ["Algo", "DEFAULT_SM_BUDGET", "DEFAULT_TARGET", "Gpu", "Lowering", "Report", "Step", "TARGETS", "Target",
+           "Tb", "XmlError", "check_xml", "export", "lower", "lowering", "parse_xml", "runtime_for", "simulate", "target",
+           "to_xml", "validate"]
 
 
 @gc_paused()
 def export(topo: Topology, schedule: Schedule, dialect: str | None = None, sm_budget: int = DEFAULT_SM_BUDGET,
            runtime: str | Target | None = None, start_ops: int | None = None, start_merged: bool = False,
-           **kwargs) -> tuple[str, Report]:
+           guessed_from: int | None = None, **kwargs) -> tuple[str, Report]:
     """Lower, write, then validate and simulate the written text for ``runtime`` (``TARGETS``; default: RCCL, or
     microsoft/msccl when ``dialect`` is msccl-tools'; the file is written in the runtime's dialect); raise XmlError
     naming the first problem rather than return a file that fails.
@@ -51,9 +53,14 @@ def export(topo: Topology, schedule: Schedule, dialect: str | None = None, sm_bu
     the overshoot (no fewer than may fit, since fewer make more threadblocks). Threadblocks over the per-rank limit
     are merged in send/receive pairs (``lower(merge=True)``); merged threadblocks still over it end the search,
     since fewer instructions per threadblock only make more of them, and the error says which limit and by how
-    much. ``start_ops`` starts the search at that many instructions per threadblock instead of 5/8 of the step
+    much. A merged pair runs at most the steps of both threadblocks it joins, so the first merged try takes the
+    instructions per threadblock at which twice the unmerged steps would fit; that is never more than the search
+    would reach, and if its threadblocks (or channels) are over the limit the search goes on from where merging
+    began.
+    ``start_ops`` starts the search at that many instructions per threadblock instead of 5/8 of the step
     limit, and ``start_merged`` with merged threadblocks (a bundle passes what its one-copy program needed,
-    ``Report.ops_per_tb`` and ``Report.merged``, to skip the tries that program already made).
+    ``Report.ops_per_tb`` and ``Report.merged``, to skip the tries that program already made); ``guessed_from``
+    says that ``start_ops`` is such a guess and where merging began.
 
     On a switched fabric the schedule is first turned into the GPU-to-GPU sends the runtime issues
     (``solvers.core.switch_paths.network_view``), which are verified again. A custom collective is refused
@@ -73,11 +80,20 @@ def export(topo: Topology, schedule: Schedule, dialect: str | None = None, sm_bu
     ops = max(1, limits.max_steps * 5 // 8 if start_ops is None else start_ops)   # room for the dependency nops
     merge = start_merged
     tb_limit = min(limits.max_tbs, sm_budget)
+    instructions = lowering(topo, schedule, **kwargs)      # what every try places on threadblocks its own way
     while True:        # the limits are read off the program first; only a program within them is written and checked
-        algo = lower(topo, schedule, ops_per_tb=ops, merge=merge, tbs_per_channel=limits.max_tbs_per_channel,
-                     max_channels=limits.max_channels, **kwargs)
+        guessing = guessed_from is not None and ops < guessed_from
+        try:
+            algo = instructions.build(ops, merge, limits.max_tbs_per_channel, limits.max_channels)
+        except NotApplicable:               # more channels than the runtime has
+            if not guessing:
+                raise
+            algo = None
+        tbs = max((len(g.tbs) for g in algo.gpus), default=0) if algo is not None else 0
+        if guessing and (algo is None or (merge and tbs > tb_limit)):
+            ops, guessed_from = guessed_from, None      # the guess made too many: search from where merging began
+            continue
         steps = max((len(t.steps) for g in algo.gpus for t in g.tbs), default=0)
-        tbs = max((len(g.tbs) for g in algo.gpus), default=0)
         if tbs > tb_limit and merge:
             why = validate(algo, dialect, sm_budget, limits) or [f"{tbs} threadblocks per rank, above {tb_limit}"]
             raise XmlError(f"the exported XML fails its check for {limits.name}: {why[0]}")
@@ -86,6 +102,7 @@ def export(topo: Topology, schedule: Schedule, dialect: str | None = None, sm_bu
             continue
         if tbs > tb_limit and not merge:
             merge = True                                # a send and a receive threadblock share one
+            guessed_from, ops = ops, max(1, min(ops, ops * limits.max_steps // (2 * max(steps, 1))))
             continue
         text = to_xml(algo, dialect)
         report = check_xml(text, dialect, sm_budget, limits)

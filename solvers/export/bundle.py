@@ -149,7 +149,9 @@ def export_bundle(topo: Topology, schedule: Schedule, runtime: str | Target | No
             p = plan(topo, schedule, protocols=protocols, copies=allowed, model=model, timed=timed)
             choices = p.choices if limits.dialect == "executor" else \
                 [replace(p.choices[-1], min_bytes=0, max_bytes=None)]      # one file serves every size
-            todo = [(c, in_place) for c in sorted({ch.copies for ch in choices}, reverse=True) for in_place in places]
+            # out of place first: it has the local copies on top, so if either placement is over a limit it is
+            todo = [(c, in_place) for c in sorted({ch.copies for ch in choices}, reverse=True)
+                    for in_place in sorted(places)]
             for job in todo:
                 build.start(job)
             failures = {}
@@ -182,7 +184,8 @@ class _Builder:
     for. ``pair_channels`` is that of the one-copy program (``_pair_channels``). Once ``first`` holds the
     one-copy program's report, programs started from then on begin ``export``'s search where it ended: its
     instructions per threadblock, merged if it was or if c times its threadblocks are over the limit (c copies
-    of it have c times its threadblocks with as many steps in each, so the search would get there next)."""
+    of it have c times its threadblocks with as many steps in each, so the search would get there next), and
+    then at ``export``'s first merged guess from its steps (``guessed_from``)."""
 
     def __init__(self, topo, schedule, jobs, sm_budget, limits, label, say):
         self.args = (topo, schedule, sm_budget, limits.name, label)
@@ -197,6 +200,7 @@ class _Builder:
         self.done: dict[tuple, object] = {}
         self.pair_channels = 1
         self.tb_limit = min(limits.max_tbs, sm_budget)
+        self.max_steps = limits.max_steps
         self.first = None           # the one-copy program's report: where further programs start their search
 
     def __enter__(self):
@@ -210,8 +214,14 @@ class _Builder:
         if job in self.done or job in self.pending:
             return
         hint = None
-        if self.first is not None:       # c copies hold c times the threadblocks of one, as many steps in each
-            hint = (self.first.ops_per_tb, self.first.merged or job[0] * self.first.tbs_per_rank > self.tb_limit)
+        first = self.first
+        if first is not None:       # c copies hold c times the threadblocks of one, as many steps in each
+            ops, guessed_from = first.ops_per_tb, None
+            merged = first.merged or job[0] * first.tbs_per_rank > self.tb_limit
+            if merged and not first.merged:           # export's first merged try (its docstring)
+                guessed_from = ops
+                ops = max(1, min(ops, ops * self.max_steps // (2 * max(first.steps_per_tb, 1))))
+            hint = (ops, merged, guessed_from)
         if self.pool is not None:
             try:
                 self.pending[job] = hint, self.pool.submit(_export_job, *self.args, job, hint)
@@ -255,15 +265,15 @@ def _what(job: tuple[int, bool]) -> str:
 
 
 def _export_job(topo: Topology, schedule: Schedule, sm_budget: int, runtime: str, label: str,
-                job: tuple[int, bool], hint: tuple[int, bool] | None = None):
-    """One program of a bundle (``export``, its search started at ``hint``: instructions per threadblock and
-    whether merged) as (text, report cut to its header, ``_pair_channels``), which is what a worker sends back;
+                job: tuple[int, bool], hint: tuple[int, bool, int | None] | None = None):
+    """One program of a bundle (``export``, its search started at ``hint``: instructions per threadblock, whether
+    merged, and ``guessed_from``) as (text, report cut to its header, ``_pair_channels``), which is what a worker sends back;
     the one-line error instead when it does not fit."""
     c, in_place = job
-    start_ops, start_merged = hint or (None, False)
+    start_ops, start_merged, guessed_from = hint or (None, False, None)
     try:
-        text, report = export(topo, schedule, None, sm_budget, runtime, start_ops, start_merged, copies=c,
-                              in_place=in_place, name=label)
+        text, report = export(topo, schedule, None, sm_budget, runtime, start_ops, start_merged, guessed_from,
+                              copies=c, in_place=in_place, name=label)
     except (XmlError, NotApplicable) as exc:
         return exc
     return text, _header_only(report), _pair_channels(report.program)

@@ -48,26 +48,52 @@ class _Op:
     ends: tuple | None = None        # s/r naming both ends: (srcbuf, srcoff, dstbuf, dstoff); else buf/off for both
 
 
-def lower(topo: Topology, schedule: Schedule, *, proto: str = "Simple", name: str | None = None,
-          min_bytes: int = 0, max_bytes: int = 1 << 40, in_place: bool | None = None,
-          ops_per_tb: int = OPS_PER_THREADBLOCK, merge: bool = False, copies: int = 1, instances: int = 1,
-          tbs_per_channel: int = MAX_TBS_PER_CHANNEL, max_channels: int = MAX_CHANNELS) -> Algo:
-    """The MSCCL program of a verified schedule (see the module docstring). ``in_place`` picks the call the file
-    serves (default: in place for allgather and allreduce, out of place for reduce-scatter). Out of place, the
-    allgather first copies the input shard into its slot of ``o`` and the allreduce copies ``i`` into ``o`` and
-    works there; the reduce-scatter never writes its input: a reduction reads the rank's own contribution from
-    ``i`` and writes the partial sum to ``o`` (its own shard) or to scratch ``s`` (other shards), where later steps
-    find it. In place, the reduce-scatter leaves rank r's result in its own slot of ``i``. An all-to-all is lowered
-    out of place (module docstring); a custom collective is refused.
+def lower(topo: Topology, schedule: Schedule, *, ops_per_tb: int = OPS_PER_THREADBLOCK, merge: bool = False,
+          tbs_per_channel: int = MAX_TBS_PER_CHANNEL, max_channels: int = MAX_CHANNELS, **kwargs) -> Algo:
+    """The MSCCL program of a verified schedule (see the module docstring): ``lowering(topo, schedule, **kwargs)``
+    placed on threadblocks by ``Lowering.build(ops_per_tb, merge, tbs_per_channel, max_channels)``."""
+    return lowering(topo, schedule, **kwargs).build(ops_per_tb, merge, tbs_per_channel, max_channels)
+
+
+class Lowering:
+    """A schedule's instructions in program order with their data dependencies, before they are placed on
+    threadblocks: the part of the lowering that does not depend on the instructions per threadblock or on merging,
+    so a search for a program within a runtime's limits makes it once and ``build``s each try from it."""
+
+    def __init__(self, topo, coll, ops, slots, op_slot, per, proto, name, min_bytes, max_bytes, in_place, scratch):
+        self.topo, self.coll, self.ops, self.slots, self.op_slot = topo, coll, ops, slots, op_slot
+        self.per, self.proto, self.name, self.min_bytes, self.max_bytes = per, proto, name, min_bytes, max_bytes
+        self.in_place, self.scratch = in_place, scratch
+
+    def build(self, ops_per_tb: int = OPS_PER_THREADBLOCK, merge: bool = False,
+              tbs_per_channel: int = MAX_TBS_PER_CHANNEL, max_channels: int = MAX_CHANNELS) -> Algo:
+        """The program: a link's instructions fill a threadblock up to ``ops_per_tb`` and continue on a further
+        channel, no channel getting more than ``tbs_per_channel`` send (or receive) threadblocks of a rank
+        (``_channels``); ``merge`` pairs send and receive threadblocks (``_merge_threadblocks``) to halve their
+        number and fuses a receive and the send that forwards the same chunks into one ``rcs``/``rrcs`` step
+        (``_fuse_forwards``). NotApplicable when more than ``max_channels`` channels would be needed."""
+        channel_of = _channels(self.topo, self.slots, ops_per_tb, tbs_per_channel, max_channels)
+        ops = [_Op(t.node, t.tb if i < 0 else (*t.tb, channel_of[i]), t.kind, t.buf, t.off, t.cnt, t.key,
+                   set(t.deps), t.copy_from, t.ends) for t, i in zip(self.ops, self.op_slot)]
+        return _assemble(self.topo, self.coll, ops, self.per, self.proto, self.name, self.min_bytes, self.max_bytes,
+                         self.in_place, self.scratch, merge)
+
+
+def lowering(topo: Topology, schedule: Schedule, *, proto: str = "Simple", name: str | None = None,
+             min_bytes: int = 0, max_bytes: int = 1 << 40, in_place: bool | None = None, copies: int = 1,
+             instances: int = 1) -> Lowering:
+    """The instructions of a verified schedule's MSCCL program and their dependencies (see the module docstring).
+    ``in_place`` picks the call the file serves (default: in place for allgather and allreduce, out of place for
+    reduce-scatter). Out of place, the allgather first copies the input shard into its slot of ``o`` and the
+    allreduce copies ``i`` into ``o`` and works there; the reduce-scatter never writes its input: a reduction reads
+    the rank's own contribution from ``i`` and writes the partial sum to ``o`` (its own shard) or to scratch ``s``
+    (other shards), where later steps find it. In place, the reduce-scatter leaves rank r's result in its own slot
+    of ``i``. An all-to-all is lowered out of place (module docstring); a custom collective is refused.
 
     Performance knobs. ``copies`` c runs c copies of the schedule on their own threadblocks and channels, copy j
     on the j-th 1/c of every shard (the runtime's channels: c threadblock pairs share each link). ``instances``
     I cuts every chunk further into I pieces that the same threadblocks send one after the other, piece p of
-    step t in wave p + t (pipelining inside one loop of the runtime). Shards are then cut into c I L chunks.
-    A link's instructions fill a threadblock up to ``ops_per_tb`` and continue on a further channel, and no
-    channel gets more than ``tbs_per_channel`` send (or receive) threadblocks of a rank (``_channels``);
-    ``merge`` pairs send and receive threadblocks (``_merge_threadblocks``) to halve their number and fuses a
-    receive and the send that forwards the same chunks into one ``rcs``/``rrcs`` step (``_fuse_forwards``)."""
+    step t in wave p + t (pipelining inside one loop of the runtime). Shards are then cut into c I L chunks."""
     _refuse_custom(schedule)
     if topo.switch_nodes:
         raise NotApplicable("MSCCL lowering needs GPUs linked directly; this topology has switches")
@@ -82,8 +108,7 @@ def lower(topo: Topology, schedule: Schedule, *, proto: str = "Simple", name: st
     if coll is Collective.ALLTOALL:
         if copies * instances != 1:
             raise NotApplicable("an all-to-all is lowered as one copy of its schedule (copies = instances = 1)")
-        return _lower_alltoall(topo, schedule, cols, proto, name, min_bytes, max_bytes, in_place, ops_per_tb, merge,
-                               tbs_per_channel, max_channels)
+        return _lower_alltoall(topo, schedule, cols, proto, name, min_bytes, max_bytes, in_place)
     n, one = topo.n, cols.one
     per = one * copies * instances                       # chunks of a shard in the file
     if n * per > MAX_CHUNKS_PER_LOOP:
@@ -116,6 +141,7 @@ def lower(topo: Topology, schedule: Schedule, *, proto: str = "Simple", name: st
                             f"the runtime parser's {MAX_NODES_PER_RANK} XML nodes per rank; use fewer chunks per "
                             "shard, fewer copies or instances, or a schedule with fewer transfers")
     ops: list[_Op] = []
+    op_slot: list[int] = []          # the item each op carries out (its channel is that item's), -1 for local ops
     touch = _tracker(ops)
     first_copies = []            # out of place: (rank, source offset in i, offset in o, count) before anything
     if not in_place and coll is Collective.ALLGATHER:
@@ -124,9 +150,9 @@ def lower(topo: Topology, schedule: Schedule, *, proto: str = "Simple", name: st
     elif not in_place and coll is Collective.ALLREDUCE:
         first_copies = [(r, a, a, min(n * per - a, MAX_COUNT - 1)) for r in range(n)
                         for a in range(0, n * per, MAX_COUNT - 1)]
-    channel_of = _channels(topo, [(it[2], it[3]) for it in items], ops_per_tb, tbs_per_channel, max_channels)
     for r, src_off, dst_off, cnt in first_copies:
         ops.append(_Op(r, ("local",), "cpy", "o", dst_off, cnt, (0, -1, 0), copy_from=("i", src_off)))
+        op_slot.append(-1)
         touch(len(ops) - 1, r, "o", dst_off, cnt, writes=True)
     # out-of-place reduce-scatter: where each chunk's current value lives on a rank (default: its input)
     home: dict[tuple, tuple] = {}
@@ -136,30 +162,32 @@ def lower(topo: Topology, schedule: Schedule, *, proto: str = "Simple", name: st
         return ("o", first - rank * per) if first // per == rank else ("s", first)
 
     by_batch: dict[tuple, list] = defaultdict(list)
-    for it, chan in zip(items, channel_of):
-        by_batch[it[:2]].append((*it[2:], chan))
+    for index, it in enumerate(items):
+        by_batch[it[:2]].append((*it[2:], index))
     for batch_key in sorted(by_batch):
         batch = by_batch[batch_key]
         step = batch_key[1]
         if split_home:
             batch = _split_by_home(topo, batch, home, new_home)
-        for link, _, first, cnt, red, chan, *where in batch:   # sends read what the end of the previous wave holds
+        for link, _, first, cnt, red, index, *where in batch:   # sends read what the end of the previous wave holds
             l = topo.links[link]
             buf, off = where[0] if where else (work, first)
-            ops.append(_Op(l.src, ("send", l.dst, chan), "s", buf, off, cnt, (step, 0, link)))
+            ops.append(_Op(l.src, ("send", l.dst), "s", buf, off, cnt, (step, 0, link)))
+            op_slot.append(index)
             touch(len(ops) - 1, l.src, buf, off, cnt, writes=False)
-        for link, _, first, cnt, red, chan, *where in batch:
+        for link, _, first, cnt, red, index, *where in batch:
             l = topo.links[link]
             kind = "rrc" if red else "r"
+            op_slot.append(index)
             if where:
                 _, src, dst = where
-                ops.append(_Op(l.dst, ("recv", l.src, chan), kind, dst[0], dst[1], cnt, (step, 1, link),
+                ops.append(_Op(l.dst, ("recv", l.src), kind, dst[0], dst[1], cnt, (step, 1, link),
                                ends=(*src, *dst)))
                 if red:
                     touch(len(ops) - 1, l.dst, src[0], src[1], cnt, writes=False)
                 touch(len(ops) - 1, l.dst, dst[0], dst[1], cnt, writes=True)
             else:
-                ops.append(_Op(l.dst, ("recv", l.src, chan), kind, work, first, cnt, (step, 1, link)))
+                ops.append(_Op(l.dst, ("recv", l.src), kind, work, first, cnt, (step, 1, link)))
                 touch(len(ops) - 1, l.dst, work, first, cnt, writes=True)
     if split_home:       # a chunk of the rank's own shard that no step reduced into is still in i: copy it
         last = max((o.key[0] for o in ops), default=0) + 1
@@ -167,10 +195,11 @@ def lower(topo: Topology, schedule: Schedule, *, proto: str = "Simple", name: st
             rest = [c for c in range(r * per, (r + 1) * per) if (r, c) not in home]
             for start, cnt in _runs(rest):
                 ops.append(_Op(r, ("local",), "cpy", "o", start - r * per, cnt, (last, 2, 0), copy_from=("i", start)))
+                op_slot.append(-1)
                 touch(len(ops) - 1, r, "o", start - r * per, cnt, writes=True)
     scratch = {r: n * per for r in range(n)} if split_home else None
-    return _assemble(topo, coll, ops, per, proto, name or f"{schedule.algo or 'schedule'} {coll.value}",
-                     min_bytes, max_bytes, in_place, scratch, merge)
+    return Lowering(topo, coll, ops, [(it[2], it[3]) for it in items], op_slot, per, proto,
+                    name or f"{schedule.algo or 'schedule'} {coll.value}", min_bytes, max_bytes, in_place, scratch)
 
 
 def _split_by_home(topo: Topology, batch: list, home: dict, new_home) -> list:
@@ -180,7 +209,7 @@ def _split_by_home(topo: Topology, batch: list, home: dict, new_home) -> list:
     receive destination). Updates ``home`` to where the receives leave the chunks."""
     start_home = dict(home)
     out = []
-    for link, copy, first, cnt, red, chan in batch:
+    for link, copy, first, cnt, red, index in batch:
         l = topo.links[link]
         piece = None
         for c in range(first, first + cnt):
@@ -189,11 +218,11 @@ def _split_by_home(topo: Topology, batch: list, home: dict, new_home) -> list:
             if piece and piece[-1] == (s_at[0], r_at[0]):
                 piece[3] += 1
             else:
-                piece = [link, copy, c, 1, red, chan, s_at, r_at, (s_at[0], r_at[0])]
+                piece = [link, copy, c, 1, red, index, s_at, r_at, (s_at[0], r_at[0])]
                 out.append(piece)
             home[(l.dst, c)] = new_home(l.dst, c)
-    return [(link, copy, c, n, red, chan, s_at, r_at, new_home(topo.links[link].dst, c))
-            for link, copy, c, n, red, chan, s_at, r_at, _ in out]
+    return [(link, copy, c, n, red, index, s_at, r_at, new_home(topo.links[link].dst, c))
+            for link, copy, c, n, red, index, s_at, r_at, _ in out]
 
 
 def _runs(chunks: list[int]):
@@ -277,9 +306,7 @@ def _channels(topo: Topology, slots: list[tuple[int, int]], ops_per_tb: int = OP
 
 
 def _lower_alltoall(topo: Topology, schedule: Schedule, cols, proto: str, name: str | None, min_bytes: int,
-                    max_bytes: int, in_place: bool | None, ops_per_tb: int = OPS_PER_THREADBLOCK,
-                    merge: bool = False, tbs_per_channel: int = MAX_TBS_PER_CHANNEL,
-                    max_channels: int = MAX_CHANNELS) -> Algo:
+                    max_bytes: int, in_place: bool | None) -> Lowering:
     """The all-to-all layout of the module docstring."""
     if in_place:
         raise NotApplicable("an all-to-all is lowered out of place only (each rank's output differs from its input)")
@@ -328,32 +355,35 @@ def _lower_alltoall(topo: Topology, schedule: Schedule, cols, proto: str, name: 
     if count + 2 + n + m // (MAX_COUNT - 1) > MAX_NODES_PER_RANK:
         raise NotApplicable(f"rank {busiest} would run {count} instructions, above the runtime parser's "
                             f"{MAX_NODES_PER_RANK} XML nodes per rank; use fewer chunks or fewer transfers")
-    channel_of = _channels(topo, [(it[1], 0) for it in items], ops_per_tb, tbs_per_channel, max_channels)
     ops: list[_Op] = []
+    op_slot: list[int] = []
     touch = _tracker(ops)
     for r in range(n):                       # the rank's own piece: input block r -> output block r
         for a in range(0, m, MAX_COUNT - 1):
             cnt = min(m - a, MAX_COUNT - 1)
             ops.append(_Op(r, ("local",), "cpy", "o", r * m + a, cnt, (0, -1, 0), copy_from=("i", r * m + a)))
+            op_slot.append(-1)
             touch(len(ops) - 1, r, "o", r * m + a, cnt, writes=True)
     by_step: dict[int, list] = defaultdict(list)
-    for it, chan in zip(items, channel_of):
-        by_step[it[0]].append((*it, chan))
+    for index, it in enumerate(items):
+        by_step[it[0]].append((*it, index))
     for step in sorted(by_step):
-        batch = [(link, topo.links[link], shard, first, cnt, chan) for _, link, shard, first, cnt, chan in
+        batch = [(link, topo.links[link], shard, first, cnt, index) for _, link, shard, first, cnt, index in
                  by_step[step]]
         ends = [(*where(l.src, shard, first, False), *where(l.dst, shard, first, True))
                 for _, l, shard, first, _, _ in batch]
-        for (link, l, _, _, cnt, chan), e in zip(batch, ends):      # sends read what the end of step - 1 holds
-            ops.append(_Op(l.src, ("send", l.dst, chan), "s", e[0], e[1], cnt, (step, 0, link), ends=e))
+        for (link, l, _, _, cnt, index), e in zip(batch, ends):      # sends read what the end of step - 1 holds
+            ops.append(_Op(l.src, ("send", l.dst), "s", e[0], e[1], cnt, (step, 0, link), ends=e))
+            op_slot.append(index)
             touch(len(ops) - 1, l.src, e[0], e[1], cnt, writes=False)
-        for (link, l, _, _, cnt, chan), e in zip(batch, ends):
-            ops.append(_Op(l.dst, ("recv", l.src, chan), "r", e[2], e[3], cnt, (step, 1, link), ends=e))
+        for (link, l, _, _, cnt, index), e in zip(batch, ends):
+            ops.append(_Op(l.dst, ("recv", l.src), "r", e[2], e[3], cnt, (step, 1, link), ends=e))
+            op_slot.append(index)
             touch(len(ops) - 1, l.dst, e[2], e[3], cnt, writes=True)
     scratch = {r: len(keys) for r, keys in slot.items()}
-    return _assemble(topo, Collective.ALLTOALL, ops, m, proto,
-                     name or f"{schedule.algo or 'schedule'} {Collective.ALLTOALL.value}", min_bytes, max_bytes,
-                     False, scratch, merge)
+    return Lowering(topo, Collective.ALLTOALL, ops, [(it[1], 0) for it in items], op_slot, m, proto,
+                    name or f"{schedule.algo or 'schedule'} {Collective.ALLTOALL.value}", min_bytes, max_bytes,
+                    False, scratch)
 
 
 def _merge_threadblocks(ops: list[_Op]) -> None:

@@ -62,6 +62,10 @@ def parse_xml(text: str, dialect: str | None = None) -> tuple[Algo, str]:
     if stripped.startswith("<?xml"):
         raise XmlError("the file starts with an <?xml ...?> declaration, which the runtime's XML reader cannot "
                        "parse (it expects the <algo> element first); remove that line")
+    if text.startswith("<algo "):
+        got = _read_as_written(text, dialect)
+        if got is not None:
+            return got
     if re.search(r"<!DOCTYPE|<!ENTITY", text, re.IGNORECASE):
         raise XmlError("DOCTYPE and ENTITY declarations are not allowed")
     try:
@@ -70,17 +74,7 @@ def parse_xml(text: str, dialect: str | None = None) -> tuple[Algo, str]:
         raise XmlError(f"not well-formed XML: {exc}") from None
     if root.tag != "algo":
         raise XmlError(f"the top element is <{root.tag}>, not <algo>")
-    a = root.attrib
-    if dialect is None:
-        dialect = "executor" if ("outofplace" in a or "minBytes" in a) else "msccl"
-    for key in _ALGO_REQUIRED[dialect]:
-        if key not in a:
-            raise XmlError(f"attribute {key} of <algo> is missing ({dialect} dialect): the runtime drops the algorithm")
-    algo = Algo(a.get("name", ""), a["proto"], _int(a, "nchannels", "algo"), _int(a, "nchunksperloop", "algo"),
-                _int(a, "ngpus", "algo"), a["coll"], _int(a, "inplace", "algo"),
-                _int(a, "outofplace", "algo") if "outofplace" in a else 0,
-                _int(a, "minBytes", "algo") if "minBytes" in a else 0,
-                _int(a, "maxBytes", "algo") if "maxBytes" in a else 1 << 27)
+    algo, dialect = _algo(root.attrib, dialect)
     for g in root.findall("gpu"):
         for key in ("id", "i_chunks", "o_chunks", "s_chunks"):
             if key not in g.attrib:
@@ -96,6 +90,70 @@ def parse_xml(text: str, dialect: str | None = None) -> tuple[Algo, str]:
             gpu.tbs.append(tb)
         algo.gpus.append(gpu)
     return algo, dialect
+
+
+def _algo(a: dict, dialect: str | None) -> tuple[Algo, str]:
+    """The program's ``<algo>`` attributes (no GPUs yet) and the dialect, guessed when not given."""
+    if dialect is None:
+        dialect = "executor" if ("outofplace" in a or "minBytes" in a) else "msccl"
+    for key in _ALGO_REQUIRED[dialect]:
+        if key not in a:
+            raise XmlError(f"attribute {key} of <algo> is missing ({dialect} dialect): the runtime drops the algorithm")
+    algo = Algo(a.get("name", ""), a["proto"], _int(a, "nchannels", "algo"), _int(a, "nchunksperloop", "algo"),
+                _int(a, "ngpus", "algo"), a["coll"], _int(a, "inplace", "algo"),
+                _int(a, "outofplace", "algo") if "outofplace" in a else 0,
+                _int(a, "minBytes", "algo") if "minBytes" in a else 0,
+                _int(a, "maxBytes", "algo") if "maxBytes" in a else 1 << 27)
+    return algo, dialect
+
+
+_INT = r'"(-?[0-9]+)"'
+_WORD = r'"([a-z]+)"'
+_GPU_LINE = re.compile(f"  <gpu id={_INT} i_chunks={_INT} o_chunks={_INT} s_chunks={_INT}>")
+_TB_LINE = re.compile(f"    <tb id={_INT} send={_INT} recv={_INT} chan={_INT}>")
+_STEP_LINE = re.compile(f"      <step s={_INT} type={_WORD} srcbuf={_WORD} srcoff={_INT} dstbuf={_WORD} "
+                        f"dstoff={_INT} cnt={_INT} depid={_INT} deps={_INT} hasdep={_INT}/>")
+
+
+def _read_as_written(text: str, dialect: str | None) -> tuple[Algo, str] | None:
+    """A file exactly as ``to_xml`` writes it, read line by line (a 256-rank program has about a million steps);
+    None as soon as a line is not written so, and the file is then read whole by ElementTree. Every value such a
+    line holds is a plain integer or lowercase word, which ElementTree would read the same; the ``<algo>`` tag is
+    read by ElementTree itself (its name may hold escaped characters)."""
+    lines = text.split("\n")
+    if len(lines) < 3 or lines[-1] != "" or lines[-2] != "</algo>" or lines[0].endswith("/>"):
+        return None
+    try:
+        head = ET.fromstring(lines[0] + "</algo>")
+    except ET.ParseError:
+        return None
+    if len(head) or head.text is not None:          # the first line holds more than the tag
+        return None
+    algo, dialect = _algo(head.attrib, dialect)
+    gpu = tb = None
+    step_line, tb_line, gpu_line = _STEP_LINE.fullmatch, _TB_LINE.fullmatch, _GPU_LINE.fullmatch
+    for k in range(1, len(lines) - 2):
+        line = lines[k]
+        m = step_line(line)
+        if m is not None:
+            if tb is None:
+                return None
+            s, kind, src, soff, dst, doff, cnt, depid, deps, hasdep = m.groups()
+            tb.steps.append(Step(int(s), kind, src, int(soff), dst, int(doff), int(cnt), int(depid), int(deps),
+                                 int(hasdep)))
+        elif line == "    </tb>" and tb is not None:
+            gpu.tbs.append(tb)
+            tb = None
+        elif (m := tb_line(line)) is not None and gpu is not None and tb is None:
+            tb = Tb(*map(int, m.groups()))
+        elif (m := gpu_line(line)) is not None and gpu is None:
+            gpu = Gpu(*map(int, m.groups()))
+        elif line == "  </gpu>" and gpu is not None and tb is None:
+            algo.gpus.append(gpu)
+            gpu = None
+        else:
+            return None
+    return (algo, dialect) if gpu is None else None
 
 
 def _steps(elements, tb: int, gpu: int) -> list[Step]:
