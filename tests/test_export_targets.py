@@ -83,7 +83,8 @@ def test_threadblocks_over_the_limit_are_merged_then_refused_with_the_limit():
 
 def test_the_search_stops_when_merged_threadblocks_are_over_the_limit(long_ring, monkeypatch):
     """Fewer instructions per threadblock only make more threadblocks, so merged ones over the limit end the search
-    at the first such lowering; ``start_ops`` starts the search where a previous program ended."""
+    (after the first merged guess, at the first such lowering); ``start_ops`` starts the search where a previous
+    program ended."""
     import solvers.export as export_module
     from solvers.export import Target
 
@@ -101,7 +102,12 @@ def test_the_search_stops_when_merged_threadblocks_are_over_the_limit(long_ring,
     two = Target("two", "executor", 64, 2, 32, 32, 72, "a reader that takes 2 threadblocks per rank")
     with pytest.raises(XmlError, match="above the 2 per rank that two reads"):
         export(topo, schedule, runtime=two)
-    assert tries[-1][1] and sum(merged for _, merged in tries) == 1
+    merged = [ops for ops, m in tries if m]
+    unmerged = [ops for ops, m in tries if not m]
+    assert tries[-1][1] and tries[:len(unmerged)] == [(ops, False) for ops in unmerged]
+    # the first merged try guesses fewer instructions per threadblock; over the limit there, one more try where
+    # merging began, and the search ends (fewer instructions would only make more threadblocks)
+    assert len(merged) == 2 and merged[0] < merged[1] == unmerged[-1]
     tries.clear()
     _, report = export(topo, schedule, runtime="rccl")
     first = list(tries)
@@ -110,6 +116,32 @@ def test_the_search_stops_when_merged_threadblocks_are_over_the_limit(long_ring,
     tries.clear()
     _, again = export(topo, schedule, runtime="rccl", start_ops=report.ops_per_tb)
     assert tries == first[-1:] and again.ops_per_tb == report.ops_per_tb
+
+
+def test_a_merged_guess_over_the_limit_does_not_end_the_search(monkeypatch):
+    """The first merged try takes fewer instructions per threadblock than the search would reach; when its
+    threadblocks are over the limit, the search goes on from where merging began and finds the program that fits
+    (hypercube(3) bfb allreduce, 8 steps and 6 threadblocks: the guess needs 2 instructions per threadblock and
+    too many threadblocks; 3 fit)."""
+    import solvers.export as export_module
+    from solvers.export import Target
+
+    topo = load("hypercube(3)")
+    schedule = synthesize(topo, "bfb", "allreduce").schedule
+    tries = []
+    real_build = export_module.Lowering.build
+
+    def counted(self, ops_per_tb, merge, *args):
+        tries.append((ops_per_tb, merge))
+        return real_build(self, ops_per_tb, merge, *args)
+
+    monkeypatch.setattr(export_module.Lowering, "build", counted)
+    small = Target("small", "executor", 8, 6, 32, 32, 72, "a reader of 8 steps and 6 threadblocks")
+    _, report = export(topo, schedule, runtime=small)
+    merged = [ops for ops, m in tries if m]
+    unmerged = [ops for ops, m in tries if not m]
+    assert report.ok and report.merged and report.tbs_per_rank <= 6 and report.steps_per_tb <= 8
+    assert merged[0] < merged[1] == unmerged[-1] and report.ops_per_tb == merged[-1] > merged[0]
 
 
 def test_cli_export_names_the_runtime(tmp_path, capsys):

@@ -81,22 +81,27 @@ def export(topo: Topology, schedule: Schedule, dialect: str | None = None, sm_bu
     merge = start_merged
     tb_limit = min(limits.max_tbs, sm_budget)
     instructions = lowering(topo, schedule, **kwargs)      # what every try places on threadblocks its own way
+    failed = None                       # a guess that was over a limit: (its ops, the error it gives)
     while True:        # the limits are read off the program first; only a program within them is written and checked
+        if failed is not None and ops == failed[0]:
+            raise failed[1]                 # the search came back to the guess
         guessing = guessed_from is not None and ops < guessed_from
         try:
             algo = instructions.build(ops, merge, limits.max_tbs_per_channel, limits.max_channels)
-        except NotApplicable:               # more channels than the runtime has
+        except NotApplicable as exc:        # more channels than the runtime has
             if not guessing:
                 raise
-            algo = None
-        tbs = max((len(g.tbs) for g in algo.gpus), default=0) if algo is not None else 0
-        if guessing and (algo is None or (merge and tbs > tb_limit)):
-            ops, guessed_from = guessed_from, None      # the guess made too many: search from where merging began
+            failed, ops, guessed_from = (ops, exc), guessed_from, None    # search from where merging began
             continue
-        steps = max((len(t.steps) for g in algo.gpus for t in g.tbs), default=0)
+        tbs = max((len(g.tbs) for g in algo.gpus), default=0)
         if tbs > tb_limit and merge:
             why = validate(algo, dialect, sm_budget, limits) or [f"{tbs} threadblocks per rank, above {tb_limit}"]
-            raise XmlError(f"the exported XML fails its check for {limits.name}: {why[0]}")
+            error = XmlError(f"the exported XML fails its check for {limits.name}: {why[0]}")
+            if not guessing:
+                raise error
+            failed, ops, guessed_from = (ops, error), guessed_from, None   # search from where merging began
+            continue
+        steps = max((len(t.steps) for g in algo.gpus for t in g.tbs), default=0)
         if steps > limits.max_steps and ops > 1:     # in proportion to the overshoot: the most that may fit
             ops = max(1, min(ops - 1, ops * limits.max_steps // steps))
             continue
