@@ -200,9 +200,10 @@ def test_copies_the_target_cannot_hold_are_dropped_with_a_note():
 
 
 def test_worker_processes_build_the_same_bundle(bundle):
-    """Programs built in worker processes give the same files as built here, and a pool whose workers cannot
-    start leaves the bundle to be built here, with a progress line saying so."""
-    from concurrent.futures.process import BrokenProcessPool
+    """Programs built in worker processes give the same files as built here, and workers that die without an
+    answer leave the bundle to be built here, with a progress line saying so."""
+    import multiprocessing
+    import os
 
     import solvers.export.bundle as bundle_module
 
@@ -211,26 +212,35 @@ def test_worker_processes_build_the_same_bundle(bundle):
     there = export_bundle(topo, schedule, "rccl", execution=NVLINK, jobs=2, progress=said.append)
     assert [(f.path, f.text) for f in there.files] == [(f.path, f.text) for f in here.files]
     assert any("in a worker process" in line for line in said)
+    assert not multiprocessing.active_children()
 
-    class Broken:
-        def __init__(self, *args, **kwargs):
-            pass
+    def dies(connection, *args):
+        os._exit(3)
 
-        def submit(self, *args, **kwargs):
-            raise BrokenProcessPool("no workers")
-
-        def shutdown(self, *args, **kwargs):
-            pass
-
-    original = bundle_module.ProcessPoolExecutor
-    bundle_module.ProcessPoolExecutor = Broken
+    original = bundle_module._worker
+    bundle_module._worker = dies              # a forked worker runs this module as it is here
     try:
         said.clear()
         fallback = export_bundle(topo, schedule, "rccl", execution=NVLINK, jobs=2, progress=said.append)
     finally:
-        bundle_module.ProcessPoolExecutor = original
+        bundle_module._worker = original
     assert [f.text for f in fallback.files] == [f.text for f in here.files]
     assert any("worker processes failed" in line for line in said)
+    assert not multiprocessing.active_children()
+
+
+def test_a_program_no_longer_needed_is_not_waited_for():
+    """When one placement of a copy count does not fit, the other is stopped (or never started): the bundle is
+    the one built in a single process, and no worker is left running."""
+    import multiprocessing
+
+    topo, schedule = _schedule("gkautz(2,16)", "bfb", "allgather")
+    here = export_bundle(topo, schedule, "rccl", execution=NVLINK, sm_budget=8, jobs=1)
+    said = []
+    there = export_bundle(topo, schedule, "rccl", execution=NVLINK, sm_budget=8, jobs=2, progress=said.append)
+    assert [(f.path, f.text) for f in there.files] == [(f.path, f.text) for f in here.files]
+    assert there.notes == here.notes and any(n.startswith("4 copies do not fit") for n in here.notes)
+    assert not multiprocessing.active_children()
 
 
 def test_worker_processes_start_from_a_fork_server_beside_other_threads(bundle, monkeypatch):

@@ -23,8 +23,7 @@ import multiprocessing
 import os
 import threading
 import zipfile
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from multiprocessing.connection import wait
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
@@ -164,6 +163,7 @@ def export_bundle(topo: Topology, schedule: Schedule, runtime: str | Target | No
                     if job[0] == 1:
                         raise
                     failures.setdefault(job[0], exc)
+                    build.drop((job[0], not job[1]))      # the other placement is of no use without this one
             if not failures:
                 break
             for c in sorted(failures):
@@ -179,24 +179,27 @@ def export_bundle(topo: Topology, schedule: Schedule, runtime: str | Target | No
 
 class _Builder:
     """The programs of one bundle, by (copies, in place): ``start`` asks for one, ``result`` gives (text, report
-    cut to its header) or raises the XmlError/NotApplicable of ``export``. With ``jobs`` > 1 they are built in
-    that many worker processes; else (or when the workers cannot start) each is built here when first asked
-    for. ``pair_channels`` is that of the one-copy program (``_pair_channels``). Once ``first`` holds the
-    one-copy program's report, programs started from then on begin ``export``'s search where it ended: its
-    instructions per threadblock, merged if it was or if c times its threadblocks are over the limit (c copies
-    of it have c times its threadblocks with as many steps in each, so the search would get there next), and
-    then at ``export``'s first merged guess from its steps (``guessed_from``)."""
+    cut to its header) or raises the XmlError/NotApplicable of ``export``, and ``drop`` says it is no longer
+    needed (a worker building it is stopped). With ``jobs`` > 1 they are built in up to that many worker
+    processes, one process per program (so one can be stopped), in the order asked for; else (or when the workers
+    cannot start or die) each is built here when first asked for. ``pair_channels`` is that of the one-copy
+    program (``_pair_channels``). Once ``first`` holds the one-copy program's report, programs started from then
+    on begin ``export``'s search where it ended: its instructions per threadblock, merged if it was or if c times
+    its threadblocks are over the limit (c copies of it have c times its threadblocks with as many steps in each,
+    so the search would get there next), and then at ``export``'s first merged guess from its steps
+    (``guessed_from``)."""
 
     def __init__(self, topo, schedule, jobs, sm_budget, limits, label, say):
         self.args = (topo, schedule, sm_budget, limits.name, label)
         self.say = say
-        self.pool = None
+        self.jobs = jobs
+        self.context = None
         if jobs > 1 and not multiprocessing.current_process().daemon:     # a pool's worker may not have its own
             # a plain fork copies this process as it is, which is only safe with no other thread running (a web
             # server's threads may hold locks); otherwise workers come from a fork server
-            context = multiprocessing.get_context("fork" if threading.active_count() == 1 else "forkserver")
-            self.pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context)
-        self.pending: dict[tuple, tuple] = {}          # job -> (its search hint, its future or None)
+            self.context = multiprocessing.get_context("fork" if threading.active_count() == 1 else "forkserver")
+        self.waiting: dict[tuple, tuple] = {}           # job -> its search hint, in the order asked for
+        self.running: dict[tuple, tuple] = {}           # job -> (process, its end of the pipe, hint)
         self.done: dict[tuple, object] = {}
         self.pair_channels = 1
         self.tb_limit = min(limits.max_tbs, sm_budget)
@@ -207,56 +210,106 @@ class _Builder:
         return self
 
     def __exit__(self, *exc):
-        if self.pool is not None:
-            self.pool.shutdown(wait=True, cancel_futures=True)
+        for job in list(self.running):
+            self.drop(job)
+
+    def _hint(self, job: tuple[int, bool]):
+        first = self.first
+        if first is None:
+            return None
+        ops, guessed_from = first.ops_per_tb, None      # c copies: c times the threadblocks, as many steps in each
+        merged = first.merged or job[0] * first.tbs_per_rank > self.tb_limit
+        if merged and not first.merged:                 # export's first merged try (its docstring)
+            guessed_from = ops
+            ops = max(1, min(ops, ops * self.max_steps // (2 * max(first.steps_per_tb, 1))))
+        return ops, merged, guessed_from
 
     def start(self, job: tuple[int, bool]) -> None:
-        if job in self.done or job in self.pending:
-            return
-        hint = None
-        first = self.first
-        if first is not None:       # c copies hold c times the threadblocks of one, as many steps in each
-            ops, guessed_from = first.ops_per_tb, None
-            merged = first.merged or job[0] * first.tbs_per_rank > self.tb_limit
-            if merged and not first.merged:           # export's first merged try (its docstring)
-                guessed_from = ops
-                ops = max(1, min(ops, ops * self.max_steps // (2 * max(first.steps_per_tb, 1))))
-            hint = (ops, merged, guessed_from)
-        if self.pool is not None:
+        if job not in self.done and job not in self.running and job not in self.waiting:
+            self.waiting[job] = self._hint(job)
+            self._fill()
+
+    def _fill(self) -> None:
+        """Start waiting programs in workers while fewer than ``jobs`` run."""
+        while self.context is not None and self.waiting and len(self.running) < self.jobs:
+            job, hint = next(iter(self.waiting.items()))
             try:
-                self.pending[job] = hint, self.pool.submit(_export_job, *self.args, job, hint)
-                self.say(f"building {_what(job)} in a worker process")
+                receive, send = self.context.Pipe(duplex=False)
+                process = self.context.Process(target=_worker, args=(send, *self.args, job, hint), daemon=True)
+                process.start()
+            except (OSError, RuntimeError, ValueError):
+                self._give_up_workers()
                 return
-            except (BrokenProcessPool, RuntimeError):
-                self._give_up_pool()
-        self.pending[job] = hint, None        # built when asked for
+            send.close()
+            del self.waiting[job]
+            self.running[job] = (process, receive, hint)
+            self.say(f"building {_what(job)} in a worker process")
 
     def result(self, job: tuple[int, bool]):
         self.start(job)
-        if job not in self.done:
-            hint, future = self.pending.pop(job)
-            got = None
-            if future is not None:
-                try:
-                    got = future.result()
-                except BrokenProcessPool:
-                    self._give_up_pool()
-            if got is None:
+        while job not in self.done:
+            if self.context is not None and self.running:
+                ready = wait([conn for _, conn, _ in self.running.values()])
+                for other in [j for j, (_, conn, _) in self.running.items() if conn in ready]:
+                    if other in self.running:       # not given back by a worker that died just before
+                        self._collect(other)
+                self._fill()
+            else:
+                hint = self.waiting.pop(job)
                 self.say(f"lowering, validating and simulating {_what(job)}")
-                got = _export_job(*self.args, job, hint)
-            if job[0] == 1 and not isinstance(got, Exception):
-                self.pair_channels = max(self.pair_channels, got[2])
-            self.done[job] = got if isinstance(got, Exception) else got[:2]
+                self._record(job, _export_job(*self.args, job, hint))
         got = self.done[job]
         if isinstance(got, Exception):
             raise got
         return got
 
-    def _give_up_pool(self) -> None:
+    def drop(self, job: tuple[int, bool]) -> None:
+        """``job`` is not needed any more: not started, or its worker stopped."""
+        self.waiting.pop(job, None)
+        if job in self.running:
+            process, conn, _ = self.running.pop(job)
+            process.terminate()
+            process.join()
+            conn.close()
+            self._fill()
+
+    def _collect(self, job: tuple[int, bool]) -> None:
+        process, conn, hint = self.running.pop(job)
+        try:
+            got = conn.recv()
+        except (EOFError, OSError):            # the worker died without an answer
+            got = None
+        conn.close()
+        process.join()
+        if got is None:
+            self.waiting = {job: hint, **self.waiting}
+            self._give_up_workers()
+        else:
+            self._record(job, got)
+
+    def _record(self, job: tuple[int, bool], got) -> None:
+        if job[0] == 1 and not isinstance(got, Exception):
+            self.pair_channels = max(self.pair_channels, got[2])
+        self.done[job] = got if isinstance(got, Exception) else got[:2]
+
+    def _give_up_workers(self) -> None:
         self.say("worker processes failed; building the programs here")
-        pool, self.pool = self.pool, None
-        pool.shutdown(wait=False, cancel_futures=True)
-        self.pending = {job: (hint, None) for job, (hint, _) in self.pending.items()}
+        self.context = None
+        for job, (process, conn, hint) in list(self.running.items()):
+            process.terminate()
+            process.join()
+            conn.close()
+            self.waiting[job] = hint
+        self.running.clear()
+
+
+def _worker(connection, *args) -> None:
+    """A worker process: one program (``_export_job``) sent back whole; nothing sent if it fails unexpectedly
+    (the parent then builds it itself and meets the error there)."""
+    try:
+        connection.send(_export_job(*args))
+    finally:
+        connection.close()
 
 
 def _what(job: tuple[int, bool]) -> str:
