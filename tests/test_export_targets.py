@@ -173,3 +173,18 @@ def test_the_collector_is_paused_during_an_export_and_restored_after(monkeypatch
         assert not gc.isenabled()             # a caller that had paused it keeps it paused
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize("expr, algo, collective, kwargs", [
+    ("hypercube(4)", "bfb", "allreduce", {}), ("gkautz(2,16)", "bfb", "reduce_scatter", {"in_place": False}),
+    ("torus(3,3)", "teccl", "alltoall", {}), ("gkautz(2,16)", "ring", "allgather", {"copies": 2, "in_place": False})])
+def test_one_lowering_builds_every_try_as_a_fresh_lowering_would(expr, algo, collective, kwargs):
+    """``export`` makes the instructions once and builds each try from them; a build must not change what the
+    next one starts from (merging and fusing rewrite threadblocks and dependencies)."""
+    from solvers.export import lower, lowering, to_xml
+
+    topo = load(expr)
+    schedule = synthesize(topo, algo, collective, total_bytes=1e6).schedule
+    made = lowering(topo, schedule, **kwargs)
+    for ops, merge in [(3, True), (40, False), (5, True), (3, True), (40, False)]:
+        assert to_xml(made.build(ops, merge)) == to_xml(lower(topo, schedule, ops_per_tb=ops, merge=merge, **kwargs))

@@ -73,8 +73,9 @@ class Lowering:
         number and fuses a receive and the send that forwards the same chunks into one ``rcs``/``rrcs`` step
         (``_fuse_forwards``). NotApplicable when more than ``max_channels`` channels would be needed."""
         channel_of = _channels(self.topo, self.slots, ops_per_tb, tbs_per_channel, max_channels)
+        # every op's dependency set is shared with the template: the steps after this replace sets, never change them
         ops = [_Op(t.node, t.tb if i < 0 else (*t.tb, channel_of[i]), t.kind, t.buf, t.off, t.cnt, t.key,
-                   set(t.deps), t.copy_from, t.ends) for t, i in zip(self.ops, self.op_slot)]
+                   t.deps, t.copy_from, t.ends) for t, i in zip(self.ops, self.op_slot)]
         return _assemble(self.topo, self.coll, ops, self.per, self.proto, self.name, self.min_bytes, self.max_bytes,
                          self.in_place, self.scratch, merge)
 
@@ -424,7 +425,7 @@ def _fuse_forwards(ops: list[_Op]) -> list[_Op]:
         alone = all(d == prev or (ops[d].node, ops[d].tb) == where for d in op.deps)   # waits for a only
         if alone and a.kind in ("r", "rrc") and prev not in into and (a.buf, a.off, a.cnt) == (op.buf, op.off, op.cnt):
             a.kind = "rcs" if a.kind == "r" else "rrcs"
-            a.deps |= op.deps - {prev}
+            a.deps = a.deps | (op.deps - {prev})      # a new set: Lowering.build's copies share the template's
             into[i] = prev
             last_in_tb[where] = prev
     if not into:
@@ -469,26 +470,34 @@ def _assemble(topo, coll, ops, per, proto, name, min_bytes, max_bytes, in_place,
             local_id[tb_number[(node, k)]] = i
     # drop dependencies implied by program order and keep one per threadblock (its latest step)
     for op_id, op in enumerate(ops):
-        if not op.deps:
+        deps = op.deps
+        if not deps:
             continue
         t = tb_of[op_id]
+        if len(deps) == 1:
+            (d,) = deps
+            if tb_of[d] == t:
+                op.deps = set()
+            continue
         best: dict[int, int] = {}
-        for d in op.deps:
+        for d in deps:
             other = tb_of[d]
             if other != t and (other not in best or position[d] > position[best[other]]):
                 best[other] = d
         op.deps = set(best.values())
     # positions with nops in front of steps that wait for more than one threadblock
     index = [0] * len(ops)
+    targets = set()
     for op_ids in members:
         p = 0
         for op_id in op_ids:
-            waits = len(ops[op_id].deps)
-            if waits > 1:
-                p += waits - 1
+            deps = ops[op_id].deps
+            if deps:
+                targets.update(deps)
+                if len(deps) > 1:
+                    p += len(deps) - 1
             index[op_id] = p
             p += 1
-    targets = {d for op in ops for d in op.deps}
     gpus = []
     sizes = {("allgather", True): (0, n * per), ("allgather", False): (per, n * per),
              ("reduce_scatter", True): (n * per, 0), ("reduce_scatter", False): (n * per, per),
@@ -510,10 +519,15 @@ def _assemble(topo, coll, ops, per, proto, name, min_bytes, max_bytes, in_place,
                 op = ops[op_id]
                 depid = depstep = -1
                 if op.deps:
-                    deps = sorted(op.deps, key=lambda d: (local_id[tb_of[d]], index[d]))
-                    for d in deps[:-1]:
-                        steps.append(Step(len(steps), "nop", "i", -1, "o", -1, 0, local_id[tb_of[d]], index[d], 0))
-                    depid, depstep = local_id[tb_of[deps[-1]]], index[deps[-1]]
+                    if len(op.deps) == 1:
+                        (last,) = op.deps
+                    else:
+                        deps = sorted(op.deps, key=lambda d: (local_id[tb_of[d]], index[d]))
+                        for d in deps[:-1]:
+                            steps.append(Step(len(steps), "nop", "i", -1, "o", -1, 0, local_id[tb_of[d]], index[d],
+                                              0))
+                        last = deps[-1]
+                    depid, depstep = local_id[tb_of[last]], index[last]
                 if op.kind == "cpy":
                     (src, soff), dst, doff = op.copy_from, op.buf, op.off
                 elif op.ends is not None:
