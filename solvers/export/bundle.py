@@ -237,7 +237,7 @@ class _Builder:
                 receive, send = self.context.Pipe(duplex=False)
                 process = self.context.Process(target=_worker, args=(send, *self.args, job, hint), daemon=True)
                 process.start()
-            except (OSError, RuntimeError, ValueError):
+            except Exception:          # no process, or arguments a fork server cannot be sent: build here
                 self._give_up_workers()
                 return
             send.close()
