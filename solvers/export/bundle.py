@@ -148,7 +148,7 @@ def export_bundle(topo: Topology, schedule: Schedule, runtime: str | Target | No
             p = plan(topo, schedule, protocols=protocols, copies=allowed, model=model, timed=timed)
             choices = p.choices if limits.dialect == "executor" else \
                 [replace(p.choices[-1], min_bytes=0, max_bytes=None)]      # one file serves every size
-            # out of place first: it has the local copies on top, so if either placement is over a limit it is
+            # out of place first: it has the local copies on top, so it is the one that meets a limit first
             todo = [(c, in_place) for c in sorted({ch.copies for ch in choices}, reverse=True)
                     for in_place in sorted(places)]
             for job in todo:
@@ -233,11 +233,13 @@ class _Builder:
         """Start waiting programs in workers while fewer than ``jobs`` run."""
         while self.context is not None and self.waiting and len(self.running) < self.jobs:
             job, hint = next(iter(self.waiting.items()))
+            receive, send = self.context.Pipe(duplex=False)
             try:
-                receive, send = self.context.Pipe(duplex=False)
                 process = self.context.Process(target=_worker, args=(send, *self.args, job, hint), daemon=True)
                 process.start()
             except Exception:          # no process, or arguments a fork server cannot be sent: build here
+                receive.close()
+                send.close()
                 self._give_up_workers()
                 return
             send.close()
