@@ -8,8 +8,8 @@ does all of it, one module per stage:
 
 - ``program.py``: the program IR (``Algo``/``Gpu``/``Tb``/``Step``), ``XmlError`` and the runtime targets
   (``TARGETS``: rccl, msccl-executor, msccl, each with its reader's limits and dialect, cited);
-- ``lower.py``: a verified ``Schedule`` to the IR (``lower``: its instructions and dependencies, ``lowering``,
-  placed on threadblocks by ``Lowering.build``);
+- ``lower.py``: a verified ``Schedule`` to the IR (``lowering``: its instructions and their dependencies;
+  ``Lowering.build``: those placed on threadblocks and channels; ``lower``: both);
 - ``msccl_xml.py``: the IR to MSCCL XML text and back (``to_xml``, ``parse_xml``);
 - ``check.py``: the runtime parser's rules and a target's limits (``validate``), the symbolic run (``simulate``),
   both on a file (``check_xml``, a ``Report`` naming the target and the largest counts used);
@@ -36,8 +36,8 @@ from .msccl_xml import parse_xml, to_xml
 from .program import DEFAULT_SM_BUDGET, DEFAULT_TARGET, TARGETS, Algo, Gpu, Step, Target, Tb, XmlError, target
 
 __all__ = ["Algo", "DEFAULT_SM_BUDGET", "DEFAULT_TARGET", "Gpu", "Lowering", "Report", "Step", "TARGETS", "Target",
-           "Tb", "XmlError", "check_xml", "export", "lower", "lowering", "parse_xml", "runtime_for", "simulate", "target",
-           "to_xml", "validate"]
+           "Tb", "XmlError", "check_xml", "export", "lower", "lowering", "parse_xml", "runtime_for", "simulate",
+           "target", "to_xml", "validate"]
 
 
 @gc_paused()

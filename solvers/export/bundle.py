@@ -322,8 +322,8 @@ def _what(job: tuple[int, bool]) -> str:
 def _export_job(topo: Topology, schedule: Schedule, sm_budget: int, runtime: str, label: str,
                 job: tuple[int, bool], hint: tuple[int, bool, int | None] | None = None):
     """One program of a bundle (``export``, its search started at ``hint``: instructions per threadblock, whether
-    merged, and ``guessed_from``) as (text, report cut to its header, ``_pair_channels``), which is what a worker sends back;
-    the one-line error instead when it does not fit."""
+    merged, and ``guessed_from``) as (text, report cut to its header, ``_pair_channels``), which is what a worker
+    sends back; the one-line error instead when it does not fit."""
     c, in_place = job
     start_ops, start_merged, guessed_from = hint or (None, False, None)
     try:

@@ -412,7 +412,8 @@ def _fuse_forwards(ops: list[_Op]) -> list[_Op]:
     (receive, reduce, copy, send) after a receive-reduce. Data that flows straight through then costs one step
     instead of two. Only a send that waits for nothing but that receive is fused (a send that also waits for
     another threadblock, e.g. a second reduction into the same chunks, could make the receive wait for itself).
-    The fused step keeps the receive's place; whatever waited for the send waits for it. Returns the remaining instructions, dependencies renumbered."""
+    The fused step keeps the receive's place; whatever waited for the send waits for it. Returns the remaining
+    instructions, dependencies renumbered."""
     last_in_tb: dict[tuple, int] = {}
     into: dict[int, int] = {}
     for i, op in enumerate(ops):
