@@ -127,7 +127,7 @@ def export_bundle(topo: Topology, schedule: Schedule, runtime: str | Target | No
         for in_place in places:
             build.start((1, in_place))
         say(f"timing one copy in {len(protocols)} protocols")     # meanwhile; more copies once it is known they fit
-        plan(topo, schedule, protocols=protocols, copies=[1], model=model, timed=timed)
+        plan(topo, schedule, protocols=protocols, copies=[1], model=model, timed=timed, between=build.poll)
         _, report = build.result((1, places[0]))          # XmlError or NotApplicable when one copy does not fit
         build.first = report                               # where the further programs start their search
         room = min(limits.max_tbs, sm_budget)
@@ -143,14 +143,23 @@ def export_bundle(topo: Topology, schedule: Schedule, runtime: str | Target | No
             notes.append(f"{', '.join(map(str, too_wide))} copies would need at least {too_wide[0] * width} "
                          f"channels, above the {limits.max_channels} of {limits.name}")
             allowed = [c for c in allowed if c not in too_wide]
+        if build.context is not None and max(allowed) > 1:
+            # the workers would wait for the plan: meanwhile they start on the most copies that may fit, which the
+            # plan picks for the largest sizes unless the links are full with fewer (then it is stopped)
+            for in_place in sorted(places):
+                build.start((max(allowed), in_place))
         while True:
             say(f"planning ranges over {len(allowed)} copy counts x {len(protocols)} protocols")
-            p = plan(topo, schedule, protocols=protocols, copies=allowed, model=model, timed=timed)
+            p = plan(topo, schedule, protocols=protocols, copies=allowed, model=model, timed=timed,
+                     between=build.poll)
             choices = p.choices if limits.dialect == "executor" else \
                 [replace(p.choices[-1], min_bytes=0, max_bytes=None)]      # one file serves every size
             # out of place first: it has the local copies on top, so it is the one that meets a limit first
             todo = [(c, in_place) for c in sorted({ch.copies for ch in choices}, reverse=True)
                     for in_place in sorted(places)]
+            for job in build.started():
+                if job[0] > 1 and job not in todo:
+                    build.drop(job)
             for job in todo:
                 build.start(job)
             failures = {}
@@ -247,15 +256,23 @@ class _Builder:
             self.running[job] = (process, receive, hint)
             self.say(f"building {_what(job)} in a worker process")
 
+    def poll(self, timeout: float | None = 0) -> None:
+        """Take in the programs that workers have finished (waiting up to ``timeout`` seconds, None: until one
+        has) and start waiting ones in the freed workers. A worker holds its finished program until it is taken
+        in, so the caller polls while it does other work."""
+        if self.context is None or not self.running:
+            return
+        ready = wait([conn for _, conn, _ in self.running.values()], timeout)
+        for job in [j for j, (_, conn, _) in self.running.items() if conn in ready]:
+            if job in self.running:       # not given back by a worker that died just before
+                self._collect(job)
+        self._fill()
+
     def result(self, job: tuple[int, bool]):
         self.start(job)
         while job not in self.done:
             if self.context is not None and self.running:
-                ready = wait([conn for _, conn, _ in self.running.values()])
-                for other in [j for j, (_, conn, _) in self.running.items() if conn in ready]:
-                    if other in self.running:       # not given back by a worker that died just before
-                        self._collect(other)
-                self._fill()
+                self.poll(None)
             else:
                 hint = self.waiting.pop(job)
                 self.say(f"lowering, validating and simulating {_what(job)}")
@@ -264,6 +281,10 @@ class _Builder:
         if isinstance(got, Exception):
             raise got
         return got
+
+    def started(self) -> list[tuple[int, bool]]:
+        """The programs asked for and not built yet."""
+        return [*self.waiting, *self.running]
 
     def drop(self, job: tuple[int, bool]) -> None:
         """``job`` is not needed any more: not started, or its worker stopped."""

@@ -219,50 +219,58 @@ def simulate(algo: Algo) -> list[str]:
         if on_fifo.get(key):
             wake(on_fifo[key])
 
+    receiving, writing, reducing = RECEIVING_STEPS, WRITING_STEPS, ("rrc", "rrs", "rrcs")
+    rank_bufs = {g.id: {name: bufs[(g.id, name)] for name in ("i", "o", "s")} for g in algo.gpus}
+    # what a threadblock's run needs, looked up once: it runs again for about every step it takes
+    info = {(g.id, t.id): (t, g.id, t.steps, rank_bufs[g.id], (t.recv, g.id, t.chan), (g.id, t.send, t.chan))
+            for g in algo.gpus for t in g.tbs}
     while ready:
         key = ready.popleft()
         queued.discard(key)
-        t = tbs[key]
-        rank = key[0]
-        steps, p = t.steps, pc[key]
+        t, rank, steps, mine_bufs, in_key, out_key = info[key]
+        p = pc[key]
         start = p
         while p < len(steps):
             st = steps[p]
-            if st.depid >= 0 and pc.get((rank, st.depid), 0) <= st.deps:
-                on_tb[(rank, st.depid)].append(key)
+            depid = st.depid
+            if depid >= 0 and pc.get((rank, depid), 0) <= st.deps:
+                on_tb[(rank, depid)].append(key)
                 break
-            if st.type in RECEIVING_STEPS:
-                q = fifo[(t.recv, rank, t.chan)]
+            kind = st.type
+            if kind in receiving:
+                q = fifo[in_key]
                 if not q:
-                    on_fifo[(t.recv, rank, t.chan)].append(key)
+                    on_fifo[in_key].append(key)
                     break
                 data = q.popleft()
                 if len(data) != st.cnt:
                     return [f"gpu {rank} tb {t.id} step {st.s}: receives {st.cnt} chunks but the matching send "
                             f"from gpu {t.recv} on channel {t.chan} carried {len(data)}"]
-            kind = st.type
-            if not in_place and st.dstbuf == "i" and kind in WRITING_STEPS:
+            if not in_place and st.dstbuf == "i" and kind in writing:
                 return [f"gpu {rank} tb {t.id} step {st.s} ({kind}) writes into the input buffer, which an "
                         "out-of-place call must leave as it was"]
             if kind == "s":
-                push((rank, t.send, t.chan), bufs[(rank, st.srcbuf)][st.srcoff:st.srcoff + st.cnt])
-            elif kind in ("r", "rcs"):
-                bufs[(rank, st.dstbuf)][st.dstoff:st.dstoff + st.cnt] = data
+                off = st.srcoff
+                push(out_key, mine_bufs[st.srcbuf][off:off + st.cnt])
+            elif kind == "r" or kind == "rcs":
+                off = st.dstoff
+                mine_bufs[st.dstbuf][off:off + st.cnt] = data
                 if kind == "rcs":
-                    push((rank, t.send, t.chan), data)
-            elif kind in ("rrc", "rrs", "rrcs"):
-                mine = bufs[(rank, st.srcbuf)][st.srcoff:st.srcoff + st.cnt]
-                total = [_plus(a, b) for a, b in zip(mine, data)]
+                    push(out_key, data)
+            elif kind in reducing:
+                off = st.srcoff
+                total = [_plus(a, b) for a, b in zip(mine_bufs[st.srcbuf][off:off + st.cnt], data)]
                 if kind != "rrs":
-                    bufs[(rank, st.dstbuf)][st.dstoff:st.dstoff + st.cnt] = total
+                    off = st.dstoff
+                    mine_bufs[st.dstbuf][off:off + st.cnt] = total
                 if kind != "rrc":
-                    push((rank, t.send, t.chan), total)
+                    push(out_key, total)
             elif kind == "cpy":
-                bufs[(rank, st.dstbuf)][st.dstoff:st.dstoff + st.cnt] = \
-                    bufs[(rank, st.srcbuf)][st.srcoff:st.srcoff + st.cnt]
+                mine_bufs[st.dstbuf][st.dstoff:st.dstoff + st.cnt] = \
+                    mine_bufs[st.srcbuf][st.srcoff:st.srcoff + st.cnt]
             elif kind == "re":
-                src = bufs[(rank, st.srcbuf)][st.srcoff:st.srcoff + st.cnt]
-                dst = bufs[(rank, st.dstbuf)]
+                src = mine_bufs[st.srcbuf][st.srcoff:st.srcoff + st.cnt]
+                dst = mine_bufs[st.dstbuf]
                 for k in range(st.cnt):
                     dst[st.dstoff + k] = _plus(dst[st.dstoff + k], src[k])
             p += 1

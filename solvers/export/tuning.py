@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from math import isqrt
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -127,10 +127,12 @@ def candidate_prices(model: Model, protocol: Protocol, copies: int) -> tuple[np.
 
 def plan(topo: Topology, schedule: Schedule, *, execution: Execution | None = None,
          protocols: Sequence[str] = tuple(PROTOCOL_COSTS), copies: Sequence[int] = COPIES,
-         sizes: Sequence[int] = SIZE_GRID, model: Model | None = None, timed: dict | None = None) -> Plan:
+         sizes: Sequence[int] = SIZE_GRID, model: Model | None = None, timed: dict | None = None,
+         between: Callable[[], None] | None = None) -> Plan:
     """The ranges of the module docstring for a verified ``schedule`` on ``topo`` (``execution``: the links'
     prices, default their own). ``timed`` keeps the candidates' times by link prices between calls on one
-    ``model`` and ``sizes`` (a bundle that plans again without some copy counts reuses them)."""
+    ``model`` and ``sizes`` (a bundle that plans again without some copy counts reuses them); ``between`` is
+    called after each candidate is timed (a bundle takes in the programs its workers finished meanwhile)."""
     unknown = [p for p in protocols if p not in PROTOCOL_COSTS]
     if unknown or not protocols:
         raise ValueError(f"unknown protocol(s) {unknown} (choose from {', '.join(PROTOCOL_COSTS)})")
@@ -147,6 +149,8 @@ def plan(topo: Topology, schedule: Schedule, *, execution: Execution | None = No
             prices = (sizes, alpha.tobytes(), per_byte.tobytes())
             if prices not in timed:
                 timed[prices] = base.with_link_prices(alpha, per_byte).times(sizes)[0]
+                if between is not None:
+                    between()
             out.times[(name, c)] = timed[prices] + proto.launch_us
     keys = list(out.times)
     table = np.array([out.times[k] for k in keys])
