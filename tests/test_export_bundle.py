@@ -281,6 +281,20 @@ def test_worker_processes_start_from_a_fork_server_beside_other_threads(bundle, 
     assert asked == ["forkserver"]
 
 
+@pytest.mark.parametrize("expr, algo, collective", [("gkautz(2,16)", "ring", "allgather"),
+                                                     ("hypercube(4)", "bfb", "allreduce")])
+def test_workers_start_on_the_copies_the_plan_picks(expr, algo, collective):
+    """While the plan runs, the workers start on the fewest copies that saturate the links for some protocol; here
+    the plan picks them, so no program is built that the bundle does not hold."""
+    import re
+
+    topo, schedule = _schedule(expr, algo, collective)
+    said = []
+    b = export_bundle(topo, schedule, "rccl", execution=NVLINK, jobs=2, progress=said.append)
+    built = {int(m.group(1)) for line in said if (m := re.match(r"building (\d+) cop", line))}
+    assert built == {f.choice.copies for f in b.files} and max(built) > 1
+
+
 def test_a_retitled_file_keeps_the_checked_body_and_a_valid_tag(bundle):
     """Each file is the program that was simulated with only its first line changed, and that line passes the
     tag rules; a tag the runtime would refuse is caught by them."""

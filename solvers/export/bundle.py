@@ -23,9 +23,11 @@ import multiprocessing
 import os
 import threading
 import zipfile
-from multiprocessing.connection import wait
 from dataclasses import dataclass, field, replace
+from multiprocessing.connection import wait
 from typing import Callable
+
+import numpy as np
 
 from topologies.model import Topology
 
@@ -38,7 +40,7 @@ from .check import Report, validate_header
 from .lower import _refuse_custom
 from .msccl_xml import algo_tag, parse_xml
 from .program import DEFAULT_SM_BUDGET, DEFAULT_TARGET, Target, XmlError, target
-from .tuning import COPIES, PROTOCOL_COSTS, PROTOCOL_SOURCE, Choice, Plan, plan
+from .tuning import COPIES, PROTOCOL_COSTS, PROTOCOL_SOURCE, Choice, Plan, candidate_prices, plan
 
 ALGO_DIR = "msccl-algorithms"
 LEGACY_MAX_BYTES = 1 << 40        # the msccl-tools dialect has no maxBytes; the IR keeps 1 TiB there
@@ -143,11 +145,12 @@ def export_bundle(topo: Topology, schedule: Schedule, runtime: str | Target | No
             notes.append(f"{', '.join(map(str, too_wide))} copies would need at least {too_wide[0] * width} "
                          f"channels, above the {limits.max_channels} of {limits.name}")
             allowed = [c for c in allowed if c not in too_wide]
-        if build.context is not None and max(allowed) > 1:
-            # the workers would wait for the plan: meanwhile they start on the most copies that may fit, which the
-            # plan picks for the largest sizes unless the links are full with fewer (then it is stopped)
+        likely = _saturating(model, protocols, allowed)
+        if build.context is not None and likely > 1:
+            # the workers would wait for the plan: meanwhile they start on the copies it is likely to pick (a
+            # program it does not pick is stopped)
             for in_place in sorted(places):
-                build.start((max(allowed), in_place))
+                build.start((likely, in_place))
         while True:
             say(f"planning ranges over {len(allowed)} copy counts x {len(protocols)} protocols")
             p = plan(topo, schedule, protocols=protocols, copies=allowed, model=model, timed=timed,
@@ -333,6 +336,18 @@ def _worker(connection, *args) -> None:
         connection.send(_export_job(*args))
     finally:
         connection.close()
+
+
+def _saturating(model: Model, protocols, allowed: list[int]) -> int:
+    """The fewest copies that give some protocol the link prices of the most copies allowed (more copies only add
+    threadblocks): the plan picks them for the sizes where that protocol wins, often the largest."""
+    most = max(allowed)
+    out = 1
+    for name in protocols:
+        top = candidate_prices(model, PROTOCOL_COSTS[name], most)
+        out = max(out, min(c for c in allowed if all(np.array_equal(a, b) for a, b in
+                                                     zip(candidate_prices(model, PROTOCOL_COSTS[name], c), top))))
+    return out
 
 
 def _what(job: tuple[int, bool]) -> str:
