@@ -105,9 +105,9 @@ def test_the_search_stops_when_merged_threadblocks_are_over_the_limit(long_ring,
     merged = [ops for ops, m in tries if m]
     unmerged = [ops for ops, m in tries if not m]
     assert tries[-1][1] and tries[:len(unmerged)] == [(ops, False) for ops in unmerged]
-    # the first merged try guesses fewer instructions per threadblock; over the limit there, one more try where
-    # merging began, and the search ends (fewer instructions would only make more threadblocks)
-    assert len(merged) == 2 and merged[0] < merged[1] == unmerged[-1]
+    # the first merged try guesses fewer instructions per threadblock; over the limit there, at most one try with
+    # more, then one where merging began, and the search ends (fewer instructions only make more threadblocks)
+    assert 2 <= len(merged) <= 3 and merged[0] < min(merged[1:]) and merged[-1] == unmerged[-1]
     tries.clear()
     _, report = export(topo, schedule, runtime="rccl")
     first = list(tries)
@@ -120,9 +120,9 @@ def test_the_search_stops_when_merged_threadblocks_are_over_the_limit(long_ring,
 
 def test_a_merged_guess_over_the_limit_does_not_end_the_search(monkeypatch):
     """The first merged try takes fewer instructions per threadblock than the search would reach; when its
-    threadblocks are over the limit, the search goes on from where merging began and finds the program that fits
-    (hypercube(3) bfb allreduce, 8 steps and 6 threadblocks: the guess needs 2 instructions per threadblock and
-    too many threadblocks; 3 fit)."""
+    threadblocks are over the limit, the search goes on with more and finds the program that fits (hypercube(3)
+    bfb allreduce, 8 steps and 6 threadblocks: the guess of 2 instructions per threadblock makes too many
+    threadblocks; 3 fit)."""
     import solvers.export as export_module
     from solvers.export import Target
 
@@ -139,9 +139,8 @@ def test_a_merged_guess_over_the_limit_does_not_end_the_search(monkeypatch):
     small = Target("small", "executor", 8, 6, 32, 32, 72, "a reader of 8 steps and 6 threadblocks")
     _, report = export(topo, schedule, runtime=small)
     merged = [ops for ops, m in tries if m]
-    unmerged = [ops for ops, m in tries if not m]
     assert report.ok and report.merged and report.tbs_per_rank <= 6 and report.steps_per_tb <= 8
-    assert merged[0] < merged[1] == unmerged[-1] and report.ops_per_tb == merged[-1] > merged[0]
+    assert len(merged) >= 2 and report.ops_per_tb == merged[-1] > merged[0]
 
 
 def test_cli_export_names_the_runtime(tmp_path, capsys):

@@ -55,8 +55,8 @@ def export(topo: Topology, schedule: Schedule, dialect: str | None = None, sm_bu
     since fewer instructions per threadblock only make more of them, and the error says which limit and by how
     much. A merged pair runs at most the steps of both threadblocks it joins, so the first merged try takes the
     instructions per threadblock at which twice the unmerged steps would fit; that is never more than the search
-    would reach, and if its threadblocks (or channels) are over the limit the search goes on from where merging
-    began.
+    would reach. If its threadblocks (or channels) are over the limit, one try with more instructions per
+    threadblock in proportion to the steps left over, then the search goes on from where merging began.
     ``start_ops`` starts the search at that many instructions per threadblock instead of 5/8 of the step
     limit, and ``start_merged`` with merged threadblocks (a bundle passes what its one-copy program needed,
     ``Report.ops_per_tb`` and ``Report.merged``, to skip the tries that program already made); ``guessed_from``
@@ -81,27 +81,36 @@ def export(topo: Topology, schedule: Schedule, dialect: str | None = None, sm_bu
     merge = start_merged
     tb_limit = min(limits.max_tbs, sm_budget)
     instructions = lowering(topo, schedule, **kwargs)      # what every try places on threadblocks its own way
-    failed = None                       # a guess that was over a limit: (its ops, the error it gives)
+    failed: dict[int, Exception] = {}     # merged tries over a limit, by instructions per threadblock
+    climbed = False
     while True:        # the limits are read off the program first; only a program within them is written and checked
-        if failed is not None and ops == failed[0]:
-            raise failed[1]                 # the search came back to the guess
+        if merge and ops in failed:         # back at a try that was over a limit
+            if guessed_from is None:
+                raise failed[ops]
+            ops, guessed_from = guessed_from, None          # search from where merging began
+            continue
         guessing = guessed_from is not None and ops < guessed_from
         try:
             algo = instructions.build(ops, merge, limits.max_tbs_per_channel, limits.max_channels)
         except NotApplicable as exc:        # more channels than the runtime has
             if not guessing:
                 raise
-            failed, ops, guessed_from = (ops, exc), guessed_from, None    # search from where merging began
+            failed[ops], ops, guessed_from = exc, guessed_from, None     # search from where merging began
             continue
         tbs = max((len(g.tbs) for g in algo.gpus), default=0)
+        steps = max((len(t.steps) for g in algo.gpus for t in g.tbs), default=0)
         if tbs > tb_limit and merge:
             why = validate(algo, dialect, sm_budget, limits) or [f"{tbs} threadblocks per rank, above {tb_limit}"]
             error = XmlError(f"the exported XML fails its check for {limits.name}: {why[0]}")
             if not guessing:
                 raise error
-            failed, ops, guessed_from = (ops, error), guessed_from, None   # search from where merging began
+            failed[ops] = error
+            up = min(guessed_from - 1, ops * limits.max_steps // max(steps, 1))
+            if not climbed and up > ops:    # steps to spare: once, more instructions per threadblock in proportion
+                climbed, ops = True, up
+            else:
+                ops, guessed_from = guessed_from, None      # search from where merging began
             continue
-        steps = max((len(t.steps) for g in algo.gpus for t in g.tbs), default=0)
         if steps > limits.max_steps and ops > 1:     # in proportion to the overshoot: the most that may fit
             ops = max(1, min(ops - 1, ops * limits.max_steps // steps))
             continue
