@@ -116,7 +116,7 @@ def export(topo: Topology, schedule: Schedule, dialect: str | None = None, sm_bu
             continue
         if tbs > tb_limit and not merge:
             merge = True                                # a send and a receive threadblock share one
-            guessed_from, ops = ops, max(1, min(ops, ops * limits.max_steps // (2 * max(steps, 1))))
+            guessed_from, ops = ops, _merged_guess(ops, steps, limits.max_steps)
             continue
         text = to_xml(algo, dialect)
         report = check_xml(text, dialect, sm_budget, limits)
@@ -124,3 +124,10 @@ def export(topo: Topology, schedule: Schedule, dialect: str | None = None, sm_bu
             report.ops_per_tb, report.merged = ops, merge
             return text, report
         raise XmlError(f"the exported XML fails its check for {limits.name}: {report.first}")
+
+
+def _merged_guess(ops: int, steps: int, max_steps: int) -> int:
+    """``export``'s first merged try after unmerged threadblocks of at most ``steps`` steps with ``ops``
+    instructions each: the instructions per threadblock at which twice those steps fit ``max_steps`` (a merged pair
+    runs at most the steps of both threadblocks it joins)."""
+    return max(1, min(ops, ops * max_steps // (2 * max(steps, 1))))

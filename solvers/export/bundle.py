@@ -27,20 +27,18 @@ from dataclasses import dataclass, field, replace
 from multiprocessing.connection import wait
 from typing import Callable
 
-import numpy as np
-
 from topologies.model import Topology
 
 from ..core.errors import NotApplicable
 from ..core.gc_pause import gc_paused
 from ..core.schedule import Collective, Schedule
 from ..runtime import Execution, Model
-from . import export
+from . import _merged_guess, export
 from .check import Report, validate_header
 from .lower import _refuse_custom
 from .msccl_xml import algo_tag, parse_xml
 from .program import DEFAULT_SM_BUDGET, DEFAULT_TARGET, Target, XmlError, target
-from .tuning import COPIES, PROTOCOL_COSTS, PROTOCOL_SOURCE, Choice, Plan, candidate_prices, plan
+from .tuning import COPIES, PROTOCOL_COSTS, PROTOCOL_SOURCE, Choice, Plan, plan, saturating_copies
 
 ALGO_DIR = "msccl-algorithms"
 LEGACY_MAX_BYTES = 1 << 40        # the msccl-tools dialect has no maxBytes; the IR keeps 1 TiB there
@@ -145,7 +143,7 @@ def export_bundle(topo: Topology, schedule: Schedule, runtime: str | Target | No
             notes.append(f"{', '.join(map(str, too_wide))} copies would need at least {too_wide[0] * width} "
                          f"channels, above the {limits.max_channels} of {limits.name}")
             allowed = [c for c in allowed if c not in too_wide]
-        likely = _saturating(model, protocols, allowed)
+        likely = saturating_copies(model, protocols, allowed)
         if build.context is not None and likely > 1:
             # the workers would wait for the plan: meanwhile they start on the copies it is likely to pick (a
             # program it does not pick is stopped)
@@ -232,8 +230,7 @@ class _Builder:
         ops, guessed_from = first.ops_per_tb, None      # c copies: c times the threadblocks, as many steps in each
         merged = first.merged or job[0] * first.tbs_per_rank > self.tb_limit
         if merged and not first.merged:                 # export's first merged try (its docstring)
-            guessed_from = ops
-            ops = max(1, min(ops, ops * self.max_steps // (2 * max(first.steps_per_tb, 1))))
+            guessed_from, ops = ops, _merged_guess(ops, first.steps_per_tb, self.max_steps)
         return ops, merged, guessed_from
 
     def start(self, job: tuple[int, bool]) -> None:
@@ -293,10 +290,7 @@ class _Builder:
         """``job`` is not needed any more: not started, or its worker stopped."""
         self.waiting.pop(job, None)
         if job in self.running:
-            process, conn, _ = self.running.pop(job)
-            process.terminate()
-            process.join()
-            conn.close()
+            _stop(*self.running.pop(job)[:2])
             self._fill()
 
     def _collect(self, job: tuple[int, bool]) -> None:
@@ -321,12 +315,17 @@ class _Builder:
     def _give_up_workers(self) -> None:
         self.say("worker processes failed; building the programs here")
         self.context = None
-        for job, (process, conn, hint) in list(self.running.items()):
-            process.terminate()
-            process.join()
-            conn.close()
+        for job, (process, conn, hint) in self.running.items():
+            _stop(process, conn)
             self.waiting[job] = hint
         self.running.clear()
+
+
+def _stop(process, conn) -> None:
+    """End a worker whatever it is doing, and close our end of its pipe."""
+    process.terminate()
+    process.join()
+    conn.close()
 
 
 def _worker(connection, *args) -> None:
@@ -336,18 +335,6 @@ def _worker(connection, *args) -> None:
         connection.send(_export_job(*args))
     finally:
         connection.close()
-
-
-def _saturating(model: Model, protocols, allowed: list[int]) -> int:
-    """The fewest copies that give some protocol the link prices of the most copies allowed (more copies only add
-    threadblocks): the plan picks them for the sizes where that protocol wins, often the largest."""
-    most = max(allowed)
-    out = 1
-    for name in protocols:
-        top = candidate_prices(model, PROTOCOL_COSTS[name], most)
-        out = max(out, min(c for c in allowed if all(np.array_equal(a, b) for a, b in
-                                                     zip(candidate_prices(model, PROTOCOL_COSTS[name], c), top))))
-    return out
 
 
 def _what(job: tuple[int, bool]) -> str:

@@ -125,6 +125,23 @@ def candidate_prices(model: Model, protocol: Protocol, copies: int) -> tuple[np.
     return alpha + protocol.hop_us, 1.0 / (bw * 1e3)
 
 
+def _prices_key(alpha: np.ndarray, per_byte: np.ndarray) -> tuple[bytes, bytes]:
+    """Candidates with equal keys have the same link prices, so the same times."""
+    return alpha.tobytes(), per_byte.tobytes()
+
+
+def saturating_copies(model: Model, protocols: Sequence[str], copies: Sequence[int]) -> int:
+    """The fewest copies that give some protocol the link prices of the most ``copies`` (past the point where the
+    per-channel cap stops binding, more copies only add threadblocks): ``plan`` picks them for the sizes where
+    that protocol wins, often the largest."""
+    most, out = max(copies), 1
+    for name in protocols:
+        proto = PROTOCOL_COSTS[name]
+        top = _prices_key(*candidate_prices(model, proto, most))
+        out = max(out, min(c for c in copies if _prices_key(*candidate_prices(model, proto, c)) == top))
+    return out
+
+
 def plan(topo: Topology, schedule: Schedule, *, execution: Execution | None = None,
          protocols: Sequence[str] = tuple(PROTOCOL_COSTS), copies: Sequence[int] = COPIES,
          sizes: Sequence[int] = SIZE_GRID, model: Model | None = None, timed: dict | None = None,
@@ -146,7 +163,7 @@ def plan(topo: Topology, schedule: Schedule, *, execution: Execution | None = No
         proto = PROTOCOL_COSTS[name]
         for c in sorted(set(copies)):
             alpha, per_byte = candidate_prices(base, proto, c)
-            prices = (sizes, alpha.tobytes(), per_byte.tobytes())
+            prices = (sizes, *_prices_key(alpha, per_byte))
             if prices not in timed:
                 timed[prices] = base.with_link_prices(alpha, per_byte).times(sizes)[0]
                 if between is not None:
