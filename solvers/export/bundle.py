@@ -27,6 +27,8 @@ from dataclasses import dataclass, field, replace
 from multiprocessing.connection import wait
 from typing import Callable
 
+import numpy as np
+
 from topologies.model import Topology
 
 from ..core.errors import NotApplicable
@@ -354,18 +356,24 @@ def _export_job(topo: Topology, schedule: Schedule, sm_budget: int, runtime: str
                               copies=c, in_place=in_place, name=label)
     except (XmlError, NotApplicable) as exc:
         return exc
-    return text, _header_only(report), _pair_channels(report.program)
+    return text, _header_only(report), _pair_channels(report)
 
 
 def _header_only(report: Report) -> Report:
     """``report`` keeping of the program it read only the ``<algo>`` attributes (a 256-rank program has about a
     million steps; the bundle's files need its tag, and the counts the report already holds)."""
-    return replace(report, program=replace(report.program, gpus=[]))
+    return replace(report, program=replace(report.program, gpus=[]), flat=None)
 
 
-def _pair_channels(program) -> int:
-    """The most channels one GPU pair uses in ``program`` (one per threadblock pair on its connection): c copies
-    need c times as many distinct channels for that pair."""
+def _pair_channels(report: Report) -> int:
+    """The most channels one GPU pair uses in the checked program (one per threadblock pair on its connection):
+    c copies need c times as many distinct channels for that pair."""
+    flat = report.flat
+    if flat is not None:
+        sends = flat.tb_send >= 0
+        pairs = np.unique(np.stack([flat.tb_gpu[sends], flat.tb_send[sends], flat.tb_chan[sends]]), axis=1)
+        return int(np.unique(pairs[:2], axis=1, return_counts=True)[1].max(initial=1))
+    program = report.program
     if program is None:
         return 1
     used: dict[tuple, set] = {}

@@ -7,7 +7,11 @@ from __future__ import annotations
 from collections import Counter, defaultdict, deque
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ..core.gc_pause import gc_paused
+from .flat import FlatProgram, read_flat
+from .flat_check import runs, sound
 from .msccl_xml import parse_xml
 from .program import (DEFAULT_SM_BUDGET, KNOWN_COLLS, MAX_DEPENDENCY_TB, MAX_NODES_PER_RANK, MAX_OFFSET, PROTOCOLS,
                       READING_STEPS, RECEIVING_STEPS, SENDING_STEPS, STEP_TYPES, TARGETS, WRITING_STEPS, Algo, Target,
@@ -344,7 +348,9 @@ def _postcondition(algo: Algo, bufs, per, in_place) -> list[str]:
 @dataclass
 class Report:
     """What ``check_xml`` found: ``runtime`` the target checked against, ``tbs_per_rank`` and
-    ``steps_per_tb`` the largest counts the file uses (against the target's limits)."""
+    ``steps_per_tb`` the largest counts the file uses (against the target's limits). (*) A file that passed
+    in columns (``flat``) keeps only its ``<algo>`` attributes in ``program`` (no GPUs): ``full_program()``
+    gives the whole program either way."""
 
     ok: bool
     dialect: str
@@ -355,27 +361,48 @@ class Report:
     runtime: str = ""
     tbs_per_rank: int = 0
     steps_per_tb: int = 0
-    program: Algo | None = field(default=None, repr=False, compare=False)    # the file as read back
+    program: Algo | None = field(default=None, repr=False, compare=False)    # the file as read back (*)
     ops_per_tb: int = 0         # set by ``export``: the instructions per threadblock the lowering used
     merged: bool = False        # set by ``export``: whether it merged send and receive threadblocks
+    flat: FlatProgram | None = field(default=None, repr=False, compare=False)   # the file as columns, when read so
 
     @property
     def first(self) -> str:
         return self.problems[0] if self.problems else "ok"
+
+    def full_program(self) -> Algo | None:
+        """The file as read back, with its GPUs."""
+        return self.flat.to_algo() if self.flat is not None else self.program
 
 
 @gc_paused()
 def check_xml(text: str, dialect: str | None = None, sm_budget: int = DEFAULT_SM_BUDGET,
               runtime: "str | Target | None" = None) -> Report:
     """Validate (parser rules and the limits of ``runtime``, ``runtime_for``) and, when that passes, simulate
-    (deadlock, FIFO matching, postcondition). Without a dialect, the runtime's is read (or it is guessed)."""
+    (deadlock, FIFO matching, postcondition). Without a dialect, the runtime's is read (or it is guessed).
+
+    A file written exactly as ``to_xml`` writes it is read into columns (``flat.read_flat``) and checked there
+    (``flat_check.sound`` and ``runs``); only a file that fails there (or that runs in too many waves) is read
+    into objects and checked by ``validate`` and ``simulate``, which name its first problem."""
     if dialect is None and runtime is not None:
         dialect = target(runtime).dialect
+    flat = None
     try:
-        algo, dialect = parse_xml(text, dialect)
+        got = read_flat(text, dialect)
+        if got is None:
+            algo, dialect = parse_xml(text, dialect)
+        else:
+            flat, dialect = got
         limits = runtime_for(dialect, runtime)
     except (XmlError, ValueError) as exc:
         return Report(False, dialect or "?", [str(exc)], 0, 0, 0)
+    if flat is not None:
+        if not validate_header(flat.header, dialect) and sound(flat, sm_budget, limits) and runs(flat):
+            tb_len = flat.tb_len
+            per_rank = np.bincount(flat.tb_gpu, minlength=len(flat.gpu_id))
+            return Report(True, dialect, [], flat.header.ngpus, len(tb_len), int(flat.tb_start[-1]), limits.name,
+                          int(per_rank.max(initial=0)), int(tb_len.max(initial=0)), flat.header, flat=flat)
+        algo = flat.to_algo()             # the object checker names the problem
     problems = validate(algo, dialect, sm_budget, limits)
     if not problems:
         problems = simulate(algo)
