@@ -3,6 +3,7 @@ own clock (issue 21, (a)-(f)), its steady-state shortcut against a full simulati
 graphs. Times are floats: "equal" means a relative difference below 1e-9."""
 from fractions import Fraction
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -207,3 +208,22 @@ def test_random_graphs_bound_and_step_model(topo, algo, coll):
         best = simulate(r.topology, r.schedule, m)
         assert best.time_us <= one * (1 + 1e-12)
         assert best.time_us >= bound_time_us(r.topology, r.schedule.collective, m) * (1 - RTOL)
+
+
+@pytest.mark.parametrize("expr,algo,coll", [("torus(4,4)", "tacos", "allreduce"),
+                                            ("gkautz(2,16)", "ring", "allgather"),
+                                            ("dgx_a100(boxes=2)", "forestcoll", "allreduce")])
+def test_both_history_layouts_give_the_same_times(expr, algo, coll, monkeypatch):
+    """Each message keeping its own last h slices (stride 1) or every message keeping H, slot-major: the same
+    arithmetic on the same values, so bit-identical times, with and without the steady-state shortcut."""
+    from solvers.runtime import engine
+    r = synthesize(load(expr), algo, coll, total_bytes=1e8)
+    got = {}
+    for saving, stride_one in ((0, True), (10 ** 9, False)):
+        monkeypatch.setattr(engine, "PER_MESSAGE_SAVING", saving)
+        model = Model(r.topology, r.schedule, AB)
+        assert (model.layout.stride == 1) == stride_one
+        runs = [model._run(np.array([1e4, 1e8]), p) for p in (1, 7, 64, 300)]
+        assert any(run.waves < 300 + model.layout.steps - 1 for run in runs[-1:])   # the shortcut was taken
+        got[saving] = [np.concatenate([run.total_us, run.last_finish.ravel()]) for run in runs]
+    assert all(np.array_equal(a, b) for a, b in zip(got[0], got[10 ** 9]))

@@ -41,7 +41,7 @@ from .engine import Layout, WaveRun, run_waves
 
 __all__ = ["Execution", "Model", "RuntimeResult", "bound_time_us", "busbw_factor", "message_graph", "simulate"]
 
-MAX_CELLS = 8_000_000        # floats held per batch of sizes (the wave state of every size simulated at once)
+MAX_CELLS = 32_000_000       # floats held per batch of sizes (the wave state of every size simulated at once)
 
 
 @dataclass(frozen=True)
@@ -180,7 +180,7 @@ class Model:
             return np.zeros(len(sizes)), best_p
         cands = [self._candidates(m) for m in sizes]
         lay = self.layout
-        per_size = self.graph.size * (lay.history + 6) + 3 * lay.rows * lay.cols
+        per_size = lay.cells + 6 * self.graph.size + 3 * lay.rows * lay.cols
         chunk = max(1, MAX_CELLS // max(1, per_size))
         for lo in range(0, len(sizes), chunk):
             idx = np.arange(lo, min(len(sizes), lo + chunk))

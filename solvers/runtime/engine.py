@@ -7,9 +7,10 @@ in step order; a send starts when the link is free and its dependencies (same sl
 waves) have finished. With P = 1 this is plain step order.
 
 One wave is a few vectorised operations over the messages it runs and all requested sizes: the dependencies'
-finish times come from each message's last H slices (H = the longest step distance of a dependency, plus one),
-and on each link the sends of a wave form a chain f_j = max(f_{j-1}, r_j) + d_j, which is
-f_j = D_j + max(free, max_{i<=j} (r_i - D_{i-1})) with D the running sum of durations: a cumulative maximum.
+finish times come from each message's last h slices (h = the longest step distance of an edge that waits on it,
+plus one; H the largest h), and on each link the sends of a wave form a chain f_j = max(f_{j-1}, r_j) + d_j,
+which is f_j = D_j + max(free, max_{i<=j} (r_i - D_{i-1})) with D the running sum of durations: a cumulative
+maximum.
 
 Steady state. Waves S-1 .. P-1 hold every message once, and one such wave is a map of the state (the links' free
 times and the last H slices' finish times) that commutes with adding a constant to every time. Once H + 1 waves
@@ -25,13 +26,17 @@ import numpy as np
 from .dag import MessageGraph
 
 STEADY_RTOL = 1e-12         # a wave's shift counts as uniform when its spread is below this share of the time
+PER_MESSAGE_SAVING = 4      # each message keeps its own history when that takes at most 1/4 of H per message
 
 
 @dataclass
 class Layout:
     """Where each message sits in a wave: its link's row, its place in that link's chain (by step), its dense
     step rank; the message that waits on each dependency edge, and H, the longest step distance of an edge
-    plus one (how many slices of finish times a message must keep)."""
+    plus one. Message m keeps the finish times of its last ``keep[m]`` slices: slice k at ``base[m] + (k %
+    keep[m]) * stride`` of ``cells`` in all. Where most messages need far fewer than H (the longest step
+    distance of an edge that waits on m, plus one), each keeps that many in a block of its own (stride 1);
+    otherwise every message keeps H, slot-major (stride = messages), so the messages of a wave sit side by side."""
 
     rank: np.ndarray            # dense step of each message, 0..S-1
     steps: int                  # S
@@ -41,6 +46,10 @@ class Layout:
     cols: int
     owner: np.ndarray           # per dependency edge: the message that waits
     history: int                # H
+    keep: np.ndarray
+    base: np.ndarray
+    stride: int
+    cells: int
 
     @classmethod
     def of(cls, g: MessageGraph) -> "Layout":
@@ -53,8 +62,15 @@ class Layout:
         col[order] = np.arange(g.size) - starts[row[order]]
         owner = np.repeat(np.arange(g.size), np.diff(g.ptr))
         lag = rank[owner] - rank[g.deps]
+        history = int(lag.max(initial=0)) + 1
+        keep = np.ones(g.size, dtype=np.int64)
+        np.maximum.at(keep, g.deps, lag + 1)
+        if PER_MESSAGE_SAVING * keep.sum() <= history * g.size:
+            base, stride = np.cumsum(keep) - keep, 1
+        else:
+            keep, base, stride = np.full(g.size, history), np.arange(g.size), g.size
         return cls(rank, int(rank.max()) + 1 if g.size else 0, row.astype(np.int64), col, len(used),
-                   int(col.max()) + 1 if g.size else 0, owner, int(lag.max(initial=0)) + 1)
+                   int(col.max()) + 1 if g.size else 0, owner, history, keep, base, stride, int(keep.sum()))
 
 
 @dataclass
@@ -78,7 +94,7 @@ def run_waves(g: MessageGraph, lay: Layout, alpha_us: np.ndarray, us_per_byte: n
     wave (the benchmark's event rate; the result is the same).
 
     Messages are in step order, so the ones a wave runs (steps tau-P+1 .. tau) are one index range; a wave
-    touches only those. Finish times are kept per message for its last H slices (slot = slice mod H)."""
+    touches only those. Finish times are kept per message for its last h slices (``Layout.keep``)."""
     n, sizes, P = g.size, len(shard_bytes), slices
     if n == 0:
         zeros = np.zeros((0, sizes))
@@ -86,7 +102,8 @@ def run_waves(g: MessageGraph, lay: Layout, alpha_us: np.ndarray, us_per_byte: n
     S, H = lay.steps, lay.history
     dur = alpha_us[:, None] + (g.load * us_per_byte)[:, None] * (np.asarray(shard_bytes, float) / P)[None, :]
     free = np.zeros((lay.rows, sizes))
-    done_at = np.zeros((H, n, sizes))               # finish of message m in slice k at [k % H, m]
+    keep, base, stride = lay.keep, lay.base, lay.stride
+    done_at = np.zeros((lay.cells, sizes))          # finish of message m in slice k: Layout's docstring
     last_start = np.zeros((n, sizes))
     last_finish = np.zeros((n, sizes))
     starts = np.zeros((P, n, sizes)) if record else None
@@ -100,11 +117,12 @@ def run_waves(g: MessageGraph, lay: Layout, alpha_us: np.ndarray, us_per_byte: n
         lo, hi = int(bounds[r0]), int(bounds[r1 + 1])
         idx = np.arange(lo, hi)
         k = tau - lay.rank[lo:hi]                    # each present message's slice
-        slot = k % H
+        slot = base[lo:hi] + k % keep[lo:hi] * stride
         ready = np.zeros((hi - lo, sizes))
         d0, d1 = int(g.ptr[lo]), int(g.ptr[hi])
         if d1 > d0:
-            got = done_at[slot[lay.owner[d0:d1] - lo], g.deps[d0:d1]]   # the waiting message's slice
+            deps = g.deps[d0:d1]
+            got = done_at[base[deps] + k[lay.owner[d0:d1] - lo] % keep[deps] * stride]   # the waiting one's slice
             counts = np.diff(g.ptr[lo:hi + 1])
             has = np.flatnonzero(counts)
             ready[has] = np.maximum.reduceat(got, (g.ptr[lo:hi] - d0)[has], axis=0)
@@ -125,8 +143,8 @@ def run_waves(g: MessageGraph, lay: Layout, alpha_us: np.ndarray, us_per_byte: n
         free = fin_grid[:, -1, :]
         fin = fin_grid[rows, pos]
         full = hi - lo == n and r0 == 0 and r1 == S - 1
-        prev = done_at[(k - 1) % H, idx] if full else None
-        done_at[slot, idx] = fin
+        prev = done_at[base[lo:hi] + (k - 1) % keep[lo:hi] * stride] if full else None
+        done_at[slot] = fin
         computed += 1
         end = k == P - 1
         if end.any():
@@ -148,14 +166,26 @@ def run_waves(g: MessageGraph, lay: Layout, alpha_us: np.ndarray, us_per_byte: n
             if streak >= H + 1:
                 jump = (P - 1) - tau                 # full waves left, each lambda later than the last
                 add = jump * hi_s
-                done_at = np.roll(done_at, jump % H, axis=0) + add
+                done_at = _rolled(done_at, lay, jump) + add
                 free = free + add
                 tau += jump + 1
                 streak, last_shift = 0, None
                 first_step = lay.rank == 0           # their last slice ran in wave P-1, one of those skipped
-                last_finish[first_step] = done_at[(P - 1) % H][first_step]
+                last_finish[first_step] = done_at[(base + (P - 1) % keep * stride)[first_step]]
                 last_start[first_step] = last_finish[first_step] - dur[first_step]
                 continue
         tau += 1
     return WaveRun(free.max(axis=0) if lay.rows else np.zeros(sizes), last_start, last_finish, computed,
                    starts, finishes)
+
+
+def _rolled(done_at: np.ndarray, lay: Layout, jump: int) -> np.ndarray:
+    """The kept finish times moved ``jump`` slices on: what was slice k's slot becomes slice k + jump's."""
+    if lay.stride > 1:                       # slot-major: whole rows of slots move
+        n = len(lay.keep)
+        return np.roll(done_at.reshape(-1, n, done_at.shape[1]), jump, axis=0).reshape(done_at.shape)
+    owner = np.repeat(np.arange(len(lay.keep)), lay.keep)
+    place = np.arange(lay.cells) - lay.base[owner]
+    out = np.empty_like(done_at)
+    out[lay.base[owner] + (place + jump) % lay.keep[owner]] = done_at
+    return out
