@@ -122,35 +122,49 @@ def export_bundle(topo: Topology, schedule: Schedule, runtime: str | Target | No
     stem = "".join(ch if ch.isalnum() else "_" for ch in f"{schedule.algo or 'schedule'}_{coll.value}_{topo.n}")
     if jobs is None:
         jobs = (os.cpu_count() or 1) if schedule.count >= PARALLEL_MIN_TRANSFERS else 1
-    model = Model(topo, schedule, execution)
     timed: dict = {}                # the plan's candidate times, kept when it plans again
     notes = []
     with _Builder(topo, schedule, jobs, sm_budget, limits, label, say) as build:
         for in_place in places:
             build.start((1, in_place))
+        model = Model(topo, schedule, execution)           # meanwhile the workers build the one-copy programs
+
+        def fitting() -> list[int]:
+            """The copy counts that can fit, from the one-copy program (raises when it does not fit); the
+            workers then start on the copies the plan is likely to pick."""
+            _, report = build.result((1, places[0]))
+            build.first = report                               # where the further programs start their search
+            room = min(limits.max_tbs, sm_budget)
+            least = (report.tbs_per_rank + 1) // 2     # c copies take about c times one copy's, halved by merging
+            too_many = [c for c in allowed if c * least > room]
+            if too_many:
+                notes.append(f"{', '.join(map(str, too_many))} copies would need at least {too_many[0] * least} "
+                             f"threadblocks per rank, above the {room} of {limits.name}")
+            fit = [c for c in allowed if c not in too_many]
+            width = build.pair_channels
+            too_wide = [c for c in fit if c * width > limits.max_channels]   # each copy needs channels of its own
+            if too_wide:
+                notes.append(f"{', '.join(map(str, too_wide))} copies would need at least {too_wide[0] * width} "
+                             f"channels, above the {limits.max_channels} of {limits.name}")
+                fit = [c for c in fit if c not in too_wide]
+            likely = saturating_copies(model, protocols, fit)
+            if build.context is not None and likely > 1:
+                # the workers would wait for the plan: meanwhile they start on the copies it is likely to pick (a
+                # program it does not pick is stopped)
+                for in_place in sorted(places):
+                    build.start((likely, in_place))
+            return fit
+
+        known: list[list[int]] = []
+
+        def between() -> None:          # between the plan's candidates: take in programs, grow once one copy fits
+            build.poll()
+            if not known and build.succeeded((1, places[0])) and (1, False) not in build.started():
+                known.append(fitting())
+
         say(f"timing one copy in {len(protocols)} protocols")     # meanwhile; more copies once it is known they fit
-        plan(topo, schedule, protocols=protocols, copies=[1], model=model, timed=timed, between=build.poll)
-        _, report = build.result((1, places[0]))          # XmlError or NotApplicable when one copy does not fit
-        build.first = report                               # where the further programs start their search
-        room = min(limits.max_tbs, sm_budget)
-        least = (report.tbs_per_rank + 1) // 2     # c copies take about c times one copy's, halved by merging
-        too_many = [c for c in allowed if c * least > room]
-        if too_many:
-            notes.append(f"{', '.join(map(str, too_many))} copies would need at least {too_many[0] * least} "
-                         f"threadblocks per rank, above the {room} of {limits.name}")
-            allowed = [c for c in allowed if c not in too_many]
-        width = build.pair_channels
-        too_wide = [c for c in allowed if c * width > limits.max_channels]   # each copy needs channels of its own
-        if too_wide:
-            notes.append(f"{', '.join(map(str, too_wide))} copies would need at least {too_wide[0] * width} "
-                         f"channels, above the {limits.max_channels} of {limits.name}")
-            allowed = [c for c in allowed if c not in too_wide]
-        likely = saturating_copies(model, protocols, allowed)
-        if build.context is not None and likely > 1:
-            # the workers would wait for the plan: meanwhile they start on the copies it is likely to pick (a
-            # program it does not pick is stopped)
-            for in_place in sorted(places):
-                build.start((likely, in_place))
+        plan(topo, schedule, protocols=protocols, copies=[1], model=model, timed=timed, between=between)
+        allowed = known[0] if known else fitting()          # XmlError or NotApplicable when one copy does not fit
         while True:
             say(f"planning ranges over {len(allowed)} copy counts x {len(protocols)} protocols")
             p = plan(topo, schedule, protocols=protocols, copies=allowed, model=model, timed=timed,
@@ -287,6 +301,10 @@ class _Builder:
     def started(self) -> list[tuple[int, bool]]:
         """The programs asked for and not built yet."""
         return [*self.waiting, *self.running]
+
+    def succeeded(self, job: tuple[int, bool]) -> bool:
+        """Whether ``job`` is built and fits."""
+        return job in self.done and not isinstance(self.done[job], Exception)
 
     def drop(self, job: tuple[int, bool]) -> None:
         """``job`` is not needed any more: not started, or its worker stopped."""
