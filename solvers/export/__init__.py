@@ -91,16 +91,15 @@ def export(topo: Topology, schedule: Schedule, dialect: str | None = None, sm_bu
             continue
         guessing = guessed_from is not None and ops < guessed_from
         try:
-            algo = instructions.build(ops, merge, limits.max_tbs_per_channel, limits.max_channels)
+            placed = instructions.place(ops, merge, limits.max_tbs_per_channel, limits.max_channels)
         except NotApplicable as exc:        # more channels than the runtime has
             if not guessing:
                 raise
             failed[ops], ops, guessed_from = exc, guessed_from, None     # search from where merging began
             continue
-        tbs = max((len(g.tbs) for g in algo.gpus), default=0)
-        steps = max((len(t.steps) for g in algo.gpus for t in g.tbs), default=0)
+        tbs, steps = placed.tbs_per_rank, placed.steps_per_tb
         if tbs > tb_limit and merge:
-            why = validate(algo, dialect, sm_budget, limits) or [f"{tbs} threadblocks per rank, above {tb_limit}"]
+            why = validate(placed.algo(), dialect, sm_budget, limits) or [f"{tbs} threadblocks per rank, above {tb_limit}"]
             error = XmlError(f"the exported XML fails its check for {limits.name}: {why[0]}")
             if not guessing:
                 raise error
@@ -118,7 +117,7 @@ def export(topo: Topology, schedule: Schedule, dialect: str | None = None, sm_bu
             merge = True                                # a send and a receive threadblock share one
             guessed_from, ops = ops, _merged_guess(ops, steps, limits.max_steps)
             continue
-        text = to_xml(algo, dialect)
+        text = placed.text(dialect)
         report = check_xml(text, dialect, sm_budget, limits)
         if report.ok:
             report.ops_per_tb, report.merged = ops, merge

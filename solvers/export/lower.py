@@ -31,8 +31,8 @@ from topologies.model import Topology
 
 from ..core.errors import NotApplicable
 from ..core.schedule import Collective, Schedule, columns
-from .place import (CPY, I_BUF, LOCAL, O_BUF, R, RECV, RRC, S, S_BUF, SEND, Instructions, Rows, assemble, channels,
-                    dependencies, fuse_forwards, merge_pairs)
+from .place import (CPY, I_BUF, LOCAL, O_BUF, R, RECV, RRC, S, S_BUF, SEND, Instructions, Placed, Rows, assemble,
+                    channels, dependencies, fuse_forwards, merge_pairs)
 from .program import (MAX_CHANNELS, MAX_CHUNKS_PER_LOOP, MAX_COUNT, MAX_NODES_PER_RANK, MAX_TBS_PER_CHANNEL,
                       OPS_PER_THREADBLOCK, PROTOCOLS, Algo)
 
@@ -61,7 +61,12 @@ class Lowering:
 
     def build(self, ops_per_tb: int = OPS_PER_THREADBLOCK, merge: bool = False,
               tbs_per_channel: int = MAX_TBS_PER_CHANNEL, max_channels: int = MAX_CHANNELS) -> Algo:
-        """The program: a link's instructions fill a threadblock up to ``ops_per_tb`` and continue on a further
+        """The program IR of ``place`` with the same arguments."""
+        return self.place(ops_per_tb, merge, tbs_per_channel, max_channels).algo()
+
+    def place(self, ops_per_tb: int = OPS_PER_THREADBLOCK, merge: bool = False,
+              tbs_per_channel: int = MAX_TBS_PER_CHANNEL, max_channels: int = MAX_CHANNELS) -> Placed:
+        """The program, as columns (``place.Placed``: its ``text`` is the file): a link's instructions fill a threadblock up to ``ops_per_tb`` and continue on a further
         channel, no channel getting more than ``tbs_per_channel`` send (or receive) threadblocks of a rank
         (``place.channels``); ``merge`` pairs send and receive threadblocks (``place.merge_pairs``) to halve their
         number and fuses a receive and the send that forwards the same chunks into one ``rcs``/``rrcs`` step

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.errors import NotApplicable
+from .msccl_xml import algo_tag
 from .program import Algo, Gpu, Step, Tb
 
 KINDS = ("s", "r", "rrc", "cpy", "rcs", "rrcs", "nop")
@@ -233,13 +234,13 @@ def fuse_forwards(ins: Instructions, role, tb, kind) -> tuple[np.ndarray, np.nda
 
 
 def assemble(n: int, node, role, speer, rpeer, chan, kind, ins: Instructions, keep, src, dst,
-             header: dict, buffers: list[tuple[int, int, int]]) -> Algo:
-    """The program IR: threadblocks in the order their rank lists them (merged pairs, sends, receives, local), each
-    with its instructions in program order. A dependency on an instruction of the same threadblock is dropped
+             header: dict, buffers: list[tuple[int, int, int]]) -> "Placed":
+    """The placed program (``Placed``): threadblocks in the order their rank lists them (merged pairs, sends,
+    receives, local), each with its instructions in program order. A dependency on an instruction of the same threadblock is dropped
     (program order keeps it); of those on another threadblock only the latest step is kept; a step that waits for
     more than one threadblock gets ``nop`` steps in front, one for each but the last (the runtime reads one
-    dependency per step). ``header``: the ``Algo`` fields besides ``gpus``; ``buffers``: each rank's (i, o, s)
-    chunks."""
+    dependency per step). ``header``: the ``Algo`` fields besides ``gpus`` and ``nchannels``; ``buffers``: each
+    rank's (i, o, s) chunks."""
     sbuf, soff, dbuf, doff, cnt = ins.sbuf, ins.soff, ins.dbuf, ins.doff, ins.cnt
     if keep is not None and not keep.all():
         sbuf, soff, dbuf, doff, cnt = sbuf[keep], soff[keep], dbuf[keep], doff[keep], cnt[keep]
@@ -283,16 +284,90 @@ def assemble(n: int, node, role, speer, rpeer, chan, kind, ins: Instructions, ke
     j = np.arange(len(dst)) - np.searchsorted(dst, dst)
     at = row_start[dst] + j
     r_depid[at], r_deps[at] = local_id[src_tb], index[src]
-    tb_rows = np.diff(np.append(tb_first_row, total))
-    numbers = np.arange(total) - np.repeat(tb_first_row, tb_rows)
-    steps = list(map(Step, numbers.tolist(), _KIND_NAMES[r_kind].tolist(), _BUF_NAMES[r_sbuf].tolist(),
-                     r_soff.tolist(), _BUF_NAMES[r_dbuf].tolist(), r_doff.tolist(), r_cnt.tolist(),
-                     r_depid.tolist(), r_deps.tolist(), r_hasdep.tolist()))
-    gpus = [Gpu(r, *buffers[r]) for r in range(n)]
-    t_role = role[first].tolist()
-    bounds = np.append(tb_first_row, total).tolist()
-    for t, (r, ident, s, v, c) in enumerate(zip(t_node.tolist(), local_id.tolist(), speer[first].tolist(),
-                                                rpeer[first].tolist(), chan[first].tolist())):
-        gpus[r].tbs.append(Tb(ident, s, v, 0 if t_role[t] == LOCAL else c, steps[bounds[t]:bounds[t + 1]]))
-    nchannels = 1 + max((tb.chan for g in gpus for tb in g.tbs), default=0)
-    return Algo(nchannels=nchannels, gpus=gpus, **header)
+    t_chan = np.where(role[first] == LOCAL, 0, chan[first])
+    return Placed(header, buffers, t_node, local_id, speer[first], rpeer[first], t_chan,
+                  np.append(tb_first_row, total), (r_kind, r_sbuf, r_soff, r_dbuf, r_doff, r_cnt, r_depid, r_deps,
+                                                   r_hasdep))
+
+
+_STEP_LINE = ('      <step s="%d" type="%s" srcbuf="%s" srcoff="%d" dstbuf="%s" dstoff="%d" cnt="%d" depid="%d" '
+              'deps="%d" hasdep="%d"/>')
+
+
+@dataclass
+class Placed:
+    """A program placed on threadblocks, as columns: ``header`` the ``Algo`` fields besides ``gpus`` and
+    ``nchannels``, ``buffers`` each rank's (i, o, s) chunks; per threadblock in the order the ranks list them
+    ``tb_node``, ``tb_id``, ``tb_send``, ``tb_recv``, ``tb_chan`` and ``tb_start`` (its first step's row;
+    ``tb_start[-1]`` is the number of steps); per step ``rows``: type (``KINDS``), source and destination
+    buffer (``BUFS``) and offset, count, depid, deps, hasdep. ``algo()`` is the program IR, ``text(dialect)``
+    the file ``msccl_xml.to_xml`` writes for it, written straight from the columns."""
+
+    header: dict
+    buffers: list
+    tb_node: np.ndarray
+    tb_id: np.ndarray
+    tb_send: np.ndarray
+    tb_recv: np.ndarray
+    tb_chan: np.ndarray
+    tb_start: np.ndarray
+    rows: tuple
+
+    @property
+    def nchannels(self) -> int:
+        return 1 + int(self.tb_chan.max(initial=0))
+
+    @property
+    def tbs_per_rank(self) -> int:
+        return int(np.bincount(self.tb_node, minlength=1).max()) if len(self.tb_node) else 0
+
+    @property
+    def steps_per_tb(self) -> int:
+        return int(np.diff(self.tb_start).max(initial=0))
+
+    def _numbers(self) -> np.ndarray:
+        """Each step's number on its threadblock."""
+        return np.arange(int(self.tb_start[-1])) - np.repeat(self.tb_start[:-1], np.diff(self.tb_start))
+
+    def _step_fields(self) -> list[list]:
+        kind, sbuf, soff, dbuf, doff, cnt, depid, deps, hasdep = self.rows
+        return [self._numbers().tolist(), _KIND_NAMES[kind].tolist(), _BUF_NAMES[sbuf].tolist(), soff.tolist(),
+                _BUF_NAMES[dbuf].tolist(), doff.tolist(), cnt.tolist(), depid.tolist(), deps.tolist(),
+                hasdep.tolist()]
+
+    def _threadblocks(self):
+        """(rank, [(id, send, recv, chan, first step row, end row), ...]) for every rank, threadblocks in order."""
+        per_rank: list[list] = [[] for _ in self.buffers]
+        bounds = self.tb_start.tolist()
+        for t, row in enumerate(zip(self.tb_node.tolist(), self.tb_id.tolist(), self.tb_send.tolist(),
+                                    self.tb_recv.tolist(), self.tb_chan.tolist())):
+            per_rank[row[0]].append((*row[1:], bounds[t], bounds[t + 1]))
+        return enumerate(per_rank)
+
+    def _algo_head(self) -> Algo:
+        return Algo(nchannels=self.nchannels, gpus=[], **self.header)
+
+    def algo(self) -> Algo:
+        """The program IR (``Algo``/``Gpu``/``Tb``/``Step``)."""
+        steps = list(map(Step, *self._step_fields()))
+        algo = self._algo_head()
+        for r, tbs in self._threadblocks():
+            gpu = Gpu(r, *self.buffers[r])
+            gpu.tbs = [Tb(ident, send, recv, chan, steps[a:b]) for ident, send, recv, chan, a, b in tbs]
+            algo.gpus.append(gpu)
+        return algo
+
+    def text(self, dialect: str = "executor") -> str:
+        """The file's text, byte for byte ``to_xml(self.algo(), dialect)``."""
+        step_lines = [_STEP_LINE % row for row in zip(*self._step_fields())]
+        out = [algo_tag(self._algo_head(), dialect)]
+        for r, tbs in self._threadblocks():
+            i, o, s = self.buffers[r]
+            out.append(f'  <gpu id="{r}" i_chunks="{i}" o_chunks="{o}" s_chunks="{s}">')
+            for ident, send, recv, chan, a, b in tbs:
+                out.append(f'    <tb id="{ident}" send="{send}" recv="{recv}" chan="{chan}">')
+                out.extend(step_lines[a:b])
+                out.append("    </tb>")
+            out.append("  </gpu>")
+        out.append("</algo>")
+        return "\n".join(out) + "\n"
