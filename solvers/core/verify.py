@@ -37,6 +37,7 @@ import numpy as np
 from topologies.model import Topology
 
 from .errors import ScheduleError
+from .sorted_unique import sorted_unique
 from .schedule import ONE, ZERO, Collective, Columns, Schedule, Transfer, columns
 
 MAX_ERRORS = 10
@@ -359,7 +360,7 @@ def _fast_copy_phase(topo: Topology, cols: Columns, rows) -> tuple[bool, int]:
     rows = np.asarray(rows)[order]
     shard, lo, hi = cols.shard[rows], cols.lo[rows], cols.hi[rows]
     own = np.arange(n, dtype=np.int64) * width
-    bounds = np.unique(np.concatenate([shard * width + lo, shard * width + hi, own, own + one]))
+    bounds = sorted_unique(np.concatenate([shard * width + lo, shard * width + hi, own, own + one]))
     first = np.searchsorted(bounds, shard * width + lo)
     last = np.searchsorted(bounds, shard * width + hi)
     starts, ends = np.searchsorted(bounds, own), np.searchsorted(bounds, own + one)

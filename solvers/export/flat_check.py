@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.sorted_unique import sorted_unique
 from .flat import BUF_CODE, TYPE_CODE, FlatProgram
 from .program import (MAX_DEPENDENCY_TB, MAX_NODES_PER_RANK, MAX_OFFSET, READING_STEPS, RECEIVING_STEPS,
                       SENDING_STEPS, STEP_TYPES, WRITING_STEPS, Target)
@@ -64,7 +65,7 @@ def sound(p: FlatProgram, sm_budget: int, limits: Target) -> bool:
     for role, peer in enumerate((p.tb_send, p.tb_recv)):
         used = peer >= 0
         conn = (p.tb_gpu[used] * (ngpus + 1) + peer[used]) * width + p.tb_chan[used]
-        if len(conn) and np.unique(conn).size != conn.size:       # two threadblocks on one connection
+        if len(conn) and sorted_unique(conn).size != conn.size:       # two threadblocks on one connection
             return False
         per_chan = np.unique(p.tb_gpu[used] * width + p.tb_chan[used], return_counts=True)[1]
         if len(per_chan) and per_chan.max() > limits.max_tbs_per_channel:

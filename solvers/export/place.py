@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.errors import NotApplicable
+from ..core.sorted_unique import sorted_unique
 from .msccl_xml import algo_tag
 from .program import Algo, Gpu, Step, Tb
 
@@ -117,7 +118,7 @@ def dependencies(op, node, buf, first, cnt, writes, m: int) -> tuple[np.ndarray,
 def unique_pairs(src: np.ndarray, dst: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
     """Dependency pairs without repeats or self-dependencies, ordered by dst then src."""
     keep = src != dst
-    key = np.unique(dst[keep] * m + src[keep])
+    key = sorted_unique(dst[keep] * m + src[keep])
     return key % m, key // m
 
 
