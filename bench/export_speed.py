@@ -33,6 +33,17 @@ QUICK = [("gkautz(4,128)", "bfb", "allgather"), ("gkautz(2,128)", "ring", "allga
          ("gkautz(2,128)", "bfb", "allreduce")]
 
 
+def machine_speed() -> float:
+    """Seconds for 10^7 additions in a Python loop: the machine's speed, printed so runs on different machines
+    can be compared (the 10 s target is absolute; the same code measured 2.7 times slower on one 2-CPU machine of
+    this project than on another)."""
+    start = time.perf_counter()
+    total = 0
+    for i in range(10 ** 7):
+        total += i
+    return time.perf_counter() - start
+
+
 def timed(topo, schedule, jobs):
     start = time.perf_counter()
     b = export_bundle(topo, schedule, "rccl", execution=PRICES, jobs=jobs)
@@ -44,6 +55,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="128-rank cases")
     args = parser.parse_args()
     cpus = os.cpu_count() or 1
+    print(f"machine: {cpus} CPUs, 10^7 Python additions in {machine_speed():.2f} s")
     print(f"{'topology':<15} {'algo':<11} {'collective':<15} {'files':>5} {'MB':>6} {'steps':>9} {'1 process s':>11} "
           f"{f'{cpus} workers s':>12} {'ratio':>6} {'us/step':>8}")
     within = total = 0

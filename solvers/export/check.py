@@ -1,6 +1,7 @@
 """Checking an MSCCL program (notes/msccl-xml-and-anchors.md section 3): ``validate`` applies the runtime
 parser's rules and limits, ``simulate`` runs the program symbolically (deadlock, FIFO matching, the collective's
-postcondition), and ``check_xml`` does both on a file's text and sums them up in a ``Report``.
+postcondition), and ``check_xml`` does both on a file's text and sums them up in a ``Report`` (a file written
+as ``to_xml`` writes it is checked in numpy columns first: ``flat.py``, ``flat_check.py``).
 """
 from __future__ import annotations
 
