@@ -9,7 +9,8 @@ does all of it, one module per stage:
 - ``program.py``: the program IR (``Algo``/``Gpu``/``Tb``/``Step``), ``XmlError`` and the runtime targets
   (``TARGETS``: rccl, msccl-executor, msccl, each with its reader's limits and dialect, cited);
 - ``lower.py``: a verified ``Schedule`` to the IR (``lowering``: its instructions and their dependencies;
-  ``Lowering.build``: those placed on threadblocks and channels; ``lower``: both);
+  ``Lowering.place``: those placed on threadblocks and channels, as columns that write the file (``place.py``),
+  ``Lowering.build``: the same as the IR; ``lower``: both);
 - ``msccl_xml.py``: the IR to MSCCL XML text and back (``to_xml``, ``parse_xml``);
 - ``check.py``: the runtime parser's rules and a target's limits (``validate``), the symbolic run (``simulate``),
   both on a file (``check_xml``, a ``Report`` naming the target and the largest counts used);
@@ -99,7 +100,8 @@ def export(topo: Topology, schedule: Schedule, dialect: str | None = None, sm_bu
             continue
         tbs, steps = placed.tbs_per_rank, placed.steps_per_tb
         if tbs > tb_limit and merge:
-            why = validate(placed.algo(), dialect, sm_budget, limits) or [f"{tbs} threadblocks per rank, above {tb_limit}"]
+            why = (validate(placed.algo(), dialect, sm_budget, limits)
+                   or [f"{tbs} threadblocks per rank, above {tb_limit}"])
             error = XmlError(f"the exported XML fails its check for {limits.name}: {why[0]}")
             if not guessing:
                 raise error

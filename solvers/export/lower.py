@@ -1,5 +1,6 @@
 """Lowering a verified schedule to the MSCCL program IR of ``program.py`` (notes/msccl-xml-and-anchors.md
-section 3): ``lower`` and its all-to-all variant ``_lower_alltoall``, both assembled into an ``Algo`` by ``_assemble``.
+section 3): ``lowering`` and its all-to-all variant ``_lower_alltoall`` make the instructions and their
+dependencies, which ``place.py`` places on threadblocks and channels (``Lowering.place``, ``Lowering.build``).
 
 Lowering (``lower``). Shards are cut into L equal chunks, L the common denominator of the schedule's chunk bounds,
 so nchunksperloop = N L and a transfer of [lo, hi) of shard s is chunks s L + lo L .. s L + hi L (split into
@@ -66,11 +67,12 @@ class Lowering:
 
     def place(self, ops_per_tb: int = OPS_PER_THREADBLOCK, merge: bool = False,
               tbs_per_channel: int = MAX_TBS_PER_CHANNEL, max_channels: int = MAX_CHANNELS) -> Placed:
-        """The program, as columns (``place.Placed``: its ``text`` is the file): a link's instructions fill a threadblock up to ``ops_per_tb`` and continue on a further
-        channel, no channel getting more than ``tbs_per_channel`` send (or receive) threadblocks of a rank
-        (``place.channels``); ``merge`` pairs send and receive threadblocks (``place.merge_pairs``) to halve their
-        number and fuses a receive and the send that forwards the same chunks into one ``rcs``/``rrcs`` step
-        (``place.fuse_forwards``). NotApplicable when more than ``max_channels`` channels would be needed."""
+        """The program, as columns (``place.Placed``: its ``text`` is the file): a link's instructions fill a
+        threadblock up to ``ops_per_tb`` and continue on a further channel, no channel getting more than
+        ``tbs_per_channel`` send (or receive) threadblocks of a rank (``place.channels``); ``merge`` pairs send and
+        receive threadblocks (``place.merge_pairs``) to halve their number and fuses a receive and the send that
+        forwards the same chunks into one ``rcs``/``rrcs`` step (``place.fuse_forwards``). NotApplicable when more
+        than ``max_channels`` channels would be needed."""
         ins, n = self.ins, self.topo.n
         of_item = channels(self.topo.links, self.item_link, self.item_copy, ops_per_tb, tbs_per_channel,
                            max_channels)

@@ -1,4 +1,4 @@
-"""Placing a lowered program's instructions on threadblocks and channels, in columns (``Lowering.build``).
+"""Placing a lowered program's instructions on threadblocks and channels, in columns (``Lowering.place``).
 
 ``Instructions`` holds one row per instruction in program order (numpy columns: rank, threadblock role and peers,
 step type, source and destination slots, count, the transfer it carries out) and its data dependencies as pairs
@@ -237,11 +237,11 @@ def fuse_forwards(ins: Instructions, role, tb, kind) -> tuple[np.ndarray, np.nda
 def assemble(n: int, node, role, speer, rpeer, chan, kind, ins: Instructions, keep, src, dst,
              header: dict, buffers: list[tuple[int, int, int]]) -> "Placed":
     """The placed program (``Placed``): threadblocks in the order their rank lists them (merged pairs, sends,
-    receives, local), each with its instructions in program order. A dependency on an instruction of the same threadblock is dropped
-    (program order keeps it); of those on another threadblock only the latest step is kept; a step that waits for
-    more than one threadblock gets ``nop`` steps in front, one for each but the last (the runtime reads one
-    dependency per step). ``header``: the ``Algo`` fields besides ``gpus`` and ``nchannels``; ``buffers``: each
-    rank's (i, o, s) chunks."""
+    receives, local), each with its instructions in program order. A dependency on an instruction of the same
+    threadblock is dropped (program order keeps it); of those on another threadblock only the latest step is kept;
+    a step that waits for more than one threadblock gets ``nop`` steps in front, one for each but the last (the
+    runtime reads one dependency per step). ``header``: the ``Algo`` fields besides ``gpus`` and ``nchannels``;
+    ``buffers``: each rank's (i, o, s) chunks."""
     sbuf, soff, dbuf, doff, cnt = ins.sbuf, ins.soff, ins.dbuf, ins.doff, ins.cnt
     if keep is not None and not keep.all():
         sbuf, soff, dbuf, doff, cnt = sbuf[keep], soff[keep], dbuf[keep], doff[keep], cnt[keep]
