@@ -10,18 +10,24 @@ import xml.etree.ElementTree as ET
 from .program import DIALECT_COLL, Algo, Gpu, Step, Tb, XmlError
 
 
+# the lines of a rank, a threadblock and a step (also written straight from columns by ``place.Placed.text``)
+GPU_LINE = '  <gpu id="%d" i_chunks="%d" o_chunks="%d" s_chunks="%d">'
+TB_LINE = '    <tb id="%d" send="%d" recv="%d" chan="%d">'
+STEP_LINE = ('      <step s="%d" type="%s" srcbuf="%s" srcoff="%d" dstbuf="%s" dstoff="%d" cnt="%d" depid="%d" '
+             'deps="%d" hasdep="%d"/>')
+
+
 def to_xml(algo: Algo, dialect: str = "executor") -> str:
     """The file text. ``executor`` (MSCCL executor / RCCL, the default): coll="reducescatter", inplace,
     outofplace, minBytes and maxBytes. ``msccl``: the msccl-tools writer's attributes. No <?xml?> line."""
     lines = [algo_tag(algo, dialect)]
     for g in algo.gpus:
-        lines.append(f'  <gpu id="{g.id}" i_chunks="{g.i_chunks}" o_chunks="{g.o_chunks}" s_chunks="{g.s_chunks}">')
+        lines.append(GPU_LINE % (g.id, g.i_chunks, g.o_chunks, g.s_chunks))
         for tb in g.tbs:
-            lines.append(f'    <tb id="{tb.id}" send="{tb.send}" recv="{tb.recv}" chan="{tb.chan}">')
+            lines.append(TB_LINE % (tb.id, tb.send, tb.recv, tb.chan))
             for st in tb.steps:
-                lines.append(f'      <step s="{st.s}" type="{st.type}" srcbuf="{st.srcbuf}" srcoff="{st.srcoff}" '
-                             f'dstbuf="{st.dstbuf}" dstoff="{st.dstoff}" cnt="{st.cnt}" depid="{st.depid}" '
-                             f'deps="{st.deps}" hasdep="{st.hasdep}"/>')
+                lines.append(STEP_LINE % (st.s, st.type, st.srcbuf, st.srcoff, st.dstbuf, st.dstoff, st.cnt,
+                                          st.depid, st.deps, st.hasdep))
             lines.append("    </tb>")
         lines.append("  </gpu>")
     lines.append("</algo>")

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..core.errors import NotApplicable
 from ..core.sorted_unique import sorted_unique
-from .msccl_xml import algo_tag
+from .msccl_xml import GPU_LINE, STEP_LINE, TB_LINE, algo_tag
 from .program import Algo, Gpu, Step, Tb
 
 KINDS = ("s", "r", "rrc", "cpy", "rcs", "rrcs", "nop")
@@ -291,10 +291,6 @@ def assemble(n: int, node, role, speer, rpeer, chan, kind, ins: Instructions, ke
                                                    r_hasdep))
 
 
-_STEP_LINE = ('      <step s="%d" type="%s" srcbuf="%s" srcoff="%d" dstbuf="%s" dstoff="%d" cnt="%d" depid="%d" '
-              'deps="%d" hasdep="%d"/>')
-
-
 @dataclass
 class Placed:
     """A program placed on threadblocks, as columns: ``header`` the ``Algo`` fields besides ``gpus`` and
@@ -360,13 +356,13 @@ class Placed:
 
     def text(self, dialect: str = "executor") -> str:
         """The file's text, byte for byte ``to_xml(self.algo(), dialect)``."""
-        step_lines = [_STEP_LINE % row for row in zip(*self._step_fields())]
+        step_lines = [STEP_LINE % row for row in zip(*self._step_fields())]
         out = [algo_tag(self._algo_head(), dialect)]
         for r, tbs in self._threadblocks():
             i, o, s = self.buffers[r]
-            out.append(f'  <gpu id="{r}" i_chunks="{i}" o_chunks="{o}" s_chunks="{s}">')
+            out.append(GPU_LINE % (r, i, o, s))
             for ident, send, recv, chan, a, b in tbs:
-                out.append(f'    <tb id="{ident}" send="{send}" recv="{recv}" chan="{chan}">')
+                out.append(TB_LINE % (ident, send, recv, chan))
                 out.extend(step_lines[a:b])
                 out.append("    </tb>")
             out.append("  </gpu>")
