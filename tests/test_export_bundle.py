@@ -246,6 +246,55 @@ def test_a_program_no_longer_needed_is_not_waited_for():
     assert not multiprocessing.active_children()
 
 
+def test_a_copy_count_that_fails_while_planning_is_not_planned_with(monkeypatch):
+    """The workers start on the likely copy count at a lower CPU priority while the plan runs; when that program
+    does not fit, no plan with it runs to its end, and the bundle holds one copy with a note naming the failure."""
+    import multiprocessing
+    import os
+    import types
+
+    import solvers.export.bundle as bundle_module
+    from solvers.export import XmlError
+
+    topo, schedule = _schedule("gkautz(2,16)", "ring", "allgather")
+    original_job, original_plan, original_times = bundle_module._export_job, bundle_module.plan, Model.times
+
+    def job(*args):
+        if args[5][0] > 1:         # (copies, in place): a worker reports its own priority in the error
+            return XmlError(f"runs at niceness {os.nice(0)}")
+        return original_job(*args)
+
+    planned = []
+
+    def recorded_plan(*args, copies, **kwargs):
+        planned.append([list(copies), False])
+        out = original_plan(*args, copies=copies, **kwargs)
+        planned[-1][1] = True
+        return out
+
+    def slow_times(self, sizes, between=None):           # time for a worker's answer to come in
+        def wait():
+            import time
+            time.sleep(0.05)
+            if between is not None:
+                between()
+        return original_times(self, sizes, wait)
+
+    monkeypatch.setattr(bundle_module, "_export_job", job)         # the forked workers run it too
+    monkeypatch.setattr(bundle_module, "plan", recorded_plan)
+    monkeypatch.setattr(Model, "times", slow_times)
+    monkeypatch.setattr(bundle_module, "threading", types.SimpleNamespace(active_count=lambda: 1))
+    said = []
+    b = export_bundle(topo, schedule, "rccl", execution=NVLINK, jobs=2, progress=said.append)
+    assert any(line.startswith(("building 2 copies", "building 4 copies")) for line in said)
+    assert {f.choice.copies for f in b.files} == {1}
+    failed = [n for n in b.notes if "copies do not fit" in n]
+    assert failed and f"runs at niceness {min(19, os.nice(0) + bundle_module.SPECULATIVE_NICE)}" in failed[0]
+    bad = int(failed[0].split()[0])
+    assert all(not done for copies, done in planned if bad in copies)
+    assert not multiprocessing.active_children()
+
+
 def test_worker_processes_start_from_a_fork_server_beside_other_threads(bundle, monkeypatch):
     """A web server runs the export on one of its threads: the workers then come from a fork server (never a fork
     of a process with other threads) and still give the same files."""

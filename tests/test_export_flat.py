@@ -65,7 +65,10 @@ def test_columns_read_what_the_line_reader_reads(programs):
     lambda t: t.replace(' cnt="1" ', ' cnt="1234567890123456789012" ', 1),
     lambda t: t.replace("    </tb>\n", "", 1), lambda t: t.replace("  </gpu>\n", "", 1),
     lambda t: t.replace('"/>\n', '" />\n', 1), lambda t: t.replace("    <tb ", "     <tb ", 1),
-    lambda t: t.replace("      <step", "  <gpu", 1)])
+    lambda t: t.replace("      <step", "  <gpu", 1),
+    lambda t: t.replace(' i_chunks="', ' i_chunks="1234567890123456789012', 1),
+    lambda t: t.replace(' depid="-1" ', ' depid="1-1" ', 1), lambda t: t.replace(' cnt="1" ', ' cnt="" ', 1),
+    lambda t: t.replace(' cnt="1" ', ' cnt="1²" ', 1)])
 def test_any_other_form_is_left_to_the_object_reader(programs, change):
     text = change(to_xml(programs[2]))
     assert text != to_xml(programs[2])
@@ -230,3 +233,18 @@ def test_unmutated_programs_pass_in_columns(programs):
         flat, valid, simulated = _fast(to_xml(algo))
         assert valid and simulated is True
         assert not _racy(algo)
+
+
+def test_sizes_the_runtime_cannot_read_or_we_cannot_simulate_get_one_line(programs):
+    """Integers above the readers' C int, and buffers too large to simulate, are refused with a message (no
+    crash, no list of billions of chunks), whichever reader takes the file."""
+    text = to_xml(programs[2])
+    huge_header = text.replace(' nchunksperloop="', ' nchunksperloop="99999999999', 1)
+    report = check_xml(huge_header)
+    assert not report.ok and "the most the runtime's int holds" in report.first
+    large = text.replace(' s_chunks="0"', ' s_chunks="20000000"', 1)
+    assert large != text
+    report = check_xml(large)
+    assert not report.ok and "this checker simulates" in report.first
+    algo = parse_xml(large)[0]
+    assert validate(algo) == [] and "this checker simulates" in simulate(algo)[0]

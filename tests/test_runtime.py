@@ -227,3 +227,38 @@ def test_both_history_layouts_give_the_same_times(expr, algo, coll, monkeypatch)
         assert any(run.waves < 300 + model.layout.steps - 1 for run in runs[-1:])   # the shortcut was taken
         got[saving] = [np.concatenate([run.total_us, run.last_finish.ravel()]) for run in runs]
     assert all(np.array_equal(a, b) for a, b in zip(got[0], got[10 ** 9]))
+
+
+@pytest.mark.parametrize("expr,algo,coll", [("gkautz(2,16)", "ring", "allgather"),
+                                            ("torus(4,4)", "tacos", "allreduce"),
+                                            ("dgx_a100(boxes=2)", "forestcoll", "allgather"),
+                                            ("hypercube(4)", "bfb", "allreduce")])
+def test_depths_skipped_by_the_link_busy_bound_could_not_be_faster(expr, algo, coll, monkeypatch):
+    """Every link's busy time with P slices is below the modelled time at P, for every P and size; so skipping a
+    depth whose bound is above a size's best time gives the times and depths of trying every depth, with fewer
+    runs of the wave model (the ring gains nothing from pipelining: only P = 1 runs)."""
+    r = synthesize(load(expr), algo, coll, total_bytes=1e8)
+    model = Model(r.topology, r.schedule, AB)
+    sizes = np.geomspace(1e3, 4e9, 12)
+    alphas, per_byte = model._link_busy()
+    for p in (1, 2, 8, 64):
+        busy = (p * alphas[:, None] + per_byte[:, None] * (sizes / model.n)[None, :]).max(axis=0)
+        assert np.all(busy <= model._run(sizes, p).total_us * (1 + 1e-12))
+    counted = []
+    original = Model._run
+
+    def run(self, sizes, slices, *args):
+        counted.append(len(sizes))
+        return original(self, sizes, slices, *args)
+
+    monkeypatch.setattr(Model, "_run", run)
+    pruned = model.times(sizes)
+    pruned_runs = sum(counted)
+    counted.clear()
+    monkeypatch.setattr(Model, "_link_busy", lambda self: (np.zeros(model.layout.rows),) * 2)
+    every = model.times(sizes)
+    np.testing.assert_allclose(pruned[0], every[0], rtol=1e-12)
+    assert np.array_equal(pruned[1], every[1])
+    assert pruned_runs < sum(counted)
+    if algo == "ring":
+        assert pruned_runs == len(sizes)

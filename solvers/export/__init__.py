@@ -82,12 +82,22 @@ def export(topo: Topology, schedule: Schedule, dialect: str | None = None, sm_bu
     merge = start_merged
     tb_limit = min(limits.max_tbs, sm_budget)
     instructions = lowering(topo, schedule, **kwargs)      # what every try places on threadblocks its own way
-    failed: dict[int, Exception] = {}     # merged tries over a limit, by instructions per threadblock
+    # merged tries over a limit, by instructions per threadblock; None: over the threadblock limit, its message
+    # (the object validator's, seconds for a 256-rank program) made only if it is raised
+    failed: dict[int, Exception | None] = {}
     climbed = False
+
+    def over_limit(placed) -> XmlError:
+        why = (validate(placed.algo(), dialect, sm_budget, limits)
+               or [f"{placed.tbs_per_rank} threadblocks per rank, above {tb_limit}"])
+        return XmlError(f"the exported XML fails its check for {limits.name}: {why[0]}")
+
     while True:        # the limits are read off the program first; only a program within them is written and checked
         if merge and ops in failed:         # back at a try that was over a limit
             if guessed_from is None:
-                raise failed[ops]
+                error = failed[ops]
+                raise error if error is not None else over_limit(
+                    instructions.place(ops, merge, limits.max_tbs_per_channel, limits.max_channels))
             ops, guessed_from = guessed_from, None          # search from where merging began
             continue
         guessing = guessed_from is not None and ops < guessed_from
@@ -100,12 +110,9 @@ def export(topo: Topology, schedule: Schedule, dialect: str | None = None, sm_bu
             continue
         tbs, steps = placed.tbs_per_rank, placed.steps_per_tb
         if tbs > tb_limit and merge:
-            why = (validate(placed.algo(), dialect, sm_budget, limits)
-                   or [f"{tbs} threadblocks per rank, above {tb_limit}"])
-            error = XmlError(f"the exported XML fails its check for {limits.name}: {why[0]}")
             if not guessing:
-                raise error
-            failed[ops] = error
+                raise over_limit(placed)
+            failed[ops] = None
             up = min(guessed_from - 1, ops * limits.max_steps // max(steps, 1))
             if not climbed and up > ops:    # steps to spare: once, more instructions per threadblock in proportion
                 climbed, ops = True, up

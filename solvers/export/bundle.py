@@ -96,6 +96,10 @@ class Bundle:
         return buf.getvalue()
 
 
+class _Replan(Exception):
+    """A program the plan may pick turned out not to fit: plan again without its number of copies."""
+
+
 PARALLEL_MIN_TRANSFERS = 10_000   # schedules at least this long: the programs are built in worker processes
 
 
@@ -152,7 +156,7 @@ def export_bundle(topo: Topology, schedule: Schedule, runtime: str | Target | No
                 # the workers would wait for the plan: meanwhile they start on the copies it is likely to pick (a
                 # program it does not pick is stopped)
                 for in_place in sorted(places):
-                    build.start((likely, in_place))
+                    build.start((likely, in_place), speculative=True)
             return fit
 
         known: list[list[int]] = []
@@ -165,35 +169,48 @@ def export_bundle(topo: Topology, schedule: Schedule, runtime: str | Target | No
         say(f"timing one copy in {len(protocols)} protocols")     # meanwhile; more copies once it is known they fit
         plan(topo, schedule, protocols=protocols, copies=[1], model=model, timed=timed, between=between)
         allowed = known[0] if known else fitting()          # XmlError or NotApplicable when one copy does not fit
+
+        def watch() -> None:           # between the plan's runs: stop planning with copies known not to fit
+            build.poll()
+            if build.failures(allowed):
+                raise _Replan
+
         while True:
-            say(f"planning ranges over {len(allowed)} copy counts x {len(protocols)} protocols")
-            p = plan(topo, schedule, protocols=protocols, copies=allowed, model=model, timed=timed,
-                     between=build.poll)
-            choices = p.choices if limits.dialect == "executor" else \
-                [replace(p.choices[-1], min_bytes=0, max_bytes=None)]      # one file serves every size
-            # out of place first: it has the local copies on top, so it is the one that meets a limit first
-            todo = [(c, in_place) for c in sorted({ch.copies for ch in choices}, reverse=True)
-                    for in_place in sorted(places)]
-            for job in build.started():
-                if job[0] > 1 and job not in todo:
-                    build.drop(job)
-            for job in todo:
-                build.start(job)
-            failures = {}
-            for job in todo:
-                if job[0] in failures:             # this number of copies is out whatever the other placement does
-                    continue
-                try:
-                    build.result(job)
-                except (XmlError, NotApplicable) as exc:
-                    if job[0] == 1:
-                        raise
-                    failures.setdefault(job[0], exc)
-                    build.drop((job[0], not job[1]))      # the other placement is of no use without this one
+            failures = build.failures(allowed)          # programs that did not fit while it planned before
             if not failures:
-                break
+                say(f"planning ranges over {len(allowed)} copy counts x {len(protocols)} protocols")
+                try:
+                    p = plan(topo, schedule, protocols=protocols, copies=allowed, model=model, timed=timed,
+                             between=watch)
+                except _Replan:
+                    failures = build.failures(allowed)
+            if not failures:
+                choices = p.choices if limits.dialect == "executor" else \
+                    [replace(p.choices[-1], min_bytes=0, max_bytes=None)]      # one file serves every size
+                # out of place first: it has the local copies on top, so it is the one that meets a limit first
+                todo = [(c, in_place) for c in sorted({ch.copies for ch in choices}, reverse=True)
+                        for in_place in sorted(places)]
+                for job in build.started():
+                    if job[0] > 1 and job not in todo:
+                        build.drop(job)
+                for job in todo:
+                    build.start(job)
+                for job in todo:
+                    if job[0] in failures:         # this number of copies is out whatever the other placement does
+                        continue
+                    try:
+                        build.result(job)
+                    except (XmlError, NotApplicable) as exc:
+                        if job[0] == 1:
+                            raise
+                        failures.setdefault(job[0], exc)
+                        build.drop((job[0], not job[1]))      # the other placement is of no use without this one
+                if not failures:
+                    break
             for c in sorted(failures):
                 notes.append(f"{c} copies do not fit {limits.name}: {str(failures[c]).splitlines()[0]}")
+                for in_place in places:
+                    build.drop((c, in_place))
             allowed = [c for c in allowed if c < max(failures)]
         bundle = Bundle(limits.name, coll, stem, p, notes=notes)
         for ch in choices:
@@ -231,6 +248,7 @@ class _Builder:
         self.tb_limit = min(limits.max_tbs, sm_budget)
         self.max_steps = limits.max_steps
         self.first = None           # the one-copy program's report: where further programs start their search
+        self.speculative: set = set()
 
     def __enter__(self):
         return self
@@ -249,7 +267,13 @@ class _Builder:
             guessed_from, ops = ops, _merged_guess(ops, first.steps_per_tb, self.max_steps)
         return ops, merged, guessed_from
 
-    def start(self, job: tuple[int, bool]) -> None:
+    def start(self, job: tuple[int, bool], speculative: bool = False) -> None:
+        """Ask for ``job``; a ``speculative`` one (the plan may not need it) runs at a lower CPU priority, so that
+        it takes only the time the plan and the programs it needs leave free."""
+        if speculative and job not in self.done and job not in self.running:
+            self.speculative.add(job)
+        elif not speculative:
+            self.speculative.discard(job)
         if job not in self.done and job not in self.running and job not in self.waiting:
             self.waiting[job] = self._hint(job)
             self._fill()
@@ -260,7 +284,8 @@ class _Builder:
             job, hint = next(iter(self.waiting.items()))
             receive, send = self.context.Pipe(duplex=False)
             try:
-                process = self.context.Process(target=_worker, args=(send, *self.args, job, hint), daemon=True)
+                process = self.context.Process(target=_worker, args=(send, job in self.speculative, *self.args,
+                                                                     job, hint), daemon=True)
                 process.start()
             except Exception:          # no process, or arguments a fork server cannot be sent: build here
                 receive.close()
@@ -306,6 +331,15 @@ class _Builder:
         """Whether ``job`` is built and fits."""
         return job in self.done and not isinstance(self.done[job], Exception)
 
+    def failures(self, copies) -> dict:
+        """The counts among ``copies`` (above one) whose program is built and does not fit, with its error (the out
+        of place program's where both failed)."""
+        out = {}
+        for job in sorted(self.done):
+            if job[0] > 1 and job[0] in copies and isinstance(self.done[job], Exception):
+                out.setdefault(job[0], self.done[job])
+        return out
+
     def drop(self, job: tuple[int, bool]) -> None:
         """``job`` is not needed any more: not started, or its worker stopped."""
         self.waiting.pop(job, None)
@@ -348,9 +382,17 @@ def _stop(process, conn) -> None:
     conn.close()
 
 
-def _worker(connection, *args) -> None:
+SPECULATIVE_NICE = 10      # how much lower a speculative worker's priority is
+
+
+def _worker(connection, speculative: bool, *args) -> None:
     """A worker process: one program (``_export_job``) sent back whole; nothing sent if it fails unexpectedly
     (the parent then builds it itself and meets the error there)."""
+    if speculative:
+        try:
+            os.nice(SPECULATIVE_NICE)
+        except OSError:              # not allowed here: it runs at the same priority
+            pass
     try:
         connection.send(_export_job(*args))
     finally:

@@ -14,7 +14,8 @@ from ..core.gc_pause import gc_paused
 from .flat import FlatProgram, read_flat
 from .flat_check import runs, sound
 from .msccl_xml import parse_xml
-from .program import (DEFAULT_SM_BUDGET, KNOWN_COLLS, MAX_DEPENDENCY_TB, MAX_NODES_PER_RANK, MAX_OFFSET, PROTOCOLS,
+from .program import (DEFAULT_SM_BUDGET, KNOWN_COLLS, MAX_DEPENDENCY_TB, MAX_INT, MAX_NODES_PER_RANK, MAX_OFFSET,
+                      MAX_SIMULATED_CHUNKS, PROTOCOLS,
                       READING_STEPS, RECEIVING_STEPS, SENDING_STEPS, STEP_TYPES, TARGETS, WRITING_STEPS, Algo, Target,
                       XmlError, target)
 
@@ -58,6 +59,9 @@ def validate_header(algo: Algo, dialect: str = "executor") -> list[str]:
         errs.append("inplace and outofplace must be 0 or 1")
     if algo.nchunksperloop < 1:
         errs.append("nchunksperloop must be positive")
+    for name in ("nchannels", "nchunksperloop", "ngpus"):
+        if getattr(algo, name) > MAX_INT:
+            errs.append(f"{name}={getattr(algo, name)} is above {MAX_INT}, the most the runtime's int holds")
     return errs
 
 
@@ -65,7 +69,7 @@ def _validate_body(algo: Algo, sm_budget: int, limits: Target) -> list[str]:
     """The rules on the ranks, threadblocks and steps (``validate`` without ``validate_header``)."""
     errs: list[str] = []
     ids = sorted(g.id for g in algo.gpus)
-    if ids != list(range(algo.ngpus)):
+    if len(ids) != algo.ngpus or ids != list(range(algo.ngpus)):
         errs.append(f"ngpus={algo.ngpus} but the <gpu> ids are {ids[:8]}{'...' if len(ids) > 8 else ''}")
     for g in algo.gpus:
         where = f"gpu {g.id}"
@@ -75,6 +79,8 @@ def _validate_body(algo: Algo, sm_budget: int, limits: Target) -> list[str]:
                         "(use fewer chunks per shard, or a schedule with fewer transfers)")
         if min(g.i_chunks, g.o_chunks, g.s_chunks) < 0:
             errs.append(f"{where}: negative buffer size")
+        if max(g.i_chunks, g.o_chunks, g.s_chunks) > MAX_INT:
+            errs.append(f"{where}: a buffer of more than {MAX_INT} chunks, the most the runtime's int holds")
         if len(g.tbs) > limits.max_tbs:
             errs.append(f"{where}: {len(g.tbs)} threadblocks, {len(g.tbs) - limits.max_tbs} above the "
                         f"{limits.max_tbs} per rank that {limits.name} reads")
@@ -186,6 +192,10 @@ def simulate(algo: Algo) -> list[str]:
     write into the input buffer ``i`` of a file that serves only out-of-place calls (the caller's send buffer)."""
     n, c = algo.ngpus, algo.nchunksperloop
     per = c // n if n else 0
+    chunks = sum(g.i_chunks + g.o_chunks + g.s_chunks for g in algo.gpus) + n * max(c, 0)
+    if chunks > MAX_SIMULATED_CHUNKS:
+        return [f"{chunks} chunks of buffers (and of results to check) are more than the {MAX_SIMULATED_CHUNKS} "
+                "this checker simulates"]
     bufs: dict[tuple, list] = {}
     for g in algo.gpus:
         for name, size in (("i", g.i_chunks), ("o", g.o_chunks), ("s", g.s_chunks)):

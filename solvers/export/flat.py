@@ -3,8 +3,10 @@
 A 256-rank program has about a million steps; reading them into ``Step`` objects and checking them one by one
 costs seconds, while the same file as columns (one row per step, per threadblock and per rank) is checked by a few
 array passes (``flat_check``). ``read_flat`` accepts exactly the files ``msccl_xml._read_as_written`` reads line
-by line, minus any step whose type or buffer is not a known word or whose numbers do not fit 64 bits; for anything
-else it gives None and the caller reads the file into objects as before. ``FlatProgram.to_algo`` gives the very
+by line, minus any step whose type or buffer is not a known word and any value of more than 18 digits (so every
+value fits 64 bits); for anything else it gives None and the caller reads the file into objects as before. It
+makes no Python object per value: the body's digits all read as 0 leave a few distinct line shapes, each matched
+once against the line formats, and the values are the body's runs of digits and minus signs, parsed in one call. ``FlatProgram.to_algo`` gives the very
 objects ``parse_xml`` would have, for the messages of the object checker when a fast check finds a fault.
 """
 from __future__ import annotations
@@ -15,16 +17,23 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .msccl_xml import _GPU_LINE, _TB_LINE, _algo
+from .msccl_xml import _algo
 from .program import STEP_TYPES, Algo, Gpu, Step, Tb
 
 TYPE_CODE = {name: k for k, name in enumerate(STEP_TYPES)}
 BUFFERS = ("i", "o", "s")
 BUF_CODE = {name: k for k, name in enumerate(BUFFERS)}
-_INT = r'"(-?[0-9]{1,18})"'           # at most 18 digits: always within int64
-_WORD = r'"([a-z]+)"'
-_STEP_LINES = re.compile(f"^      <step s={_INT} type={_WORD} srcbuf={_WORD} srcoff={_INT} dstbuf={_WORD} "
-                         f"dstoff={_INT} cnt={_INT} depid={_INT} deps={_INT} hasdep={_INT}/>$", re.MULTILINE)
+_INT = rb'"-?0{1,18}"'           # a value read with its digits as 0: at most 18 digits, always within int64
+_WORD = rb'"([a-z]+)"'
+_STEP_SHAPE = re.compile(rb"      <step s=%s type=%s srcbuf=%s srcoff=%s dstbuf=%s dstoff=%s cnt=%s depid=%s "
+                         rb"deps=%s hasdep=%s/>" % (_INT, _WORD, _WORD, _INT, _WORD, _INT, _INT, _INT, _INT, _INT))
+_TB_SHAPE = re.compile(rb"    <tb id=%s send=%s recv=%s chan=%s>" % ((_INT,) * 4))
+_GPU_SHAPE = re.compile(rb"  <gpu id=%s i_chunks=%s o_chunks=%s s_chunks=%s>" % ((_INT,) * 4))
+_GRAMMAR = re.compile(rb"(?:G(?:TS*t)*g)*")     # lines by kind: rank, threadblock, step and their ends
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_VALUES_ONLY = bytes(c if chr(c) in "-0123456789" else ord(" ") for c in range(256))
+_VALUES_PER_KIND = np.zeros(256, np.int64)
+_VALUES_PER_KIND[[ord("G"), ord("T"), ord("S")]] = 4, 4, 7
 INT_FIELDS = ("s", "srcoff", "dstoff", "cnt", "depid", "deps", "hasdep")
 
 
@@ -91,54 +100,62 @@ def read_flat(text: str, dialect: str | None) -> tuple[FlatProgram, str] | None:
     if len(head) or head.text is not None:
         return None
     header, dialect = _algo(head.attrib, dialect)
-    gpus: list[tuple] = []
-    tbs: list[tuple] = []
-    tb_steps: list[int] = []
-    in_gpu = False
-    pieces = text[end + 1:len(text) - 8].split("    </tb>\n")     # each but the last ends in a threadblock
-    for k, piece in enumerate(pieces):
-        at = len(piece) if k == len(pieces) - 1 else piece.find("    <tb ")
-        if at < 0 or (at and piece[at - 1] != "\n"):
-            return None
-        for line in piece[:at].split("\n")[:-1]:           # ranks opening and closing before the threadblock
-            if not in_gpu and (m := _GPU_LINE.fullmatch(line)) is not None:
-                gpus.append(tuple(map(int, m.groups())))
-                in_gpu = True
-            elif line == "  </gpu>" and in_gpu:
-                in_gpu = False
-            else:
-                return None
-        if at == len(piece):
-            break
-        tb_end = piece.find("\n", at)
-        m = _TB_LINE.fullmatch(piece, at, tb_end) if tb_end >= 0 else None
-        if m is None or not in_gpu:
-            return None
-        tbs.append((len(gpus) - 1, *map(int, m.groups())))
-        tb_steps.append(piece.count("\n", tb_end + 1))       # its step lines: each must match _STEP_LINES
-    if in_gpu:
+    # the body line by line without a Python object per value: every digit is read as 0, so the distinct line
+    # shapes are few and each is matched once; the values are then every run of digits and minus signs, in order
+    # (no other character of a line written so is one of those)
+    try:
+        raw = text[end + 1:len(text) - 8].encode("ascii")      # between the <algo> line and "</algo>\n"
+    except UnicodeEncodeError:
         return None
-    found = _STEP_LINES.findall(text)
-    if len(found) != sum(tb_steps):          # a line inside a threadblock not written as to_xml writes a step
+    shapes = raw.translate(_DIGITS_AS_ZERO).split(b"\n")
+    shapes.pop()                                   # the body ends with a newline
+    code = dict.fromkeys(shapes)
+    kinds, words = bytearray(), []
+    for k, shape in enumerate(code):
+        got = _shape(shape)
+        if got is None:
+            return None
+        code[shape] = k
+        kinds.append(got[0])
+        words.append(got[1:])
+    line_code = np.fromiter(map(code.__getitem__, shapes), np.int64, len(shapes))
+    line_kind = np.frombuffer(bytes(kinds), np.uint8)[line_code]
+    if _GRAMMAR.fullmatch(line_kind.tobytes()) is None:   # ranks holding threadblocks holding steps
         return None
-    values = list(zip(*found)) if found else [()] * 10
-    steps = {}
-    for name, col in zip(("s", "type", "srcbuf", "srcoff", "dstbuf", "dstoff", "cnt", "depid", "deps", "hasdep"),
-                         values):
-        if name in ("type", "srcbuf", "dstbuf"):
-            try:
-                got = np.fromiter(map((TYPE_CODE if name == "type" else BUF_CODE).__getitem__, col), np.int64,
-                                  len(col))
-            except KeyError:                 # an unknown word: the object reader names it
-                return None
-        else:
-            got = np.fromstring(" ".join(col), dtype=np.int64, sep=" ") if col else np.empty(0, np.int64)
-            if len(got) != len(col):
-                return None
-        steps[name] = got
-    g = np.array(gpus, dtype=np.int64).reshape(-1, 4)
-    t = np.array(tbs, dtype=np.int64).reshape(-1, 5)
-    start = np.zeros(len(tbs) + 1, np.int64)
-    np.cumsum(tb_steps, out=start[1:])
-    return FlatProgram(header, g[:, 0], g[:, 1], g[:, 2], g[:, 3], t[:, 0], t[:, 1], t[:, 2], t[:, 3], t[:, 4],
+    values = np.fromstring(raw.translate(_VALUES_ONLY), dtype=np.int64, sep=" ")
+    per_line = _VALUES_PER_KIND[line_kind]
+    if len(values) != int(per_line.sum()):
+        return None
+    at = np.cumsum(per_line) - per_line                    # each line's first value
+    is_step = line_kind == ord("S")
+    first = at[is_step]
+    word = np.array(words, dtype=np.int64).reshape(-1, 3)[line_code[is_step]]
+    steps = {name: values[first + k] for k, name in enumerate(INT_FIELDS)}
+    steps.update(type=word[:, 0], srcbuf=word[:, 1], dstbuf=word[:, 2])
+    g = values[at[line_kind == ord("G")][:, None] + np.arange(4)]
+    is_tb = line_kind == ord("T")
+    t = values[at[is_tb][:, None] + np.arange(4)]
+    tb_gpu = (np.cumsum(line_kind == ord("G")) - 1)[is_tb]
+    start = np.append(np.cumsum(is_step)[is_tb], np.count_nonzero(is_step)).astype(np.int64)
+    return FlatProgram(header, g[:, 0], g[:, 1], g[:, 2], g[:, 3], tb_gpu, t[:, 0], t[:, 1], t[:, 2], t[:, 3],
                        start, steps), dialect
+
+
+def _shape(line: bytes) -> tuple[int, int, int, int] | None:
+    """(kind letter, type code, source buffer code, destination buffer code) of a line whose digits read as 0
+    (``read_flat``); None for a line ``to_xml`` does not write. A step's fields are in ``_STEP_SHAPE``'s order."""
+    if line == b"    </tb>":
+        return ord("t"), 0, 0, 0
+    if line == b"  </gpu>":
+        return ord("g"), 0, 0, 0
+    if _TB_SHAPE.fullmatch(line):
+        return ord("T"), 0, 0, 0
+    if _GPU_SHAPE.fullmatch(line):
+        return ord("G"), 0, 0, 0
+    m = _STEP_SHAPE.fullmatch(line)
+    if m is None:
+        return None
+    kind, src, dst = (w.decode() for w in m.groups())
+    if kind not in TYPE_CODE or src not in BUF_CODE or dst not in BUF_CODE:      # the object reader names it
+        return None
+    return ord("S"), TYPE_CODE[kind], BUF_CODE[src], BUF_CODE[dst]

@@ -22,8 +22,8 @@ import numpy as np
 
 from ..core.sorted_unique import sorted_unique
 from .flat import BUF_CODE, TYPE_CODE, FlatProgram
-from .program import (MAX_DEPENDENCY_TB, MAX_NODES_PER_RANK, MAX_OFFSET, READING_STEPS, RECEIVING_STEPS,
-                      SENDING_STEPS, STEP_TYPES, WRITING_STEPS, Target)
+from .program import (MAX_DEPENDENCY_TB, MAX_INT, MAX_NODES_PER_RANK, MAX_OFFSET, MAX_SIMULATED_CHUNKS,
+                      READING_STEPS, RECEIVING_STEPS, SENDING_STEPS, STEP_TYPES, WRITING_STEPS, Target)
 
 _CODES = lambda names: np.array([TYPE_CODE[t] for t in names], dtype=np.int64)      # noqa: E731
 _SENDS, _RECVS, _READS, _WRITES = (np.isin(np.arange(len(STEP_TYPES)), _CODES(names))
@@ -47,6 +47,7 @@ def sound(p: FlatProgram, sm_budget: int, limits: Target) -> bool:
     steps_of = np.bincount(p.tb_gpu, weights=tb_len, minlength=n) if ntbs else np.zeros(n)
     if n and ((1 + ngpus + tbs_of + steps_of).max() > MAX_NODES_PER_RANK
               or min(p.i_chunks.min(), p.o_chunks.min(), p.s_chunks.min()) < 0
+              or max(p.i_chunks.max(), p.o_chunks.max(), p.s_chunks.max()) > MAX_INT
               or tbs_of.max() > min(limits.max_tbs, sm_budget)):
         return False
     if not ntbs:
@@ -117,6 +118,9 @@ def runs(p: FlatProgram) -> bool | None:
     in_place = h.inplace == 1 and h.outofplace == 0
     if coll not in ("allgather", "reducescatter", "allreduce", "alltoall"):
         return False                   # simulate names the missing postcondition
+    chunks = int(p.i_chunks.sum() + p.o_chunks.sum() + p.s_chunks.sum()) + ngpus * max(h.nchunksperloop, 0)
+    if chunks > MAX_SIMULATED_CHUNKS:
+        return False                   # too large: simulate says so
     kind, cnt = st["type"], st["cnt"]
     step_tb = np.repeat(np.arange(ntbs), p.tb_len)
     if not in_place and (_WRITES[kind] & (st["dstbuf"] == BUF_CODE["i"])).any():

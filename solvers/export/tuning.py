@@ -149,7 +149,8 @@ def plan(topo: Topology, schedule: Schedule, *, execution: Execution | None = No
     """The ranges of the module docstring for a verified ``schedule`` on ``topo`` (``execution``: the links'
     prices, default their own). ``timed`` keeps the candidates' times by link prices between calls on one
     ``model`` and ``sizes`` (a bundle that plans again without some copy counts reuses them); ``between`` is
-    called after each candidate is timed (a bundle takes in the programs its workers finished meanwhile)."""
+    called after each run of the wave model (``Model.times``: a bundle takes in the programs its workers finished
+    meanwhile, and may raise to stop planning)."""
     unknown = [p for p in protocols if p not in PROTOCOL_COSTS]
     if unknown or not protocols:
         raise ValueError(f"unknown protocol(s) {unknown} (choose from {', '.join(PROTOCOL_COSTS)})")
@@ -165,9 +166,7 @@ def plan(topo: Topology, schedule: Schedule, *, execution: Execution | None = No
             alpha, per_byte = candidate_prices(base, proto, c)
             prices = (sizes, *_prices_key(alpha, per_byte))
             if prices not in timed:
-                timed[prices] = base.with_link_prices(alpha, per_byte).times(sizes)[0]
-                if between is not None:
-                    between()
+                timed[prices] = base.with_link_prices(alpha, per_byte).times(sizes, between)[0]
             out.times[(name, c)] = timed[prices] + proto.launch_us
     keys = list(out.times)
     table = np.array([out.times[k] for k in keys])

@@ -28,7 +28,7 @@ message graph for many sizes (``Model.run``, ``Model.times``); ``Execution``; ``
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -42,6 +42,7 @@ from .engine import Layout, WaveRun, run_waves
 __all__ = ["Execution", "Model", "RuntimeResult", "bound_time_us", "busbw_factor", "message_graph", "simulate"]
 
 MAX_CELLS = 32_000_000       # floats held per batch of sizes (the wave state of every size simulated at once)
+BOUND_SLACK = 1e-9           # a depth is skipped only where its lower bound beats the best time by this share
 
 
 @dataclass(frozen=True)
@@ -168,9 +169,12 @@ class Model:
             p *= 2
         return out
 
-    def times(self, sizes: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+    def times(self, sizes: Sequence[float], between: Callable[[], None] | None = None
+              ) -> tuple[np.ndarray, np.ndarray]:
         """(best time in us, its P) for every size, trying P = 1, 2, 4, ... while it still helps (it stops after
-        two doublings that made no size faster)."""
+        two doublings that made no size faster). A size is not run at a P where some link's busy time alone
+        (``_link_busy``) is above its best time so far: it cannot be faster there, nor at any larger P.
+        ``between`` is called after each run of the wave model (a caller's chance to do other work)."""
         sizes = np.asarray([float(m) for m in sizes])
         if np.any(~(sizes > 0)):
             raise ValueError("buffer sizes must be positive")
@@ -182,12 +186,21 @@ class Model:
         lay = self.layout
         per_size = lay.cells + 6 * self.graph.size + 3 * lay.rows * lay.cols
         chunk = max(1, MAX_CELLS // max(1, per_size))
+        alphas, bytes_cost = self._link_busy()
         for lo in range(0, len(sizes), chunk):
             idx = np.arange(lo, min(len(sizes), lo + chunk))
             worse = 0
             for p in sorted({p for i in idx for p in cands[i]}):
                 take = idx[[p in cands[i] for i in idx]]
+                # no link can be busy for longer than the whole run: sizes whose bound is already above their best
+                # time cannot get faster with p slices, nor with more (the bound grows with p)
+                busy = (p * alphas[:, None] + bytes_cost[:, None] * (sizes[take] / self.n)[None, :]).max(axis=0)
+                take = take[busy * (1 - BOUND_SLACK) < best[take]]
+                if not len(take):
+                    break
                 got = self._run(sizes[take], p).total_us
+                if between is not None:
+                    between()
                 better = got < best[take] * (1 - 1e-12)
                 best[take[better]] = got[better]
                 best_p[take[better]] = p
@@ -195,6 +208,13 @@ class Model:
                 if worse >= 2:
                     break
         return best, best_p
+
+    def _link_busy(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per link that carries data, (the sum of its messages' alphas, the sum of their microseconds per shard
+        byte): with P slices of shards of s bytes it is busy for P a + b s in all, a lower bound on the time."""
+        row, rows = self.layout.row, self.layout.rows
+        return (np.bincount(row, weights=self._alpha, minlength=rows),
+                np.bincount(row, weights=self.graph.load * self._per_byte, minlength=rows))
 
     def _run(self, sizes: np.ndarray, slices: int, record: bool = False, shortcut: bool = True) -> WaveRun:
         return run_waves(self.graph, self.layout, self._alpha, self._per_byte, sizes / self.n, slices, record,

@@ -41,7 +41,6 @@ class MessageGraph:
     load: np.ndarray          # float64: shards (M/N) carried per slice
     ptr: np.ndarray           # int64, len = messages + 1
     deps: np.ndarray          # int64
-    batches: list[tuple[int, int]]
     src: np.ndarray           # sender node of each message
     dst: np.ndarray           # receiver node of each message
     transfers: int
@@ -87,7 +86,7 @@ def message_graph(topo: Topology, schedule: Schedule) -> MessageGraph:
     link_dst = np.array([l.dst for l in topo.links], dtype=np.int64)
     if n_tr == 0:
         empty = np.zeros(0, dtype=np.int64)
-        return MessageGraph(empty, empty, np.zeros(0), np.zeros(1, dtype=np.int64), empty, [], empty, empty, 0)
+        return MessageGraph(empty, empty, np.zeros(0), np.zeros(1, dtype=np.int64), empty, empty, empty, 0)
 
     # messages: one per (step, link), in step order
     order = np.lexsort((link, step))
@@ -162,22 +161,7 @@ def message_graph(topo: Topology, schedule: Schedule) -> MessageGraph:
     ptr = np.zeros(n_msg + 1, dtype=np.int64)
     np.cumsum(counts, out=ptr[1:])
     deps = np.fromiter((d for ds in deps_of for d in sorted(ds)), dtype=np.int64, count=int(ptr[-1]))
-    return MessageGraph(m_step, m_link, m_load, ptr, deps, _batches(m_link, ptr, deps), link_src[m_link],
-                        link_dst[m_link], n_tr)
-
-
-def _batches(link: np.ndarray, ptr: np.ndarray, deps: np.ndarray) -> list[tuple[int, int]]:
-    """Consecutive runs of messages with no repeated link and no dependency inside the run."""
-    out, start, seen = [], 0, set()
-    links, ptr_l, deps_l = link.tolist(), ptr.tolist(), deps.tolist()
-    for i, l in enumerate(links):
-        clash = l in seen or any(d >= start for d in deps_l[ptr_l[i]:ptr_l[i + 1]])
-        if clash:
-            out.append((start, i))
-            start, seen = i, set()
-        seen.add(l)
-    out.append((start, len(links)))
-    return out
+    return MessageGraph(m_step, m_link, m_load, ptr, deps, link_src[m_link], link_dst[m_link], n_tr)
 
 
 def busbw_factor(collective: Collective, n: int) -> float:
