@@ -262,3 +262,43 @@ def test_depths_skipped_by_the_link_busy_bound_could_not_be_faster(expr, algo, c
     assert pruned_runs < sum(counted)
     if algo == "ring":
         assert pruned_runs == len(sizes)
+
+
+def _graph_both_ways(topo, schedule, monkeypatch):
+    """The message graph with the dependencies found in columns, and found transfer by transfer."""
+    from solvers.runtime import dag
+    fast = message_graph(topo, schedule)
+    with monkeypatch.context() as m:
+        m.setattr(dag, "_dependencies_in_columns", dag._dependencies_by_piece)
+        slow = message_graph(topo, schedule)
+    return fast, slow
+
+
+@pytest.mark.parametrize("expr,algo,coll", [("dgx_a100(boxes=2)", "ring", "allreduce"),
+                                            ("dgx_a100(boxes=2)", "teccl", "alltoall"),
+                                            ("mi250(clusters=2)", "forestcoll", "allgather"),
+                                            ("dgx_a100(boxes=2)", "hierarchical", "allreduce"),
+                                            ("torus(4,4)", "tacos", "allreduce"),
+                                            ("gkautz(2,16)", "bfb", "reduce_scatter")])
+def test_dependencies_in_columns_are_those_found_transfer_by_transfer(expr, algo, coll, monkeypatch):
+    r = synthesize(load(expr), algo, coll)
+    fast, slow = _graph_both_ways(r.topology, r.schedule, monkeypatch)
+    assert np.array_equal(fast.ptr, slow.ptr) and np.array_equal(fast.deps, slow.deps)
+    assert len(fast.deps) > 0
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(rows=st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3), st.integers(1, 4), st.integers(0, 5),
+                               st.integers(0, 6), st.booleans()), min_size=1, max_size=60),
+       coll=st.sampled_from(["allgather", "reduce_scatter", "allreduce"]))
+def test_dependencies_of_any_transfers_agree_both_ways(rows, coll, monkeypatch):
+    """Arbitrary transfers (not a schedule of anything) on a fabric with a switch: overlapping pieces, repeated
+    arrivals, copies and reductions mixed, switch sends with and without an earlier arrival to forward."""
+    from solvers.core.schedule import Schedule, Transfer
+    topo = load("cluster(1,4,10,1)")
+    links = len(topo.links)
+    transfers = [Transfer(shard, Fraction(lo, 4), Fraction(lo + width, 4), link % links, step, red)
+                 for shard, lo, width, link, step, red in rows]
+    fast, slow = _graph_both_ways(topo, Schedule(Collective.parse(coll), transfers), monkeypatch)
+    assert np.array_equal(fast.ptr, slow.ptr) and np.array_equal(fast.deps, slow.deps)
