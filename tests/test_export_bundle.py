@@ -6,6 +6,8 @@ from __future__ import annotations
 import io
 import zipfile
 
+import numpy as np
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -292,6 +294,47 @@ def test_a_copy_count_that_fails_while_planning_is_not_planned_with(monkeypatch)
     assert failed and f"runs at niceness {min(19, os.nice(0) + bundle_module.SPECULATIVE_NICE)}" in failed[0]
     bad = int(failed[0].split()[0])
     assert all(not done for copies, done in planned if bad in copies)
+    assert not multiprocessing.active_children()
+
+
+def test_plan_candidates_timed_in_worker_processes_give_the_same_times(tmp_path, monkeypatch):
+    """With CPUs free of programs, the plan's candidates are timed in processes of their own: the same times as
+    timed here; and a plan stopped meanwhile (``between`` raising) leaves no process behind."""
+    import multiprocessing
+    import os
+    import types
+
+    import solvers.export.bundle as bundle_module
+    from solvers.export.program import target
+    from solvers.export.tuning import SIZE_GRID, candidate_prices
+
+    topo, schedule = _schedule("gkautz(2,16)", "ring", "allreduce")
+    model = Model(topo, schedule, NVLINK)
+    models = {name: model.with_link_prices(*candidate_prices(model, PROTOCOL_COSTS[name], 1))
+              for name in PROTOCOL_COSTS}
+    here = {name: m.times(SIZE_GRID)[0] for name, m in models.items()}
+    original = bundle_module._time_candidate
+
+    def marked(connection, model, sizes):
+        (tmp_path / str(os.getpid())).touch()
+        original(connection, model, sizes)
+
+    monkeypatch.setattr(bundle_module, "_time_candidate", marked)
+    monkeypatch.setattr(bundle_module, "threading", types.SimpleNamespace(active_count=lambda: 1))
+    with bundle_module._Builder(topo, schedule, 3, 108, target("rccl"), "x", lambda _m: None) as build:
+        timed = {}
+        build.time_many(models, SIZE_GRID, None, timed)
+        assert set(timed) == set(here) and all(np.array_equal(timed[k], here[k]) for k in here)
+        assert len(list(tmp_path.iterdir())) >= 1             # timed in other processes
+
+        class Stop(Exception):
+            pass
+
+        def stop():
+            raise Stop
+
+        with pytest.raises(Stop):
+            build.time_many(models, SIZE_GRID, stop, {})
     assert not multiprocessing.active_children()
 
 

@@ -167,7 +167,8 @@ def export_bundle(topo: Topology, schedule: Schedule, runtime: str | Target | No
                 known.append(fitting())
 
         say(f"timing one copy in {len(protocols)} protocols")     # meanwhile; more copies once it is known they fit
-        plan(topo, schedule, protocols=protocols, copies=[1], model=model, timed=timed, between=between)
+        plan(topo, schedule, protocols=protocols, copies=[1], model=model, timed=timed, between=between,
+             time_many=build.time_many)
         allowed = known[0] if known else fitting()          # XmlError or NotApplicable when one copy does not fit
 
         def watch() -> None:           # between the plan's runs: stop planning with copies known not to fit
@@ -181,7 +182,7 @@ def export_bundle(topo: Topology, schedule: Schedule, runtime: str | Target | No
                 say(f"planning ranges over {len(allowed)} copy counts x {len(protocols)} protocols")
                 try:
                     p = plan(topo, schedule, protocols=protocols, copies=allowed, model=model, timed=timed,
-                             between=watch)
+                             between=watch, time_many=build.time_many)
                 except _Replan:
                     failures = build.failures(allowed)
             if not failures:
@@ -331,6 +332,53 @@ class _Builder:
         """Whether ``job`` is built and fits."""
         return job in self.done and not isinstance(self.done[job], Exception)
 
+    def time_many(self, models: dict, sizes: tuple, between, timed: dict) -> None:
+        """``tuning.plan``'s candidates timed at once: while CPUs are free of programs being built (one is this
+        process's), candidates each in a process of their own (the runtime model is the same computation there),
+        the others here, calling ``between`` as it goes and while it waits; each result goes into ``timed`` as it
+        comes. Without workers, or when one dies, the rest are timed here."""
+        keys = list(models)
+        running: dict = {}                  # key -> (process, its end of the pipe)
+        try:
+            while keys or running:
+                while self.context is not None and len(keys) > 1 and len(running) < self._idle() - 1:
+                    key = keys.pop()
+                    receive, send = self.context.Pipe(duplex=False)
+                    try:
+                        process = self.context.Process(target=_time_candidate, args=(send, models[key], sizes),
+                                                       daemon=True)
+                        process.start()
+                    except Exception:      # no process: time it here
+                        receive.close()
+                        keys.append(key)
+                        break
+                    finally:
+                        send.close()
+                    running[key] = (process, receive)
+                if keys:
+                    key = keys.pop(0)
+                    timed[key] = models[key].times(sizes, between)[0]
+                    continue
+                ready = wait([conn for _, conn in running.values()], 0.2)
+                for key in [k for k, (_, conn) in running.items() if conn in ready]:
+                    process, conn = running.pop(key)
+                    try:
+                        timed[key] = conn.recv()
+                    except (EOFError, OSError):         # it died without an answer: time it here
+                        keys.append(key)
+                    conn.close()
+                    process.join()
+                if between is not None:
+                    between()
+        finally:
+            for process, conn in running.values():
+                _stop(process, conn)
+
+    def _idle(self) -> int:
+        """Of ``jobs`` CPUs, those no program is being built on (a speculative one yields its CPU)."""
+        self.poll()
+        return self.jobs - sum(1 for job in self.running if job not in self.speculative)
+
     def failures(self, copies) -> dict:
         """The counts among ``copies`` (above one) whose program is built and does not fit, with its error (the out
         of place program's where both failed)."""
@@ -395,6 +443,14 @@ def _worker(connection, speculative: bool, *args) -> None:
             pass
     try:
         connection.send(_export_job(*args))
+    finally:
+        connection.close()
+
+
+def _time_candidate(connection, model, sizes) -> None:
+    """A worker process timing one candidate of the plan (``_Builder.time_many``)."""
+    try:
+        connection.send(model.times(sizes)[0])
     finally:
         connection.close()
 

@@ -145,12 +145,15 @@ def saturating_copies(model: Model, protocols: Sequence[str], copies: Sequence[i
 def plan(topo: Topology, schedule: Schedule, *, execution: Execution | None = None,
          protocols: Sequence[str] = tuple(PROTOCOL_COSTS), copies: Sequence[int] = COPIES,
          sizes: Sequence[int] = SIZE_GRID, model: Model | None = None, timed: dict | None = None,
-         between: Callable[[], None] | None = None) -> Plan:
+         between: Callable[[], None] | None = None,
+         time_many: Callable[[dict, tuple, Callable | None, dict], None] | None = None) -> Plan:
     """The ranges of the module docstring for a verified ``schedule`` on ``topo`` (``execution``: the links'
     prices, default their own). ``timed`` keeps the candidates' times by link prices between calls on one
     ``model`` and ``sizes`` (a bundle that plans again without some copy counts reuses them); ``between`` is
     called after each run of the wave model (``Model.times``: a bundle takes in the programs its workers finished
-    meanwhile, and may raise to stop planning)."""
+    meanwhile, and may raise to stop planning). ``time_many(models, sizes, between, timed)``, when given, times
+    several candidates at once (``models``: repriced models by link prices, each one's times stored in ``timed`` as
+    it is known; a bundle spreads them over processes); the times are the same either way."""
     unknown = [p for p in protocols if p not in PROTOCOL_COSTS]
     if unknown or not protocols:
         raise ValueError(f"unknown protocol(s) {unknown} (choose from {', '.join(PROTOCOL_COSTS)})")
@@ -160,14 +163,20 @@ def plan(topo: Topology, schedule: Schedule, *, execution: Execution | None = No
     base = model if model is not None else Model(topo, schedule, execution)
     out = Plan(schedule.collective, sizes)
     timed = {} if timed is None else timed      # candidates with the same link prices have the same times
+    keys, todo = {}, {}
     for name in protocols:
-        proto = PROTOCOL_COSTS[name]
         for c in sorted(set(copies)):
-            alpha, per_byte = candidate_prices(base, proto, c)
-            prices = (sizes, *_prices_key(alpha, per_byte))
-            if prices not in timed:
-                timed[prices] = base.with_link_prices(alpha, per_byte).times(sizes, between)[0]
-            out.times[(name, c)] = timed[prices] + proto.launch_us
+            alpha, per_byte = candidate_prices(base, PROTOCOL_COSTS[name], c)
+            keys[(name, c)] = prices = (sizes, *_prices_key(alpha, per_byte))
+            if prices not in timed and prices not in todo:
+                todo[prices] = base.with_link_prices(alpha, per_byte)
+    if time_many is not None and len(todo) > 1:
+        time_many(todo, sizes, between, timed)
+    else:
+        for prices, candidate in todo.items():
+            timed[prices] = candidate.times(sizes, between)[0]
+    for (name, c), prices in keys.items():
+        out.times[(name, c)] = timed[prices] + PROTOCOL_COSTS[name].launch_us
     keys = list(out.times)
     table = np.array([out.times[k] for k in keys])
     winners = []
