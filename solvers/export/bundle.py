@@ -341,7 +341,8 @@ class _Builder:
         running: dict = {}                  # key -> (process, its end of the pipe)
         try:
             while keys or running:
-                while self.context is not None and len(keys) > 1 and len(running) < self._idle() - 1:
+                # (taking in programs may find the workers dead, and leave no context)
+                while len(keys) > 1 and len(running) < self._idle() - 1 and self.context is not None:
                     key = keys.pop()
                     receive, send = self.context.Pipe(duplex=False)
                     try:
