@@ -109,8 +109,10 @@ def export_bundle(topo: Topology, schedule: Schedule, runtime: str | Target | No
                   sm_budget: int = DEFAULT_SM_BUDGET, name: str | None = None,
                   progress: Callable[[str], None] | None = None, jobs: int | None = None) -> Bundle:
     """The bundle of a verified ``schedule`` for ``runtime`` (default RCCL). A number of copies the target
-    cannot hold (threadblocks, channels, steps) is dropped and the ranges planned again without it; XmlError or
-    NotApplicable (one line) when not even one copy fits.
+    cannot hold (threadblocks, channels, steps) is dropped, with every larger one, and the ranges planned again
+    without them; XmlError or NotApplicable (one line) when not even one copy fits. The count the plan is likely
+    to pick (the fewest copies that saturate the links for some protocol, ``tuning.saturating_copies``) is always
+    built, picked or not, so that the counts planned over do not depend on when its program is known to fit.
 
     The programs (one per number of copies and placement) are built in ``jobs`` worker processes (default: one
     per CPU for a schedule of ``PARALLEL_MIN_TRANSFERS`` transfers or more, else none): the one-copy programs
@@ -152,14 +154,15 @@ def export_bundle(topo: Topology, schedule: Schedule, runtime: str | Target | No
                              f"channels, above the {limits.max_channels} of {limits.name}")
                 fit = [c for c in fit if c not in too_wide]
             likely = saturating_copies(model, protocols, fit)
+            tried.append(likely)
             if build.context is not None and likely > 1:
-                # the workers would wait for the plan: meanwhile they start on the copies it is likely to pick (a
-                # program it does not pick is stopped)
+                # the workers would wait for the plan: meanwhile they start on the copies it is likely to pick
                 for in_place in sorted(places):
-                    build.start((likely, in_place), speculative=True)
+                    build.start((likely, in_place))
             return fit
 
         known: list[list[int]] = []
+        tried: list[int] = []           # the likely copy count (``fitting``)
 
         def between() -> None:          # between the plan's candidates: take in programs, grow once one copy fits
             build.poll()
@@ -176,15 +179,27 @@ def export_bundle(topo: Topology, schedule: Schedule, runtime: str | Target | No
             if build.failures(allowed):
                 raise _Replan
 
+        def known_failures() -> dict:
+            """The counts whose program was found not to fit while the plan ran, with the error ``_fails`` gives
+            (out of place first, as without workers)."""
+            failed = build.failures(allowed)
+            return _fails(build, [(c, in_place) for c in sorted(failed) for in_place in sorted(places)])
+
+        likely = tried[-1] if tried and tried[-1] > 1 else None
         while True:
-            failures = build.failures(allowed)          # programs that did not fit while it planned before
+            failures = known_failures()
             if not failures:
                 say(f"planning ranges over {len(allowed)} copy counts x {len(protocols)} protocols")
                 try:
                     p = plan(topo, schedule, protocols=protocols, copies=allowed, model=model, timed=timed,
                              between=watch, time_many=build.time_many)
                 except _Replan:
-                    failures = build.failures(allowed)
+                    failures = known_failures()
+            if not failures and likely in allowed:
+                # the likely count is tried whether or not the plan picks it, and before the counts it picks:
+                # whether it fits decides the counts planned over, the same with workers (which started on it
+                # early) or without
+                failures = _fails(build, [(likely, in_place) for in_place in sorted(places)])
             if not failures:
                 choices = p.choices if limits.dialect == "executor" else \
                     [replace(p.choices[-1], min_bytes=0, max_bytes=None)]      # one file serves every size
@@ -194,31 +209,39 @@ def export_bundle(topo: Topology, schedule: Schedule, runtime: str | Target | No
                 for job in build.started():
                     if job[0] > 1 and job not in todo:
                         build.drop(job)
-                for job in todo:
-                    build.start(job)
-                for job in todo:
-                    if job[0] in failures:         # this number of copies is out whatever the other placement does
-                        continue
-                    try:
-                        build.result(job)
-                    except (XmlError, NotApplicable) as exc:
-                        if job[0] == 1:
-                            raise
-                        failures.setdefault(job[0], exc)
-                        build.drop((job[0], not job[1]))      # the other placement is of no use without this one
+                failures = _fails(build, todo)
                 if not failures:
                     break
             for c in sorted(failures):
                 notes.append(f"{c} copies do not fit {limits.name}: {str(failures[c]).splitlines()[0]}")
                 for in_place in places:
                     build.drop((c, in_place))
-            allowed = [c for c in allowed if c < max(failures)]
+            allowed = [c for c in allowed if c < min(failures)]     # more copies than one that does not fit: out
         bundle = Bundle(limits.name, coll, stem, p, notes=notes)
         for ch in choices:
             for in_place in places:
                 text, report = build.result((ch.copies, in_place))
                 bundle.files.append(_retitled(text, report, ch, in_place, limits, label, stem))
     return bundle
+
+
+def _fails(build, todo: list) -> dict:
+    """Build the programs ``todo`` in order: {copies: the error} for the copy counts that do not fit (one copy not
+    fitting raises); a count's other placement is not built once one fails."""
+    for job in todo:
+        build.start(job)
+    failures: dict = {}
+    for job in todo:
+        if job[0] in failures:             # this number of copies is out whatever the other placement does
+            continue
+        try:
+            build.result(job)
+        except (XmlError, NotApplicable) as exc:
+            if job[0] == 1:
+                raise
+            failures[job[0]] = exc
+            build.drop((job[0], not job[1]))      # the other placement is of no use without this one
+    return failures
 
 
 class _Builder:
@@ -249,7 +272,6 @@ class _Builder:
         self.tb_limit = min(limits.max_tbs, sm_budget)
         self.max_steps = limits.max_steps
         self.first = None           # the one-copy program's report: where further programs start their search
-        self.speculative: set = set()
 
     def __enter__(self):
         return self
@@ -268,13 +290,7 @@ class _Builder:
             guessed_from, ops = ops, _merged_guess(ops, first.steps_per_tb, self.max_steps)
         return ops, merged, guessed_from
 
-    def start(self, job: tuple[int, bool], speculative: bool = False) -> None:
-        """Ask for ``job``; a ``speculative`` one (the plan may not need it) runs at a lower CPU priority, so that
-        it takes only the time the plan and the programs it needs leave free."""
-        if speculative and job not in self.done and job not in self.running:
-            self.speculative.add(job)
-        elif not speculative:
-            self.speculative.discard(job)
+    def start(self, job: tuple[int, bool]) -> None:
         if job not in self.done and job not in self.running and job not in self.waiting:
             self.waiting[job] = self._hint(job)
             self._fill()
@@ -285,8 +301,7 @@ class _Builder:
             job, hint = next(iter(self.waiting.items()))
             receive, send = self.context.Pipe(duplex=False)
             try:
-                process = self.context.Process(target=_worker, args=(send, job in self.speculative, *self.args,
-                                                                     job, hint), daemon=True)
+                process = self.context.Process(target=_worker, args=(send, *self.args, job, hint), daemon=True)
                 process.start()
             except Exception:          # no process, or arguments a fork server cannot be sent: build here
                 receive.close()
@@ -376,18 +391,14 @@ class _Builder:
                 _stop(process, conn)
 
     def _idle(self) -> int:
-        """Of ``jobs`` CPUs, those no program is being built on (a speculative one yields its CPU)."""
+        """Of ``jobs`` CPUs, those no program is being built on."""
         self.poll()
-        return self.jobs - sum(1 for job in self.running if job not in self.speculative)
+        return self.jobs - len(self.running)
 
-    def failures(self, copies) -> dict:
-        """The counts among ``copies`` (above one) whose program is built and does not fit, with its error (the out
-        of place program's where both failed)."""
-        out = {}
-        for job in sorted(self.done):
-            if job[0] > 1 and job[0] in copies and isinstance(self.done[job], Exception):
-                out.setdefault(job[0], self.done[job])
-        return out
+    def failures(self, copies) -> set:
+        """The counts among ``copies`` (above one) with a program built that does not fit."""
+        return {job[0] for job, got in self.done.items()
+                if job[0] > 1 and job[0] in copies and isinstance(got, Exception)}
 
     def drop(self, job: tuple[int, bool]) -> None:
         """``job`` is not needed any more: not started, or its worker stopped."""
@@ -431,17 +442,9 @@ def _stop(process, conn) -> None:
     conn.close()
 
 
-SPECULATIVE_NICE = 10      # how much lower a speculative worker's priority is
-
-
-def _worker(connection, speculative: bool, *args) -> None:
+def _worker(connection, *args) -> None:
     """A worker process: one program (``_export_job``) sent back whole; nothing sent if it fails unexpectedly
     (the parent then builds it itself and meets the error there)."""
-    if speculative:
-        try:
-            os.nice(SPECULATIVE_NICE)
-        except OSError:              # not allowed here: it runs at the same priority
-            pass
     try:
         connection.send(_export_job(*args))
     finally:
