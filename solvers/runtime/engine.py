@@ -19,7 +19,7 @@ and the model adds the remaining full waves in closed form, then runs the last S
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -72,6 +72,15 @@ class Layout:
         return cls(rank, int(rank.max()) + 1 if g.size else 0, row.astype(np.int64), col, len(used),
                    int(col.max()) + 1 if g.size else 0, owner, history, keep, base, stride, int(keep.sum()))
 
+    def for_slices(self, slices: int) -> "Layout":
+        """The same layout keeping at most ``slices`` finish times per message: a run of P slices has only slices
+        0..P-1, so no slot is written twice when a message keeps min(h, P) (fewer cells, the same times)."""
+        if slices >= int(self.keep.max(initial=1)):
+            return self
+        keep = np.minimum(self.keep, slices)
+        base = self.base if self.stride > 1 else np.cumsum(keep) - keep
+        return replace(self, keep=keep, base=base, cells=int(keep.sum()))
+
 
 @dataclass
 class WaveRun:
@@ -99,6 +108,7 @@ def run_waves(g: MessageGraph, lay: Layout, alpha_us: np.ndarray, us_per_byte: n
     if n == 0:
         zeros = np.zeros((0, sizes))
         return WaveRun(np.zeros(sizes), zeros, zeros, 0)
+    lay = lay.for_slices(P)
     S, H = lay.steps, lay.history
     dur = alpha_us[:, None] + (g.load * us_per_byte)[:, None] * (np.asarray(shard_bytes, float) / P)[None, :]
     free = np.zeros((lay.rows, sizes))
@@ -122,29 +132,35 @@ def run_waves(g: MessageGraph, lay: Layout, alpha_us: np.ndarray, us_per_byte: n
         d0, d1 = int(g.ptr[lo]), int(g.ptr[hi])
         if d1 > d0:
             deps = g.deps[d0:d1]
-            got = done_at[base[deps] + k[lay.owner[d0:d1] - lo] % keep[deps] * stride]   # the waiting one's slice
+            got = _rows(done_at, base[deps] + k[lay.owner[d0:d1] - lo] % keep[deps] * stride)   # its slice
             counts = np.diff(g.ptr[lo:hi + 1])
+            at = g.ptr[lo:hi] - d0
             has = np.flatnonzero(counts)
-            ready[has] = np.maximum.reduceat(got, (g.ptr[lo:hi] - d0)[has], axis=0)
+            ready[has] = _rows(got, at[has])
+            for j in range(1, int(counts.max())):      # the latest of each message's dependencies
+                more = np.flatnonzero(counts > j)
+                ready[more] = np.maximum(_rows(ready, more), _rows(got, at[more] + j))
         rows = lay.row[lo:hi]
         cols = lay.col[lo:hi]
         first = np.full(lay.rows, np.iinfo(np.int64).max)
         np.minimum.at(first, rows, cols)
         pos = cols - first[rows]
         width = int(pos.max()) + 1
-        grid_r = np.full((lay.rows, width, sizes), -np.inf)
-        grid_d = np.zeros((lay.rows, width, sizes))
+        cell = rows * width + pos
+        grid_r = np.full((lay.rows * width, sizes), -np.inf)
+        grid_d = np.zeros((lay.rows * width, sizes))
         d = dur[lo:hi]
-        grid_r[rows, pos] = ready
-        grid_d[rows, pos] = d
+        _put_rows(grid_r, cell, ready)
+        _put_rows(grid_d, cell, d)
+        grid_r, grid_d = grid_r.reshape(lay.rows, width, sizes), grid_d.reshape(lay.rows, width, sizes)
         cum = np.cumsum(grid_d, axis=1)
         best = np.maximum.accumulate(np.maximum(grid_r - (cum - grid_d), free[:, None, :]), axis=1)
         fin_grid = cum + best
         free = fin_grid[:, -1, :]
-        fin = fin_grid[rows, pos]
+        fin = _rows(fin_grid.reshape(-1, sizes), cell)
         full = hi - lo == n and r0 == 0 and r1 == S - 1
-        prev = done_at[base[lo:hi] + (k - 1) % keep[lo:hi] * stride] if full else None
-        done_at[slot] = fin
+        prev = _rows(done_at, base[lo:hi] + (k - 1) % keep[lo:hi] * stride) if full else None
+        _put_rows(done_at, slot, fin)
         computed += 1
         end = k == P - 1
         if end.any():
@@ -177,6 +193,20 @@ def run_waves(g: MessageGraph, lay: Layout, alpha_us: np.ndarray, us_per_byte: n
         tau += 1
     return WaveRun(free.max(axis=0) if lay.rows else np.zeros(sizes), last_start, last_finish, computed,
                    starts, finishes)
+
+
+def _rows(a: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """``a[idx]`` for a 2-D ``a``: ``np.take`` along the rows, several times faster than fancy indexing there."""
+    return np.take(a, idx, axis=0)
+
+
+def _put_rows(a: np.ndarray, idx: np.ndarray, values: np.ndarray) -> None:
+    """``a[idx] = values`` for a C-contiguous 2-D float ``a`` and distinct ``idx``: each row written as one
+    opaque item (twice as fast as assigning rows by fancy index)."""
+    if a.shape[1] == 0:
+        return
+    row = np.dtype((np.void, a.dtype.itemsize * a.shape[1]))
+    a.view(row).reshape(-1)[idx] = np.ascontiguousarray(values, dtype=a.dtype).view(row).reshape(-1)
 
 
 def _rolled(done_at: np.ndarray, lay: Layout, jump: int) -> np.ndarray:
