@@ -17,6 +17,7 @@ import numpy as np
 
 from ..core.errors import NotApplicable
 from ..core.sorted_unique import sorted_unique
+from .line_writer import write_lines
 from .msccl_xml import GPU_LINE, STEP_LINE, TB_LINE, algo_tag
 from .program import Algo, Gpu, Step, Tb
 
@@ -355,16 +356,21 @@ class Placed:
         return algo
 
     def text(self, dialect: str = "executor") -> str:
-        """The file's text, byte for byte ``to_xml(self.algo(), dialect)``."""
-        step_lines = [STEP_LINE % row for row in zip(*self._step_fields())]
-        out = [algo_tag(self._algo_head(), dialect)]
+        """The file's text, byte for byte ``to_xml(self.algo(), dialect)``; the step lines written from the
+        columns at once (``line_writer``)."""
+        kind, sbuf, soff, dbuf, doff, cnt, depid, deps, hasdep = self.rows
+        blob, ends = write_lines(STEP_LINE, [self._numbers(), (kind, KINDS), (sbuf, BUFS), soff, (dbuf, BUFS), doff,
+                                             cnt, depid, deps, hasdep])
+        steps = blob.decode("ascii")
+        at = [0, *ends.tolist()]                       # where each step's line starts, and the end
+        out = [algo_tag(self._algo_head(), dialect), "\n"]
         for r, tbs in self._threadblocks():
             i, o, s = self.buffers[r]
-            out.append(GPU_LINE % (r, i, o, s))
+            out.append(GPU_LINE % (r, i, o, s) + "\n")
             for ident, send, recv, chan, a, b in tbs:
-                out.append(TB_LINE % (ident, send, recv, chan))
-                out.extend(step_lines[a:b])
-                out.append("    </tb>")
-            out.append("  </gpu>")
-        out.append("</algo>")
-        return "\n".join(out) + "\n"
+                out.append(TB_LINE % (ident, send, recv, chan) + "\n")
+                out.append(steps[at[a]:at[b]])
+                out.append("    </tb>\n")
+            out.append("  </gpu>\n")
+        out.append("</algo>\n")
+        return "".join(out)
