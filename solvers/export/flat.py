@@ -6,8 +6,9 @@ array passes (``flat_check``). ``read_flat`` accepts exactly the files ``msccl_x
 by line, minus any step whose type or buffer is not a known word and any value of more than 18 digits (so every
 value fits 64 bits); for anything else it gives None and the caller reads the file into objects as before. It
 makes no Python object per value: the body's digits all read as 0 leave a few distinct line shapes, each matched
-once against the line formats, and the values are the body's runs of digits and minus signs, parsed in one call. ``FlatProgram.to_algo`` gives the very
-objects ``parse_xml`` would have, for the messages of the object checker when a fast check finds a fault.
+once against the line formats; the lines of one shape have their values at the same places, so each value of a
+shape is read for all its lines at once. ``FlatProgram.to_algo`` gives the very objects ``parse_xml`` would
+have, for the messages of the object checker when a fast check finds a fault.
 """
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ _TB_SHAPE = re.compile(rb"    <tb id=%s send=%s recv=%s chan=%s>" % ((_INT,) * 4
 _GPU_SHAPE = re.compile(rb"  <gpu id=%s i_chunks=%s o_chunks=%s s_chunks=%s>" % ((_INT,) * 4))
 _GRAMMAR = re.compile(rb"(?:G(?:TS*t)*g)*")     # lines by kind: rank, threadblock, step and their ends
 _DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
-_VALUES_ONLY = bytes(c if chr(c) in "-0123456789" else ord(" ") for c in range(256))
+_VALUE_RUN = re.compile(rb"-?(0+)")          # a value in a line whose digits read as 0
 _VALUES_PER_KIND = np.zeros(256, np.int64)
 _VALUES_PER_KIND[[ord("G"), ord("T"), ord("S")]] = 4, 4, 7
 INT_FIELDS = ("s", "srcoff", "dstoff", "cnt", "depid", "deps", "hasdep")
@@ -110,7 +111,7 @@ def read_flat(text: str, dialect: str | None) -> tuple[FlatProgram, str] | None:
     shapes = raw.translate(_DIGITS_AS_ZERO).split(b"\n")
     shapes.pop()                                   # the body ends with a newline
     code = dict.fromkeys(shapes)
-    kinds, words = bytearray(), []
+    kinds, words, runs = bytearray(), [], []
     for k, shape in enumerate(code):
         got = _shape(shape)
         if got is None:
@@ -118,15 +119,16 @@ def read_flat(text: str, dialect: str | None) -> tuple[FlatProgram, str] | None:
         code[shape] = k
         kinds.append(got[0])
         words.append(got[1:])
+        runs.append([(m.start(1), m.end(1) - m.start(1), m.group(0).startswith(b"-"))
+                     for m in _VALUE_RUN.finditer(shape)])
     line_code = np.fromiter(map(code.__getitem__, shapes), np.int64, len(shapes))
     line_kind = np.frombuffer(bytes(kinds), np.uint8)[line_code]
     if _GRAMMAR.fullmatch(line_kind.tobytes()) is None:   # ranks holding threadblocks holding steps
         return None
-    values = np.fromstring(raw.translate(_VALUES_ONLY), dtype=np.int64, sep=" ")
     per_line = _VALUES_PER_KIND[line_kind]
-    if len(values) != int(per_line.sum()):
-        return None
     at = np.cumsum(per_line) - per_line                    # each line's first value
+    values = _values(np.frombuffer(raw, np.uint8), np.array([len(s) + 1 for s in code])[line_code], line_code,
+                     runs, at, int(per_line.sum()))
     is_step = line_kind == ord("S")
     first = at[is_step]
     word = np.array(words, dtype=np.int64).reshape(-1, 3)[line_code[is_step]]
@@ -139,6 +141,30 @@ def read_flat(text: str, dialect: str | None) -> tuple[FlatProgram, str] | None:
     start = np.append(np.cumsum(is_step)[is_tb], np.count_nonzero(is_step)).astype(np.int64)
     return FlatProgram(header, g[:, 0], g[:, 1], g[:, 2], g[:, 3], tb_gpu, t[:, 0], t[:, 1], t[:, 2], t[:, 3],
                        start, steps), dialect
+
+
+def _values(body: np.ndarray, length: np.ndarray, line_code: np.ndarray, runs: list, at: np.ndarray,
+            total: int) -> np.ndarray:
+    """Every value of the body in order (``length``: of each line with its newline; ``at``: each line's first
+    value). The lines of one shape have their values at the same places (``runs``: per shape, each value's first
+    digit, its digits and sign), so each value of a shape is read for all its lines at once, digit by digit."""
+    line_start = np.cumsum(length) - length
+    order = np.argsort(line_code, kind="stable")
+    bounds = np.searchsorted(line_code[order], np.arange(len(runs) + 1))
+    values = np.empty(total, np.int64)
+    for k, shape_runs in enumerate(runs):
+        lines = order[bounds[k]:bounds[k + 1]]
+        start, first = line_start[lines], at[lines]
+        for r, (pos, width, negative) in enumerate(shape_runs):
+            where = start + pos
+            value = np.take(body, where).astype(np.int64) - ord("0")
+            for _ in range(1, width):               # Horner's rule, one digit of every line at a time
+                where += 1
+                value *= 10
+                value += np.take(body, where)
+                value -= ord("0")
+            values[first + r] = -value if negative else value
+    return values
 
 
 def _shape(line: bytes) -> tuple[int, int, int, int] | None:
