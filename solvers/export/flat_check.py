@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.rows import put_rows, take_rows
 from ..core.sorted_unique import sorted_unique
 from .flat import BUF_CODE, TYPE_CODE, FlatProgram
 from .program import (MAX_DEPENDENCY_TB, MAX_INT, MAX_NODES_PER_RANK, MAX_OFFSET, MAX_SIMULATED_CHUNKS,
@@ -166,7 +167,7 @@ def _waves(src: np.ndarray, dst: np.ndarray, n: int) -> np.ndarray | None:
     indegree = np.bincount(dst, minlength=n)
     order = np.argsort(src, kind="stable")
     succ = dst[order]
-    start = np.searchsorted(src[order], np.arange(n + 1))
+    start = np.concatenate(([0], np.cumsum(np.bincount(src, minlength=n))))
     wave = np.full(n, -1, np.int64)
     front = np.flatnonzero(indegree == 0)
     level = done = 0
@@ -178,9 +179,8 @@ def _waves(src: np.ndarray, dst: np.ndarray, n: int) -> np.ndarray | None:
         if not total:
             break
         nxt = succ[np.repeat(begin - np.cumsum(count) + count, count) + np.arange(total)]
-        nxt, times = np.unique(nxt, return_counts=True)
-        indegree[nxt] -= times
-        front = nxt[indegree[nxt] == 0]
+        np.subtract.at(indegree, nxt, 1)
+        front = sorted_unique(nxt[indegree[nxt] == 0])
         level += 1
     return wave if done == n else None
 
@@ -237,22 +237,25 @@ def _run_waves(p: FlatProgram, step_tb, matched, wave, nwaves: int, coll: str, i
         if lo == hi:
             continue
         aa, bb, dd, ee = a[lo:hi], b[lo:hi], d[lo:hi], e[lo:hi]
-        v_idx, v_mask, v_twice = idx[aa], mask[aa], twice[aa]
+        v_idx, v_mask, v_twice = idx[aa], take_rows(mask, aa), twice[aa]
         red = bb >= 0
         if red.any():
+            red = np.flatnonzero(red)
             x = bb[red]
-            ai, am, at = v_idx[red], v_mask[red], v_twice[red]
-            bi, bm, bt = idx[x], mask[x], twice[x]
+            ai, am, at = v_idx[red], take_rows(v_mask, red), v_twice[red]
+            bi, bm, bt = idx[x], take_rows(mask, x), twice[x]
             a_none, b_none = ai == -3, bi == -3
             both = a_none & b_none
             r_idx = np.where(a_none | b_none, np.where(a_none, bi, ai), np.where(ai == bi, ai, -1))
             r_idx[both] = -2
             r_twice = at | bt | a_none | b_none | (am & bm).any(axis=1)
-            v_idx[red], v_mask[red], v_twice[red] = r_idx, am | bm, r_twice
-        cell = dd >= 0
-        idx[dd[cell]], mask[dd[cell]], twice[dd[cell]] = v_idx[cell], v_mask[cell], v_twice[cell]
-        out = ee >= 0
-        idx[ee[out]], mask[ee[out]], twice[ee[out]] = v_idx[out], v_mask[out], v_twice[out]
+            v_idx[red], v_twice[red] = r_idx, r_twice
+            put_rows(v_mask, red, am | bm)
+        for where in (dd, ee):                  # the cells and messages written
+            put = np.flatnonzero(where >= 0)
+            to = where[put]
+            idx[to], twice[to] = v_idx[put], v_twice[put]
+            put_rows(mask, to, take_rows(v_mask, put))
     return _postcondition(p, coll, in_place, per, base, idx, mask, twice, one_hot, row_of)
 
 
