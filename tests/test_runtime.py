@@ -253,6 +253,39 @@ def test_keeping_only_p_slices_of_history_gives_the_same_times(expr, algo, coll,
             assert np.array_equal(a.total_us, b.total_us) and np.array_equal(a.last_finish, b.last_finish)
 
 
+@pytest.mark.parametrize("expr,algo,coll,smallest", [("torus(4,4)", "tacos", "allreduce", 1e3),
+                                                     ("dgx_a100(boxes=2)", "forestcoll", "allreduce", 3e8)])
+def test_batches_run_together_give_the_times_of_batch_by_batch(expr, algo, coll, smallest, monkeypatch):
+    """``Model.times`` in batches of 3 sizes: running the batches' sizes of one depth together (``_runs_at``, where
+    no steady-state shortcut can happen) gives bit-identical times and depths to one run per batch, in fewer
+    runs; depths where the shortcut can happen (forestcoll's large sizes, whose best depths reach 128 over 28
+    steps) still run batch by batch."""
+    import solvers.runtime as runtime
+    r = synthesize(load(expr), algo, coll, total_bytes=1e8)
+    model = Model(r.topology, r.schedule, AB)
+    lay = model.layout
+    per_size = lay.cells + 6 * model.graph.size + 3 * lay.rows * lay.cols
+    monkeypatch.setattr(runtime, "MAX_CELLS", 4 * per_size - 1)      # batches of 3 sizes, more at small P
+    sizes = np.geomspace(smallest, 4e9, 14)
+    shapes = []
+    original = Model._run
+
+    def run(self, some, slices, *args):
+        shapes.append((slices, len(some), {int(np.searchsorted(sizes, m)) // 3 for m in some}))    # its batches
+        return original(self, some, slices, *args)
+
+    monkeypatch.setattr(Model, "_run", run)
+    together = model.times(sizes)
+    merged = list(shapes)
+    shapes.clear()
+    monkeypatch.setattr(Model, "_runs_at", lambda self, p, takes: takes)
+    apart = model.times(sizes)
+    assert np.array_equal(together[0], apart[0]) and np.array_equal(together[1], apart[1])
+    assert len(merged) < len(shapes) and max(n for _, n, _ in shapes) <= 3 < max(n for _, n, _ in merged)
+    shortcut = [batches for p, _, batches in merged if p >= lay.steps + lay.history + 1]
+    assert all(len(batches) == 1 for batches in shortcut) and (algo != "forestcoll" or len(shortcut) > 2)
+
+
 @pytest.mark.parametrize("expr,algo,coll", [("gkautz(2,16)", "ring", "allgather"),
                                             ("torus(4,4)", "tacos", "allreduce"),
                                             ("dgx_a100(boxes=2)", "forestcoll", "allgather"),

@@ -350,30 +350,41 @@ class _Builder:
     def time_many(self, models: dict, sizes: tuple, between, timed: dict) -> None:
         """``tuning.plan``'s candidates timed at once: while CPUs are free of programs being built (one is this
         process's), candidates each in a process of their own (the runtime model is the same computation there),
-        the others here, calling ``between`` as it goes and while it waits; each result goes into ``timed`` as it
-        comes. Without workers, or when one dies, the rest are timed here."""
+        the others here, calling ``between`` as it goes and while it waits; a CPU freed while a candidate is timed
+        here (a program done, or found not to fit) takes the next candidate at once. Each result goes into
+        ``timed`` as it comes. Without workers, or when one dies, the rest are timed here."""
         keys = list(models)
         running: dict = {}                  # key -> (process, its end of the pipe)
+
+        def launch(keep: int) -> None:
+            """Candidates into processes while CPUs are free (this process takes one), ``keep`` left here."""
+            # (taking in programs may find the workers dead, and leave no context)
+            while len(keys) > keep and len(running) < self._idle() - 1 and self.context is not None:
+                key = keys.pop()
+                receive, send = self.context.Pipe(duplex=False)
+                try:
+                    process = self.context.Process(target=_time_candidate, args=(send, models[key], sizes),
+                                                   daemon=True)
+                    process.start()
+                except Exception:      # no process: time it here
+                    receive.close()
+                    keys.append(key)
+                    return
+                finally:
+                    send.close()
+                running[key] = (process, receive)
+
+        def tick() -> None:            # during a candidate timed here: a program done frees a CPU for the others
+            if between is not None:
+                between()
+            launch(0)
+
         try:
             while keys or running:
-                # (taking in programs may find the workers dead, and leave no context)
-                while len(keys) > 1 and len(running) < self._idle() - 1 and self.context is not None:
-                    key = keys.pop()
-                    receive, send = self.context.Pipe(duplex=False)
-                    try:
-                        process = self.context.Process(target=_time_candidate, args=(send, models[key], sizes),
-                                                       daemon=True)
-                        process.start()
-                    except Exception:      # no process: time it here
-                        receive.close()
-                        keys.append(key)
-                        break
-                    finally:
-                        send.close()
-                    running[key] = (process, receive)
+                launch(1)
                 if keys:
                     key = keys.pop(0)
-                    timed[key] = models[key].times(sizes, between)[0]
+                    timed[key] = models[key].times(sizes, tick)[0]
                     continue
                 ready = wait([conn for _, conn in running.values()], 0.2)
                 for key in [k for k, (_, conn) in running.items() if conn in ready]:

@@ -171,10 +171,13 @@ class Model:
 
     def times(self, sizes: Sequence[float], between: Callable[[], None] | None = None
               ) -> tuple[np.ndarray, np.ndarray]:
-        """(best time in us, its P) for every size, trying P = 1, 2, 4, ... while it still helps (it stops after
-        two doublings that made no size faster). A size is not run at a P where some link's busy time alone
-        (``_link_busy``) is above its best time so far: it cannot be faster there, nor at any larger P.
-        ``between`` is called after each run of the wave model (a caller's chance to do other work)."""
+        """(best time in us, its P) for every size, trying P = 1, 2, 4, ... while it still helps: per batch of
+        sizes (as many as ``MAX_CELLS`` allows at the most history), it stops after two doublings that made no size
+        of the batch faster. A size is not run at a P where some link's busy time alone (``_link_busy``) is above
+        its best time so far: it cannot be faster there, nor at any larger P. The sizes that several batches run
+        at one P are run together where the memory of that P allows and no steady-state shortcut can be taken
+        (each size's times are then computed independently, so the same as batch by batch). ``between`` is called
+        after each run of the wave model (a caller's chance to do other work)."""
         sizes = np.asarray([float(m) for m in sizes])
         if np.any(~(sizes > 0)):
             raise ValueError("buffer sizes must be positive")
@@ -187,27 +190,52 @@ class Model:
         per_size = lay.cells + 6 * self.graph.size + 3 * lay.rows * lay.cols
         chunk = max(1, MAX_CELLS // max(1, per_size))
         alphas, bytes_cost = self._link_busy()
-        for lo in range(0, len(sizes), chunk):
-            idx = np.arange(lo, min(len(sizes), lo + chunk))
-            worse = 0
-            for p in sorted({p for i in idx for p in cands[i]}):
+        batches = [np.arange(lo, min(len(sizes), lo + chunk)) for lo in range(0, len(sizes), chunk)]
+        depths = [sorted({p for i in idx for p in cands[i]}) for idx in batches]
+        worse = [0] * len(batches)
+        live = set(range(len(batches)))
+        for p in sorted({p for ps in depths for p in ps}):
+            takes = {}
+            for b in sorted(live):
+                if p not in depths[b]:
+                    continue
+                idx = batches[b]
                 take = idx[[p in cands[i] for i in idx]]
                 # no link can be busy for longer than the whole run: sizes whose bound is already above their best
                 # time cannot get faster with p slices, nor with more (the bound grows with p)
                 busy = (p * alphas[:, None] + bytes_cost[:, None] * (sizes[take] / self.n)[None, :]).max(axis=0)
                 take = take[busy * (1 - BOUND_SLACK) < best[take]]
-                if not len(take):
-                    break
-                got = self._run(sizes[take], p).total_us
+                if len(take):
+                    takes[b] = take
+                else:
+                    live.discard(b)
+            got = np.empty(len(sizes))
+            for run in self._runs_at(p, list(takes.values())):
+                got[run] = self._run(sizes[run], p).total_us
                 if between is not None:
                     between()
-                better = got < best[take] * (1 - 1e-12)
-                best[take[better]] = got[better]
+            for b, take in takes.items():
+                better = got[take] < best[take] * (1 - 1e-12)
+                best[take[better]] = got[take[better]]
                 best_p[take[better]] = p
-                worse = 0 if better.any() else worse + 1
-                if worse >= 2:
-                    break
+                worse[b] = 0 if better.any() else worse[b] + 1
+                if worse[b] >= 2:
+                    live.discard(b)
+            if not live:
+                break
         return best, best_p
+
+    def _runs_at(self, p: int, takes: list[np.ndarray]) -> list[np.ndarray]:
+        """The sizes of several batches to run at depth ``p``, in runs: merged into as few as the memory of ``p``
+        slices allows when no steady-state shortcut can happen (``engine.run_waves``: it needs P >= S + H + 1 and
+        couples the sizes of a run), else one run per batch."""
+        lay = self.layout
+        if p >= lay.steps + lay.history + 1 or len(takes) < 2:
+            return takes
+        per_size = lay.for_slices(p).cells + 6 * self.graph.size + 3 * lay.rows * lay.cols
+        room = max(1, MAX_CELLS // max(1, per_size))
+        merged = np.concatenate(takes)
+        return [merged[lo:lo + room] for lo in range(0, len(merged), room)]
 
     def _link_busy(self) -> tuple[np.ndarray, np.ndarray]:
         """Per link that carries data, (the sum of its messages' alphas, the sum of their microseconds per shard
