@@ -163,11 +163,11 @@ def plan(topo: Topology, schedule: Schedule, *, execution: Execution | None = No
     base = model if model is not None else Model(topo, schedule, execution)
     out = Plan(schedule.collective, sizes)
     timed = {} if timed is None else timed      # candidates with the same link prices have the same times
-    keys, todo = {}, {}
+    prices_of, todo = {}, {}         # candidate -> its link prices; link prices not timed yet -> their model
     for name in protocols:
         for c in sorted(set(copies)):
             alpha, per_byte = candidate_prices(base, PROTOCOL_COSTS[name], c)
-            keys[(name, c)] = prices = (sizes, *_prices_key(alpha, per_byte))
+            prices_of[(name, c)] = prices = (sizes, *_prices_key(alpha, per_byte))
             if prices not in timed and prices not in todo:
                 todo[prices] = base.with_link_prices(alpha, per_byte)
     if time_many is not None and len(todo) > 1:
@@ -175,7 +175,7 @@ def plan(topo: Topology, schedule: Schedule, *, execution: Execution | None = No
     else:
         for prices, candidate in todo.items():
             timed[prices] = candidate.times(sizes, between)[0]
-    for (name, c), prices in keys.items():
+    for (name, c), prices in prices_of.items():
         out.times[(name, c)] = timed[prices] + PROTOCOL_COSTS[name].launch_us
     keys = list(out.times)
     table = np.array([out.times[k] for k in keys])
