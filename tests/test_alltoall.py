@@ -83,3 +83,22 @@ def test_table7_at_256_and_the_reference_method():
     assert r.f == pytest.approx(4.04e-3, abs=5e-6) and r.gap < 1e-4          # Table 7: DBJ(4,4) 4.04e-3
     with pytest.raises(ValueError, match="unknown MCF method"):
         mcf_rate(parse_topology("ring(3)"), method="simplex")
+
+
+def test_links_of_one_bandwidth_give_the_unit_rate_and_time(capsys):
+    """Issue 23: the rate is in units of the fastest link, so a fabric written with 12 GB/s links has the rate, the
+    time and the Moore bound of the same graph with unit links (before: 12 times the rate, above its own bound);
+    links of two bandwidths give a rate between the slow and the fast link's unit rates (in IPM and PDLP)."""
+    outs = []
+    for expr in ("mesh(4,4)", "mesh(4,4,bw=12)"):
+        assert main(["alltoall", expr, "--json"]) == 0
+        outs.append(json.loads(capsys.readouterr().out))
+    unit, fast = outs
+    assert fast["mcf_rate"] == pytest.approx(unit["mcf_rate"], abs=1e-6) and unit["mcf_rate"] == pytest.approx(
+        0.0625, abs=1e-6)
+    assert fast["alltoall_time_us"] == pytest.approx(unit["alltoall_time_us"], rel=1e-5)
+    assert fast["mcf_rate"] <= fast["mcf_rate_bound"]
+    mixed = parse_topology("hetero_mesh(4,4,bw=12,bw_y=3)")
+    for method in ("pdlp", "ipm"):
+        f = mcf_rate(mixed, method=method).f
+        assert 0.0625 * 3 / 12 - 1e-6 <= f <= 0.0625 + 1e-6 and f < 0.0625 * 0.99

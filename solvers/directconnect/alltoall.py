@@ -6,9 +6,12 @@ section 1.5), with commodities aggregated by source.
                               y >= 0
 
 y[s, l] is the flow that left source s and crosses link l (all its destinations together); every node keeps f of
-every source's flow. Link capacities c_l are the links' bandwidths (1 on the paper's unit links); self-loops carry
-nothing. With links of bandwidth B/d, every node sends to every other at f B/d, so an all-to-all in which every
-node sends M in total (M/N to each) takes T = (M/B) d / (N f), with no alpha term (A.5.2).
+every source's flow. Link capacities c_l are the links' bandwidths over the fastest link's (1 on the paper's unit
+links, and on any fabric whose links all have one bandwidth); self-loops carry nothing. So f is in units of the
+fastest link: with node bandwidth B on d links, a link of bandwidth b carries B/d * b / b_max, every node sends to
+every other at f B/d, and an all-to-all in which every node sends M in total (M/N to each) takes
+T = (M/B) d / (N f), with no alpha term (A.5.2). The Moore bound (``moore_rate_bound``, unit links) stays an
+upper bound on that f, since no capacity is above 1.
 
 ``mcf_rate`` solves it with HiGHS on sparse matrices. The default, ``method="pdlp"``, is HiGHS's first-order
 primal-dual solver (PDLP), which scales to N = 256 in seconds and N = 1024 in minutes where the interior point
@@ -41,6 +44,8 @@ GAP_TARGET = 1e-6     # PDLP re-solves with a tighter tolerance until upper - lo
 
 @dataclass(frozen=True)
 class AllToAll:
+    """The LP's per-pair rate ``f`` (and certified ``upper``) in units of the fastest link (module docstring)."""
+
     f: float
     nodes: int
     degree: int
@@ -58,8 +63,14 @@ class AllToAll:
         return total_bytes / (bandwidth_gbs * 1e3) * self.degree / (self.nodes * self.f)
 
 
+def _fastest(topo: Topology) -> float:
+    """The bandwidth of the fastest link that is not a self-loop: the unit of the LP's capacities."""
+    return max((float(l.bandwidth) for l in topo.links if l.src != l.dst), default=1.0)
+
+
 def _links(topo: Topology) -> list[tuple[int, int, float]]:
-    return [(l.src, l.dst, float(l.bandwidth)) for l in topo.links if l.src != l.dst]
+    unit = _fastest(topo)
+    return [(l.src, l.dst, float(l.bandwidth) / unit) for l in topo.links if l.src != l.dst]
 
 
 def _check(topo: Topology) -> None:
@@ -81,11 +92,11 @@ def mcf_rate(topo: Topology, time_limit: float = MCF_TIME_LIMIT_S, method: str =
 
 
 def _merged_links(topo: Topology) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """One (src, dst, capacity) per ordered pair: parallel links add up, self-loops carry nothing."""
+    """One (src, dst, capacity) per ordered pair: parallel links add up, self-loops carry nothing; capacities in
+    units of the fastest link."""
     cap: dict[tuple[int, int], float] = {}
-    for l in topo.links:
-        if l.src != l.dst:
-            cap[l.src, l.dst] = cap.get((l.src, l.dst), 0.0) + float(l.bandwidth)
+    for a, b, c in _links(topo):
+        cap[a, b] = cap.get((a, b), 0.0) + c
     pairs = np.array(list(cap), dtype=np.int64).reshape(-1, 2)
     return pairs[:, 0], pairs[:, 1], np.array(list(cap.values()), dtype=float)
 
