@@ -50,3 +50,11 @@ def compute_cuts(topo: Topology):
             if 0 < inside < len(compute):
                 yield inside, sum((l.bandwidth for l in topo.links if l.src in side and l.dst not in side),
                                   Fraction(0))
+
+
+def chromium_present() -> bool:
+    """Whether Debian's chromium (what kaleido and the browser tests drive) is on this machine."""
+    import os
+    import shutil
+
+    return bool(shutil.which("chromium") or os.path.exists(os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")))

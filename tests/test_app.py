@@ -6,6 +6,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from .conftest import ROOT, switch_page
+from .helpers import chromium_present
 
 COMPOSE = "compose"            # url_paths of the app's pages
 SCHEDULE = "schedule"
@@ -189,9 +190,8 @@ def test_schedule_page_reports_an_algorithm_that_does_not_fit():
 
 def _chromium_or_skip():
     import os
-    import shutil
 
-    if not (shutil.which("chromium") or os.path.exists("/usr/bin/chromium")):
+    if not chromium_present():
         if os.environ.get("CI"):
             raise AssertionError("kaleido needs Debian's chromium (apt-get install -y chromium)")
         pytest.skip("no chromium for kaleido")
@@ -210,6 +210,23 @@ def test_figure_images_render_through_kaleido():
     png = figure_bytes(topology_figure(parse_topology("biring(6)")), "png")
     svg = figure_bytes(topology_figure(parse_topology("biring(6)")), "svg")
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and b"<svg" in svg[:400]
+
+
+def test_figure_images_that_cannot_render_say_why_in_one_line(monkeypatch):
+    """Without a Chromium for kaleido (simulated: kaleido raising as it does then), the render button leaves a
+    one-line message and itself, no exception (issue 23: the page crashed in its callback)."""
+    import plotly.graph_objects as go
+
+    def no_browser(*args, **kwargs):
+        raise RuntimeError("Kaleido requires Google Chrome to be installed.\nInstall it with ...")
+
+    monkeypatch.setattr(go.Figure, "to_image", no_browser)
+    at = open_page(COMPOSE, "biring(6)")
+    at.button(key="render_images").click().run()
+    assert not at.exception
+    assert [e.value for e in at.error] == ["static images need Chromium for kaleido (Debian package chromium); "
+                                           "Kaleido requires Google Chrome to be installed."]
+    assert at.button(key="render_images") and "Figure PNG" not in {b.label for b in at.get("download_button")}
 
 
 class _Upload:

@@ -13,7 +13,7 @@ from solvers.compare import (BOUND, DEFAULT_BUDGET_S, EXPORT_MAX_TRANSFERS, OK, 
 from solvers.core.schedule import Collective
 from studio import workload
 from studio.compare_figures import runtime_figure
-from studio.figures import figure_bytes
+from studio.figures import render_images
 from studio.uploads import read_topology
 from topologies import TopologyError, load
 from topologies.catalogue import BASES
@@ -208,10 +208,11 @@ def _downloads(frame: pd.DataFrame, fig, key: tuple, coll: str) -> None:
     stamp = hashlib.sha256(repr((key, coll)).encode()).hexdigest()[:16]
     if images.get("key") != stamp:
         cols[1].button("Render figure as PNG and SVG", key="cmp_render",
-                       on_click=lambda: images.update(key=stamp, png=figure_bytes(fig, "png"),
-                                                      svg=figure_bytes(fig, "svg")))
+                       on_click=lambda: render_images(images, stamp, {"figure": fig}))
+        if images.get("error"):
+            st.error(images["error"])
     else:
-        cols[1].download_button("Figure PNG", images["png"], file_name=f"compare_{coll}.png", mime="image/png",
-                                key="cmp_dl_png", on_click="ignore")
-        cols[2].download_button("Figure SVG", images["svg"], file_name=f"compare_{coll}.svg", mime="image/svg+xml",
-                                key="cmp_dl_svg", on_click="ignore")
+        cols[1].download_button("Figure PNG", images["figure.png"], file_name=f"compare_{coll}.png",
+                                mime="image/png", key="cmp_dl_png", on_click="ignore")
+        cols[2].download_button("Figure SVG", images["figure.svg"], file_name=f"compare_{coll}.svg",
+                                mime="image/svg+xml", key="cmp_dl_svg", on_click="ignore")

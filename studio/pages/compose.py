@@ -10,7 +10,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from studio.figures import MAX_DRAWN_NODES, choose_layout, figure_bytes, topology_figure
+from studio.figures import MAX_DRAWN_NODES, choose_layout, render_images, topology_figure
 from studio.uploads import read_topology
 from topologies import TopologyError, load, summarize
 from topologies.catalogue import BASES
@@ -116,12 +116,13 @@ def _downloads(topo, fig) -> None:
     images = st.session_state.setdefault("compose_images", {})
     if images.get("key") != stem:
         cols[2].button("Render PNG and SVG", key="render_images",
-                       on_click=lambda: images.update(key=stem, png=figure_bytes(fig, "png"),
-                                                      svg=figure_bytes(fig, "svg")))
+                       on_click=lambda: render_images(images, stem, {"figure": fig}))
+        if images.get("error"):
+            st.error(images["error"])
     else:
-        cols[2].download_button("Figure PNG", images["png"], file_name=f"{stem}.png", mime="image/png",
+        cols[2].download_button("Figure PNG", images["figure.png"], file_name=f"{stem}.png", mime="image/png",
                                 key="dl_png", on_click="ignore")
-        cols[3].download_button("Figure SVG", images["svg"], file_name=f"{stem}.svg", mime="image/svg+xml",
+        cols[3].download_button("Figure SVG", images["figure.svg"], file_name=f"{stem}.svg", mime="image/svg+xml",
                                 key="dl_svg", on_click="ignore")
 
 

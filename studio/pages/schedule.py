@@ -22,8 +22,8 @@ from solvers.runtime import Execution, Model, bound_time_us
 from solvers.synthesize import ALGORITHMS, synthesize
 from studio import tacos_view, teccl_view, workload
 from studio.widgets import export_panel, option_controls
-from studio.figures import (MAX_DRAWN_NODES, choose_layout, figure_bytes, load_heatmap, runtime_curve, topology_figure,
-                            utilisation_heatmap)
+from studio.figures import (MAX_DRAWN_NODES, choose_layout, load_heatmap, render_images, runtime_curve,
+                            topology_figure, utilisation_heatmap)
 from topologies import TopologyError, load
 from topologies.expression import DEFAULT_MAX_NODES
 
@@ -311,9 +311,9 @@ def _downloads(result, expr: str, figures: dict, report) -> None:
     images = st.session_state.setdefault("schedule_images", {})
     if images.get("key") != stem:
         cols[2].button("Render figures as PNG and SVG", key="render_schedule_images",
-                       on_click=lambda: images.update(key=stem, **{f"{k}.{fmt}": figure_bytes(f, fmt)
-                                                                    for k, f in figures.items()
-                                                                    for fmt in ("png", "svg")}))
+                       on_click=lambda: render_images(images, stem, figures))
+        if images.get("error"):
+            st.error(images["error"])
     else:
         for k in figures:
             for fmt in ("png", "svg"):
