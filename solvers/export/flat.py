@@ -13,13 +13,12 @@ have, for the messages of the object checker when a fast check finds a fault.
 from __future__ import annotations
 
 import re
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
 import numpy as np
 
-from .msccl_xml import _algo
-from .program import STEP_TYPES, Algo, Gpu, Step, Tb
+from .msccl_xml import _algo, _parse
+from .program import STEP_TYPES, Algo, Gpu, Step, Tb, XmlError
 
 TYPE_CODE = {name: k for k, name in enumerate(STEP_TYPES)}
 BUFFERS = ("i", "o", "s")
@@ -95,8 +94,8 @@ def read_flat(text: str, dialect: str | None) -> tuple[FlatProgram, str] | None:
     if first.endswith("/>"):
         return None
     try:
-        head = ET.fromstring(first + "</algo>")
-    except ET.ParseError:
+        head = _parse(first + "</algo>")
+    except XmlError:
         return None
     if len(head) or head.text is not None:
         return None

@@ -7,6 +7,9 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
+from defusedxml import DefusedXmlException
+from defusedxml.ElementTree import fromstring as _defused_fromstring
+
 from .program import DIALECT_COLL, Algo, Gpu, Step, Tb, XmlError
 
 
@@ -56,6 +59,18 @@ _ALGO_REQUIRED = {"executor": ("nchunksperloop", "nchannels", "ngpus", "proto", 
 _STEP_ATTRS = ("s", "type", "srcbuf", "srcoff", "dstbuf", "dstoff", "cnt", "depid", "deps", "hasdep")
 
 
+def _parse(text: str) -> ET.Element:
+    """``text`` as an element tree, read through defusedxml with DTDs forbidden: no DOCTYPE, so no entity (billion
+    laughs) and no external DTD or entity (XXE) is ever expanded or fetched; the runtimes' own readers have no DTD
+    support either. XmlError in one line for that or for XML that is not well formed."""
+    try:
+        return _defused_fromstring(text, forbid_dtd=True)
+    except DefusedXmlException as exc:
+        raise XmlError(f"DOCTYPE and ENTITY declarations are not allowed ({type(exc).__name__})") from None
+    except ET.ParseError as exc:
+        raise XmlError(f"not well-formed XML: {exc}") from None
+
+
 def parse_xml(text: str, dialect: str | None = None) -> tuple[Algo, str]:
     """Read an MSCCL file as the runtime parser would; (Algo, dialect). The dialect is guessed from the
     attributes when not given (executor when outofplace/minBytes are present)."""
@@ -72,12 +87,7 @@ def parse_xml(text: str, dialect: str | None = None) -> tuple[Algo, str]:
         got = _read_as_written(text, dialect)
         if got is not None:
             return got
-    if re.search(r"<!DOCTYPE|<!ENTITY", text, re.IGNORECASE):
-        raise XmlError("DOCTYPE and ENTITY declarations are not allowed")
-    try:
-        root = ET.fromstring(text)
-    except ET.ParseError as exc:
-        raise XmlError(f"not well-formed XML: {exc}") from None
+    root = _parse(text)
     if root.tag != "algo":
         raise XmlError(f"the top element is <{root.tag}>, not <algo>")
     algo, dialect = _algo(root.attrib, dialect)
@@ -130,8 +140,8 @@ def _read_as_written(text: str, dialect: str | None) -> tuple[Algo, str] | None:
     if len(lines) < 3 or lines[-1] != "" or lines[-2] != "</algo>" or lines[0].endswith("/>"):
         return None
     try:
-        head = ET.fromstring(lines[0] + "</algo>")
-    except ET.ParseError:
+        head = _parse(lines[0] + "</algo>")
+    except XmlError:
         return None
     if len(head) or head.text is not None:          # the first line holds more than the tag
         return None
