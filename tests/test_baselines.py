@@ -15,6 +15,7 @@ from tests.helpers import star, strongly_connected_topologies
 from topologies.baseline_fabrics import dbt_graph, nccl_double_binary_tree, shifted_ring, shifted_ring_stride
 from topologies.clusters import cluster, dgx_a100
 from topologies.families import biring, circulant, complete, hypercube, ring
+from topologies import load
 from topologies.model import Topology, TopologyError
 
 COLLECTIVES = [Collective.ALLGATHER, Collective.REDUCE_SCATTER, Collective.ALLREDUCE]
@@ -244,3 +245,41 @@ def test_dbt_graph_family():
                     v = tree[v]
     with pytest.raises(TopologyError):
         dbt_graph(1)
+
+
+def _renumbered(expr: str, seed: int):
+    """``expr`` with its nodes listed in a shuffled order (a file upload numbers them its own way)."""
+    import json
+    import random
+
+    from topologies.files import from_json, to_json
+
+    data = json.loads(to_json(load(expr)))
+    random.Random(seed).shuffle(data["nodes"])
+    return from_json(json.dumps(data))
+
+
+@pytest.mark.parametrize("expr", ["hypercube(6)", "hypercube(10)"])
+def test_hypercubes_get_their_gray_code_cycle_in_any_numbering(expr):
+    """Issue 23: hypercube(6) exhausted the search budget and hypercube(10) died in a RecursionError."""
+    from solvers.baselines.hamiltonian import _is_cycle, hamiltonian_cycle
+
+    for topo in (load(expr), _renumbered(expr, 2)):
+        cycle = hamiltonian_cycle(topo)
+        assert sorted(cycle) == list(topo.compute_nodes) and _is_cycle(topo, cycle)
+
+
+def test_path_search_has_no_recursion_limit_and_falls_back_to_warnsdorff():
+    from solvers.baselines.hamiltonian import _is_cycle, hamiltonian_cycle, search_path
+
+    n = 5000                                   # a path of 5000 nodes: far deeper than Python's recursion limit
+    succ = {u: [u + 1] if u + 1 < n else [] for u in range(n)}
+    path, spent = search_path(succ, n, 0, lambda u: u == n - 1)
+    assert path == list(range(n)) and not spent
+    assert search_path(succ, n, 0, lambda u: False) == (None, False)        # searched through: none exists
+    topo = _renumbered("torus(8,8)", 0)       # the plain search in node order spends its budget here
+    comp = list(topo.compute_nodes)
+    succ = {u: sorted({topo.links[i].dst for i in topo.out_links[u]} - {u}) for u in comp}
+    assert search_path(succ, len(comp), comp[0], lambda u: comp[0] in succ[u]) == (None, True)
+    cycle = hamiltonian_cycle(topo)
+    assert sorted(cycle) == comp and _is_cycle(topo, cycle)
