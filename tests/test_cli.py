@@ -103,3 +103,37 @@ def test_issue3_topo_acceptance(expr, wanted, capsys):
     assert main(["topo", expr, "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert {k: out[k] for k in wanted} == wanted
+
+
+def test_an_interrupted_write_leaves_the_old_file_or_nothing(tmp_path, monkeypatch):
+    """Issue 23: every file the CLI writes goes to a temporary name first (``write_atomically``); a write cut off
+    halfway (Ctrl-C) leaves the previous file whole and no temporary file behind."""
+    import os
+
+    from studio.cli.schedules import write_atomically
+
+    target = tmp_path / "out.xml"
+    target.write_bytes(b"old")
+    real_fdopen = os.fdopen
+
+    class HalfThenInterrupt:
+        def __init__(self, fh):
+            self.fh = fh
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.fh.close()
+
+        def write(self, data):
+            self.fh.write(data[:len(data) // 2])
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "fdopen", lambda fd, mode: HalfThenInterrupt(real_fdopen(fd, mode)))
+    with pytest.raises(KeyboardInterrupt):
+        write_atomically(str(target), b"x" * 1000)
+    assert target.read_bytes() == b"old" and sorted(p.name for p in tmp_path.iterdir()) == ["out.xml"]
+    monkeypatch.setattr(os, "fdopen", real_fdopen)
+    write_atomically(str(tmp_path / "new.xml"), b"whole")
+    assert (tmp_path / "new.xml").read_bytes() == b"whole"
