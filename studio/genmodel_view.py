@@ -13,7 +13,7 @@ import streamlit as st
 from solvers.genmodel import (FitError, GenModelParams, ModelOptions, ParamsError, Planner, TreeError,
                               best_plan, fit, hcps_cost, memory_lower_bound, ordered_factorizations, parse_tree,
                               plan_cost, read_measurements, synthesize_measurements, to_csv, traffic_lower_bound)
-from solvers.genmodel.fit import design_matrix
+from solvers.genmodel.fit import MAX_CSV_CHARS, design_matrix
 from solvers.genmodel.params import PRESETS
 from solvers.genmodel.tree import PRESET_TREES
 from studio.genmodel_figures import (breakdown_figure, comparison_figure, factorization_figure, fit_figure,
@@ -144,6 +144,9 @@ def _calibration() -> None:
         st.session_state["gm_csv_text_example"] = example
     if upload is not None:
         raw = upload.getvalue()
+        if len(raw) > 4 * MAX_CSV_CHARS:           # not decoded at all (read_measurements counts characters)
+            st.error(f"the CSV is larger than {MAX_CSV_CHARS:,} characters")
+            return
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:

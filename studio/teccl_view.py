@@ -14,12 +14,12 @@ from solvers.core.errors import NotApplicable
 from solvers.core.schedule import Collective
 from solvers.synthesize import ALGORITHMS, synthesize
 from solvers.teccl import Composed, TecclResult, read_demand_matrix
+from solvers.teccl.instance import MAX_DEMAND_TEXT
 from studio.figures import MAX_DRAWN_NODES, epoch_figure, epoch_gantt
 from studio.widgets import MISSING, option_controls
 
 COLLECTIVES = [c.value for c in Collective.every()]
 DEFAULT_TIME_LIMIT_S = 30.0
-MAX_DEMAND_TEXT = 100_000            # characters of a demand matrix read (as the CLI)
 MAX_VIEW_TRANSFERS = 50_000          # epoch-table rows the epoch view draws
 MAX_GANTT_CELLS = 400_000            # links x epochs in the heatmap
 
@@ -50,7 +50,10 @@ def _demand_matrix(prefix: str, where) -> tuple | None:
                                       "compute-node order; '#' starts a comment")
     text = st.text_area("… or paste it", key=f"{prefix}demand_text", height=90, placeholder="0,1,0\n0,0,1\n1,0,0")
     if upload is not None:
-        data = upload.getvalue()[:MAX_DEMAND_TEXT]
+        data = upload.getvalue()
+        if len(data) > 4 * MAX_DEMAND_TEXT:         # not decoded at all (read_demand_matrix counts characters)
+            st.error(f"the demand matrix is larger than {MAX_DEMAND_TEXT:,} characters")
+            return None
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
@@ -60,7 +63,7 @@ def _demand_matrix(prefix: str, where) -> tuple | None:
         st.info("A custom collective needs a demand matrix: upload a CSV or paste one.")
         return None
     try:
-        rows = read_demand_matrix(text[:MAX_DEMAND_TEXT])
+        rows = read_demand_matrix(text)
     except NotApplicable as exc:
         st.error(str(exc).splitlines()[0])
         return None

@@ -112,7 +112,7 @@ def plan_panel(topo, schedule, prefix: str, name: str, file_stem: str, *, reques
     st.success(f"Checked against the MSCCL++ executor's rules and simulated over two launches: {report.ngpus} "
                f"ranks, at most {report.max_threadblocks} threadblocks per rank (budget {budget}) and "
                f"{report.max_ops} operations per threadblock (limit {MAX_OPERATION}).")
-    stem = _safe_stem(file_stem)
+    stem = safe_stem(file_stem)
     st.download_button("Download MSCCL++ plan", text, file_name=f"{stem}.json", mime="application/json",
                        key=f"{prefix}pdownload", on_click="ignore")
 
@@ -151,15 +151,18 @@ def file_panel(topo, schedule, prefix: str, name: str, file_stem: str, *, reques
                f"{report.threadblocks} threadblocks, {report.steps} steps; at most {report.tbs_per_rank} "
                f"threadblocks per rank (limit {limits.max_tbs}) and {report.steps_per_tb} steps per threadblock "
                f"(limit {limits.max_steps}).")
-    stem = _safe_stem(file_stem)
+    stem = safe_stem(file_stem)
     st.download_button("Download MSCCL XML", text, file_name=f"{stem}.xml", mime="application/xml",
                        key=f"{prefix}download", on_click="ignore")
     st.markdown(HOW_TO_RUN)
 
 
-def _safe_stem(file_stem: str) -> str:
-    """A download's file name stem: letters and digits of ``file_stem``, everything else ``_``, 80 at most."""
-    return "".join(c if c.isalnum() else "_" for c in file_stem)[:80]
+def safe_stem(text: str, limit: int = 80) -> str:
+    """A download's file name stem made from ``text`` (a design expression, an upload's name): its ASCII letters
+    and digits, every other character ``_`` (no path separator, dot, quote, control or non-ASCII character ever
+    reaches a file name), ``limit`` characters at most, "download" when nothing is left."""
+    stem = "".join(c if c.isascii() and c.isalnum() else "_" for c in text)[:limit]
+    return stem if stem.strip("_") else "download"
 
 
 def _built(button_key: str, label: str, held_key: str, asked: tuple, doing: str, make, schedule):
@@ -240,7 +243,7 @@ def bundle_panel(topo, schedule, prefix: str, name: str, file_stem: str, *, requ
                    "file": r["file"]} for r in rows], key=f"{prefix}btable", hide_index=True)
     for note in notes:
         st.caption(note)
-    stem = _safe_stem(file_stem)
+    stem = safe_stem(file_stem)
     st.download_button("Download bundle (zip)", data, file_name=f"{stem}_{target}.zip", mime="application/zip",
                        key=f"{prefix}bdownload", on_click="ignore")
     st.caption("The zip holds msccl-algorithms/ and a README with the environment variables that load it.")

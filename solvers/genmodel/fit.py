@@ -56,10 +56,16 @@ def _number(text: str, column: str, line: int) -> float:
     return value
 
 
+MAX_CSV_CHARS = 10_000_000       # characters of a measurements CSV (upload, paste or file)
+
+
 def read_measurements(text: str) -> list[Measurement]:
-    """Parse the CSV text of the module docstring; a ``FitError`` names the first problem."""
+    """Parse the CSV text of the module docstring (at most ``MAX_CSV_CHARS`` characters); a ``FitError`` names
+    the first problem."""
     if not isinstance(text, str) or not text.strip():
         raise FitError("the CSV is empty")
+    if len(text) > MAX_CSV_CHARS:
+        raise FitError(f"the CSV is larger than {MAX_CSV_CHARS:,} characters")
     reader = csv.reader(io.StringIO(text.lstrip("\ufeff")))
     try:
         header = [h.strip().lower() for h in next(reader)]

@@ -38,6 +38,7 @@ from ..core.schedule import Collective
 ALPHA_THRESHOLD = Fraction(1, 10)
 EPOCH_POLICIES = ("slowest", "fastest")
 MAX_DEMAND_CHUNKS = 64          # chunks per source (allgather) or per pair (all-to-all) the solvers accept
+MAX_DEMAND_TEXT = 100_000       # characters of a demand matrix file or text
 
 
 @dataclass(frozen=True)
@@ -128,7 +129,10 @@ def matrix_demand(topo: Topology, matrix) -> Demand:
 
 
 def read_demand_matrix(text: str) -> list[list[int]]:
-    """A demand matrix from CSV text (commas, or whitespace, between integers; '#' starts a comment)."""
+    """A demand matrix from CSV text (commas, or whitespace, between integers; '#' starts a comment), of at most
+    ``MAX_DEMAND_TEXT`` characters (a longer one is refused, never cut short)."""
+    if len(text) > MAX_DEMAND_TEXT:
+        raise NotApplicable(f"the demand matrix is larger than {MAX_DEMAND_TEXT:,} characters")
     rows = []
     for lineno, line in enumerate(io.StringIO(text), start=1):
         line = line.split("#", 1)[0].strip()

@@ -8,8 +8,8 @@ from fractions import Fraction
 from ..core.schedule import Collective
 from ..registry import SKIP_BUDGET, Built, Synthesizer, option, register
 from . import DEFAULT_TIME_LIMIT_S, collective_schedule, read_demand_matrix
+from .instance import MAX_DEMAND_TEXT
 
-MAX_DEMAND_TEXT = 100_000            # characters of a demand matrix read
 COMPARE_MAX_NODES = 16               # TE-CCL's MILP grows as N^2 x links x epochs: small fabrics only in Compare
 COMPARE_MAX_TIME_S = 20.0            # per TE-CCL solve in Compare (an allreduce is two)
 COMPARE_MIN_TIME_S = 1.0             # less than this left of Compare's budget: TE-CCL is skipped
@@ -26,10 +26,11 @@ def parse_epoch(text: str):
 
 
 def read_demand_file(path: str) -> list[list[int]]:
-    """The demand matrix in the CSV file at ``path`` (its first 100,000 characters)."""
+    """The demand matrix in the CSV file at ``path`` (``read_demand_matrix``: at most ``MAX_DEMAND_TEXT``
+    characters)."""
     try:
         with open(path, encoding="utf-8") as fh:
-            return read_demand_matrix(fh.read(MAX_DEMAND_TEXT))
+            return read_demand_matrix(fh.read(MAX_DEMAND_TEXT + 1))
     except OSError as exc:
         raise ValueError(f"cannot read the demand file: {exc.strerror or exc}") from None
 

@@ -17,11 +17,11 @@ import sys
 
 from solvers.genmodel import (FitError, ModelOptions, ParamsError, TreeError, best_plan, fit, gentree,
                               memory_lower_bound, parse_tree, preset, read_measurements, traffic_lower_bound)
+from solvers.genmodel.fit import MAX_CSV_CHARS
 from solvers.genmodel.params import PRESETS
 
 EXIT_BAD_INPUT = 2
 PARAM_FLAGS = ("alpha", "beta", "gamma", "delta", "epsilon")
-MAX_CSV_CHARS = 10_000_000
 
 
 def _mu(text: str):
@@ -154,8 +154,6 @@ def _gentree(args) -> int:
 def _fit(args) -> int:
     with open(args.csv, encoding="utf-8") as fh:
         text = fh.read(MAX_CSV_CHARS + 1)
-    if len(text) > MAX_CSV_CHARS:
-        raise FitError(f"{args.csv} is larger than {MAX_CSV_CHARS} characters")
     rows = read_measurements(text)
     result = fit(rows, ModelOptions(fan_in=args.fan_in))
     if args.json:

@@ -12,6 +12,7 @@ import streamlit as st
 
 from studio.figures import MAX_DRAWN_NODES, choose_layout, render_images, topology_figure
 from studio.uploads import read_topology
+from studio.widgets import safe_stem
 from topologies import TopologyError, load, summarize
 from topologies.catalogue import BASES
 from topologies.expression import DEFAULT_MAX_NODES, FAMILIES
@@ -105,7 +106,7 @@ def _builder() -> None:
 
 
 def _downloads(topo, fig) -> None:
-    stem = "".join(c if c.isalnum() else "_" for c in (topo.expr or topo.name or "topology"))[:60]
+    stem = safe_stem(topo.expr or topo.name or "topology", 60)
     cols = st.columns(4)
     cols[0].download_button("Topology JSON", to_json(topo), file_name=f"{stem}.json", mime="application/json",
                             key="dl_json", on_click="ignore")

@@ -15,6 +15,7 @@ from solvers.directconnect.pricing import (RUNTIME_MAX_NODES, RUNTIME_MODEL, STE
 from solvers.directconnect.selection import COLLECTIVES, SizeMix, alltoall_time_us, best_index, step_model_mix_us
 from studio import navigation, workload
 from studio.figures import frontier_figure, sweep_figure
+from studio.widgets import safe_stem
 from topologies.model import TopologyError
 
 MAX_ALLTOALL_NODES = 256
@@ -116,7 +117,7 @@ def _open_buttons(row: dict) -> None:
         st.session_state.update(design_expr=row["expr"], algo=algo, coll="allreduce")
         st.switch_page(navigation.SCHEDULE, query_params={"expr": row["expr"], "algo": algo, "coll": "allreduce"})
     if row["nodes"] <= MAX_LP_NODES:
-        stem = "".join(ch if ch.isalnum() else "_" for ch in row["expr"])[:60]
+        stem = safe_stem(row["expr"], 60)
         c3.download_button("All-to-all LP (3) as .lp", lambda: _mcf_lp(row["expr"]), file_name=f"mcf_{stem}.lp",
                            mime="text/plain", key="f_lp", on_click="ignore",
                            help="The multi-commodity-flow LP of App. A.5 as the Pyomo model writes it (CPLEX LP).")

@@ -21,7 +21,7 @@ from solvers.core.schedule import Collective
 from solvers.runtime import Execution, Model, bound_time_us
 from solvers.synthesize import ALGORITHMS, synthesize
 from studio import tacos_view, teccl_view, workload
-from studio.widgets import export_panel, option_controls
+from studio.widgets import export_panel, option_controls, safe_stem
 from studio.figures import (MAX_DRAWN_NODES, choose_layout, load_heatmap, render_images, runtime_curve,
                             topology_figure, utilisation_heatmap)
 from topologies import TopologyError, load
@@ -296,7 +296,7 @@ PANELS = {"teccl": _render_teccl, "tacos": _render_tacos}
 def _downloads(result, expr: str, figures: dict, report) -> None:
     st.markdown("**Downloads**")
     cols = st.columns(3)
-    stem = "".join(c if c.isalnum() else "_" for c in expr)[:50] + f"_{result.schedule.algo}"
+    stem = safe_stem(f"{safe_stem(expr, 50)}_{result.schedule.algo}")
     if result.schedule.count <= MAX_DOWNLOAD_TRANSFERS:
         cols[0].download_button("Schedule JSON", _schedule_json(result), file_name=f"{stem}.json",
                                 mime="application/json", key="dl_schedule", on_click="ignore")
