@@ -173,8 +173,15 @@ def test_bad_input_is_refused_in_one_line():
     lopsided = Topology(("a", "b", "sw"), (COMPUTE, COMPUTE, SWITCH),
                         (Link(0, 2, Fraction(2)), Link(2, 0, Fraction(1)), Link(1, 2, Fraction(1)),
                          Link(2, 1, Fraction(2))))
-    with pytest.raises(NotApplicable, match="ingress"):
+    with pytest.raises(NotApplicable, match="ingress") as err:
         forestcoll(lopsided)
+    # issue 23: the refusal still reports the cut bound, which holds on any fabric: here S = {b, switch}
+    # sends 1 GB/s (switch -> a) and holds one GPU, so 1/x* = 1 and N x* = 2 GB/s
+    from solvers.forestcoll.search import fabric, optimal_ratio
+
+    assert optimal_ratio(fabric(lopsided)).ratio == 1
+    assert "1/x* = 1, so no allgather beats an algbw of 2 GB/s (bottleneck cut around b)" in str(err.value)
+    assert "\n" not in str(err.value)
 
 
 # --------------------------------------------------------------------------------------- random small fabrics

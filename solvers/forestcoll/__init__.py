@@ -126,7 +126,10 @@ def forestcoll(topo: Topology, fixed_k: int | None = None, *, progress: Progress
     fab = fabric(topo)
     has_switches = len(fab.compute) < fab.n
     if has_switches:
-        check_eulerian(fab)
+        try:
+            check_eulerian(fab)
+        except NotApplicable as exc:
+            raise NotApplicable(f"{exc}; {cut_bound_line(topo, optimal_ratio(fab, progress), fab)}") from None
     opt = optimal_ratio(fab, progress)
     lap("optimality search")
     if fixed_k is None:
@@ -150,6 +153,17 @@ def forestcoll(topo: Topology, fixed_k: int | None = None, *, progress: Progress
         progress("done", 1.0)
     return Forest(topo, fab, opt.ratio * fab.scale, opt.cut, k, u_int * fab.scale, fixed_k is not None,
                   batches, routes, logical, used, seconds)
+
+
+def cut_bound_line(topo: Topology, opt, fab) -> str:
+    """The optimality bound ForestColl finds on any fabric, in one line: 1/x* (eq. (1), integer units times the
+    fabric's scale), the allgather algbw N x* that no schedule beats, and the compute nodes of the cut S*
+    (a fabric it cannot pack still gets its bound)."""
+    inv = opt.ratio * fab.scale
+    inside = [topo.names[v] for v in topo.compute_nodes if v in opt.cut]
+    shown = ", ".join(inside[:6]) + (" ..." if len(inside) > 6 else "")
+    return (f"the cut bound still holds: 1/x* = {inv}, so no allgather beats an algbw of "
+            f"{float(topo.n / inv):.6g} GB/s (bottleneck cut around {shown})")
 
 
 def _on_reverse_links(topo: Topology, schedule: Schedule) -> Schedule:
