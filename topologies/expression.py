@@ -304,7 +304,7 @@ class _Evaluator:
         try:
             nodes, links = family.size(*args, **kwargs)
             return int(nodes), int(links)
-        except (TypeError, ValueError, OverflowError):
+        except (TypeError, ValueError, OverflowError, AttributeError):   # e.g. a number where a topology goes
             raise ExpressionError(f"wrong arguments to {call.name}; usage: {family.usage}", call.column) from None
 
     def build(self, call: Call) -> Topology:
@@ -322,6 +322,8 @@ class _Evaluator:
             raise
         except TopologyError as exc:
             raise ExpressionError(f"{call.name}: {exc}", call.column) from None
+        except (TypeError, AttributeError):       # an argument of the wrong kind that its size did not touch
+            raise ExpressionError(f"wrong arguments to {call.name}; usage: {family.usage}", call.column) from None
 
 
 def _count(x: int) -> str:

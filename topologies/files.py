@@ -93,6 +93,8 @@ def from_json(text: str, *, source: str = "") -> Topology:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise TopologyError(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except (ValueError, RecursionError) as exc:       # a number of thousands of digits, nesting thousands deep
+        raise TopologyError(f"not valid JSON: {str(exc).splitlines()[0][:100] or type(exc).__name__}") from None
     return from_dict(data, source=source)
 
 

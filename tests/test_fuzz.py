@@ -1,0 +1,61 @@
+"""Fuzzing what users hand in (issue 23): design expressions, topology JSON and GraphML, MSCCL XML and TE-CCL
+demand matrices give a result or one error of the project's own type, never another exception. The inputs come
+from bench/fuzz.py's generators, driven by hypothesis with fixed seeds and a bounded number of examples (the
+long run, with counts, is ``python -m bench.fuzz``)."""
+import warnings
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bench.fuzz import random_expression, random_file, samples, targets
+
+TARGETS = targets()
+SAMPLES = samples()
+FUZZ = settings(max_examples=150, deadline=None, derandomize=True,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+TOKENS = ["ring", "torus", "line", "power", "degree", "product", "bidir", "gkautz", "circulant", "unwind", "mesh",
+          "dgx_a100", "(", ")", "[", "]", ",", "=", "bw", "0", "1", "-1", "4", "8", "99999999999999999999", " ", "é"]
+
+
+def run(kind: str, text: str) -> None:
+    target = TARGETS[kind]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")      # networkx warns about GraphML keys without a type
+            target.run(text)
+    except target.clean as exc:
+        assert str(exc).strip() and "Traceback" not in str(exc)
+
+
+@FUZZ
+@given(st.randoms(use_true_random=False))
+def test_expressions_from_the_grammar(rng):
+    run("expression", random_expression(rng))
+
+
+@FUZZ
+@given(st.lists(st.sampled_from(TOKENS), max_size=30).map("".join))
+def test_expressions_of_random_tokens(text):
+    run("expression", text)
+
+
+@pytest.mark.parametrize("kind", sorted(SAMPLES))
+def test_mutated_files(kind):
+    @FUZZ
+    @given(st.randoms(use_true_random=False))
+    def one(rng):
+        run(kind, random_file(SAMPLES[kind], rng))
+
+    one()
+
+
+@pytest.mark.parametrize("kind, text", [
+    ("expression", "line(8)"), ("expression", "degree(5,-3)"), ("expression", "bidir([3,-1])"),
+    ("expression", "product(64,1000000)"), ("expression", "unwind(8,64)"),
+    ("json", '{"nodes": [' + "9" * 5000 + "]}"), ("json", "[" * 100_000 + "]" * 100_000),
+])
+def test_inputs_that_crashed_before(kind, text):
+    """Each raised AttributeError, ValueError or RecursionError before issue 23; now one clean error."""
+    with pytest.raises(TARGETS[kind].clean):
+        TARGETS[kind].run(text)
