@@ -184,6 +184,7 @@ class Tally:
     tracebacks: int = 0
     slow: int = 0
     slowest_s: float = 0.0
+    slowest: str = ""
     kinds: dict = None             # (exception, where) -> an input that raised it
 
     def __post_init__(self):
@@ -205,7 +206,8 @@ def check(target: Target, text: str, tally: Tally) -> None:
         tally.kinds.setdefault((type(exc).__name__, f"{where.filename.rsplit('/', 2)[-1]}:{where.lineno}"),
                                (text[:120], str(exc)[:120]))
     spent = time.perf_counter() - start
-    tally.slowest_s = max(tally.slowest_s, spent)
+    if spent > tally.slowest_s:
+        tally.slowest_s, tally.slowest = spent, text[:120]
     tally.slow += spent > SLOW_S
 
 
@@ -230,6 +232,8 @@ def main() -> None:
               f"{t.slowest_s:>9.3f}")
     print(f"peak memory {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB (seed {args.seed})")
     for name, t in tallies.items():
+        if t.slow:
+            print(f"slowest ({name}): {t.slowest!r} in {t.slowest_s:.1f} s")
         for (exc, where), (text, message) in t.kinds.items():
             print(f"traceback ({name}): {exc} at {where}: {message!r} from {text!r}")
 

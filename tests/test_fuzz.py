@@ -54,8 +54,11 @@ def test_mutated_files(kind):
     ("expression", "line(8)"), ("expression", "degree(5,-3)"), ("expression", "bidir([3,-1])"),
     ("expression", "product(64,1000000)"), ("expression", "unwind(8,64)"),
     ("json", '{"nodes": [' + "9" * 5000 + "]}"), ("json", "[" * 100_000 + "]" * 100_000),
+    ("expression", "doubled_odd(1000000)"), ("expression", "line(ring(4),1000000)"),
+    ("expression", "hamming(1000000,1000000)"), ("expression", "kautz(999999,999999)"),
 ])
 def test_inputs_that_crashed_before(kind, text):
-    """Each raised AttributeError, ValueError or RecursionError before issue 23; now one clean error."""
+    """Each raised AttributeError, ValueError or RecursionError before issue 23, or (the last four) ran for
+    minutes computing a size of millions of digits or building a million line graphs; now one clean error."""
     with pytest.raises(TARGETS[kind].clean):
         TARGETS[kind].run(text)

@@ -156,19 +156,45 @@ class Family:
     usage: str
 
 
+SIZE_CAP = 10 ** 18       # a predicted size above every limit: the size functions stop counting there (cheap)
+
+
+def capped_pow(base: int, exponent: int) -> int:
+    """``base ** exponent``, or ``SIZE_CAP`` when that is larger (without computing a number of millions of
+    digits for an expression such as hamming(1000000,1000000))."""
+    if exponent < 0 or abs(base) < 2:
+        return base ** exponent
+    return base ** exponent if exponent * (abs(base).bit_length() - 1) < 64 else SIZE_CAP
+
+
 def _walks(topo: Topology, length: int) -> int:
-    """The number of walks with ``length`` links in G: the node count of L^length(G)."""
+    """The number of walks with ``length`` links in G: the node count of L^length(G) (``SIZE_CAP`` once above)."""
     counts = [1] * topo.num_nodes
     for _ in range(length):
         nxt = [0] * topo.num_nodes
         for l in topo.links:
             nxt[l.src] += counts[l.dst]
         counts = nxt
+        if sum(counts) > SIZE_CAP:
+            return SIZE_CAP
     return sum(counts)
 
 
+MAX_LINE_POWER = 64      # line(G, n): at most this many line-graph steps (each one builds a whole graph)
+
+
+def _line_size(g: Topology, n: int) -> tuple[int, int]:
+    if isinstance(n, int) and n > MAX_LINE_POWER:
+        raise ExpressionError(f"line(G, n) takes n up to {MAX_LINE_POWER}, not {n}")
+    return _walks(g, n), _walks(g, n + 1)
+
+
 def _product_size(*factors: Topology) -> tuple[int, int]:
-    nodes = prod(f.num_nodes for f in factors)
+    nodes = 1
+    for f in factors:
+        nodes *= f.num_nodes
+        if nodes > SIZE_CAP:
+            return SIZE_CAP, SIZE_CAP
     return nodes, sum(len(f.links) * (nodes // f.num_nodes) for f in factors)
 
 
@@ -184,7 +210,7 @@ def _dcirculant_size(m, offsets=None):
 
 
 def _dbjmod_size(d, n):
-    return d ** n, d ** (n + 1)
+    return capped_pow(d, n), capped_pow(d, n + 1)
 
 
 FAMILIES: dict[str, Family] = {
@@ -196,13 +222,13 @@ FAMILIES: dict[str, Family] = {
     "complete": Family(families.complete, lambda m: (m, m * (m - 1)), "complete(m): complete digraph K_m"),
     "bipartite": Family(families.bipartite, lambda d: (2 * d, 2 * d * d),
                         "bipartite(d): complete bipartite K_{d,d}"),
-    "hamming": Family(families.hamming, lambda n, q: (q ** n, q ** n * n * (q - 1)),
+    "hamming": Family(families.hamming, lambda n, q: (capped_pow(q, n), capped_pow(q, n) * n * (q - 1)),
                       "hamming(n,q): Hamming graph H(n,q) = K_q^{□n}"),
-    "hypercube": Family(families.hypercube, lambda n: (2 ** n, 2 ** n * n), "hypercube(n): Q_n = H(n,2)"),
-    "kautz": Family(families.kautz, lambda d, n: ((d + 1) * d ** n, (d + 1) * d ** (n + 1)),
+    "hypercube": Family(families.hypercube, lambda n: (capped_pow(2, n), capped_pow(2, n) * n), "hypercube(n): Q_n = H(n,2)"),
+    "kautz": Family(families.kautz, lambda d, n: ((d + 1) * capped_pow(d, n), (d + 1) * capped_pow(d, n + 1)),
                     "kautz(d,n): Kautz graph K(d,n)"),
     "gkautz": Family(families.gkautz, lambda d, m: (m, d * m), "gkautz(d,m): generalized Kautz Π_{d,m}"),
-    "debruijn": Family(families.debruijn, lambda d, n: (d ** n, d ** (n + 1)), "debruijn(d,n): de Bruijn DBJ(d,n)"),
+    "debruijn": Family(families.debruijn, lambda d, n: (capped_pow(d, n), capped_pow(d, n + 1)), "debruijn(d,n): de Bruijn DBJ(d,n)"),
     "circulant": Family(families.circulant, _circulant_size,
                         "circulant(m,[a1,a2,...]) or circulant(m,d=4): bidirectional circulant"),
     "dcirculant": Family(families.dcirculant, _dcirculant_size,
@@ -214,7 +240,7 @@ FAMILIES: dict[str, Family] = {
     "diamond": Family(reconstructed.diamond, lambda: (8, 16), "diamond(): Diamond, N=8, d=2 (reconstruction)"),
     "dbjmod": Family(reconstructed.dbjmod, _dbjmod_size,
                      "dbjmod(d,n): modified de Bruijn, (2,3) (2,4) (3,2) (4,2) (reconstruction)"),
-    "line": Family(expansions.line_graph, lambda g, n=1: (_walks(g, n), _walks(g, n + 1)),
+    "line": Family(expansions.line_graph, lambda g, n=1: _line_size(g, n),
                    "line(G[,n]): line graph L^n(G)"),
     "degree": Family(expansions.degree_expansion, lambda g, n: (n * g.num_nodes, n * n * len(g.links)),
                      "degree(G,n): degree expansion G∗n"),
@@ -304,6 +330,8 @@ class _Evaluator:
         try:
             nodes, links = family.size(*args, **kwargs)
             return int(nodes), int(links)
+        except ExpressionError as exc:
+            raise ExpressionError(str(exc), call.column) from None
         except (TypeError, ValueError, OverflowError, AttributeError):   # e.g. a number where a topology goes
             raise ExpressionError(f"wrong arguments to {call.name}; usage: {family.usage}", call.column) from None
 
