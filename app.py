@@ -5,6 +5,6 @@ st.set_page_config(page_title="Topology Studio", layout="wide")
 
 from studio import navigation, workload  # noqa: E402  (set_page_config must come first)
 
-page = st.navigation(navigation.PAGES)
+page = st.navigation(navigation.pages())       # fresh page objects every run (navigation.pages)
 workload.sidebar()
 page.run()

@@ -21,6 +21,7 @@ import dataclasses
 import importlib
 import numbers
 import pkgutil
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Iterator, Mapping
 
@@ -217,6 +218,8 @@ class AllgatherSynthesizer(Synthesizer):
 
 _REGISTRY: dict[str, type[Synthesizer]] = {}
 _LOADED = False
+_LOADING = False                 # this thread is importing the wings (a call from inside returns at once)
+_LOAD_LOCK = threading.RLock()
 
 
 def register(cls: type[Synthesizer]) -> type[Synthesizer]:
@@ -235,20 +238,30 @@ def unregister(name: str) -> None:
 
 
 def load_builtin() -> None:
-    """Import every ``solvers/<wing>/synthesizers.py``: each registers its wing's synthesizers."""
-    global _LOADED
+    """Import every ``solvers/<wing>/synthesizers.py``: each registers its wing's synthesizers. Thread-safe: the
+    app serves several sessions from threads of one process, and a second session asking while the first one's
+    imports ran used to see a registry still being filled (a page's algorithm list came out empty); it now
+    waits for them. A call made by those imports themselves returns at once."""
+    global _LOADED, _LOADING
     if _LOADED:
         return
-    _LOADED = True
-    import solvers
+    with _LOAD_LOCK:
+        if _LOADED or _LOADING:
+            return
+        _LOADING = True
+        try:
+            import solvers
 
-    for info in pkgutil.iter_modules(solvers.__path__):
-        if info.ispkg:
-            try:
-                importlib.import_module(f"solvers.{info.name}.synthesizers")
-            except ModuleNotFoundError as exc:
-                if exc.name != f"solvers.{info.name}.synthesizers":
-                    raise
+            for info in pkgutil.iter_modules(solvers.__path__):
+                if info.ispkg:
+                    try:
+                        importlib.import_module(f"solvers.{info.name}.synthesizers")
+                    except ModuleNotFoundError as exc:
+                        if exc.name != f"solvers.{info.name}.synthesizers":
+                            raise
+        finally:
+            _LOADING = False
+            _LOADED = True
 
 
 def synthesizers() -> dict[str, type[Synthesizer]]:

@@ -19,16 +19,35 @@ def _render(module: str) -> Callable[[], None]:
     return page
 
 
-HOME = st.Page(_render("studio.pages.home"), title="Home", icon=":material/home:", url_path="home", default=True)
-COMPOSE = st.Page(_render("studio.pages.compose"), title="Compose", icon=":material/hub:", url_path="compose")
-SCHEDULE = st.Page(_render("studio.pages.schedule"), title="Schedule", icon=":material/schedule:",
-                   url_path="schedule")
-FINDER = st.Page(_render("studio.pages.finder"), title="Finder", icon=":material/travel_explore:",
-                 url_path="finder")
-CLUSTERS = st.Page(_render("studio.pages.clusters"), title="Clusters", icon=":material/dns:", url_path="clusters")
-GENMODEL = st.Page(_render("studio.genmodel_view"), title="GenModel", icon=":material/calculate:",
-                   url_path="genmodel")
-COMPARE = st.Page(_render("studio.pages.compare"), title="Compare", icon=":material/compare_arrows:",
-                  url_path="compare")
-LEARN = st.Page(_render("studio.pages.learn"), title="Learn", icon=":material/school:", url_path="learn")
-PAGES = [HOME, COMPOSE, SCHEDULE, COMPARE, FINDER, CLUSTERS, GENMODEL, LEARN]
+_PAGES = [("studio.pages.home", "Home", ":material/home:", "home"),
+          ("studio.pages.compose", "Compose", ":material/hub:", "compose"),
+          ("studio.pages.schedule", "Schedule", ":material/schedule:", "schedule"),
+          ("studio.pages.compare", "Compare", ":material/compare_arrows:", "compare"),
+          ("studio.pages.finder", "Finder", ":material/travel_explore:", "finder"),
+          ("studio.pages.clusters", "Clusters", ":material/dns:", "clusters"),
+          ("studio.genmodel_view", "GenModel", ":material/calculate:", "genmodel"),
+          ("studio.pages.learn", "Learn", ":material/school:", "learn")]
+
+
+def pages() -> list:
+    """The pages in menu order, made anew for each run of the app script (``st.navigation(pages())``). A page
+    object remembers whether the run that ``st.navigation`` returned it to may call it; objects shared by every
+    session raced when two sessions opened pages at once ("This page cannot be called directly"), so each run
+    gets its own."""
+    return [_page(spec) for spec in _PAGES]
+
+
+def _page(spec: tuple):
+    module, title, icon, url = spec
+    return st.Page(_render(module), title=title, icon=icon, url_path=url, default=url == "home")
+
+
+_LINKS = {url.upper(): spec for spec in _PAGES for url in (spec[3],)}
+
+
+def __getattr__(name: str):
+    """``navigation.COMPOSE`` and the like, the targets of ``st.page_link`` and ``st.switch_page``: a page made
+    when asked for (in the run that links to it; pages are matched by URL path), never one shared object."""
+    if name in _LINKS:
+        return _page(_LINKS[name])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
