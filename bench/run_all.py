@@ -41,6 +41,8 @@ QUICK_TIMEOUT = 180.0
 QUICK_ARGS: dict[str, list[str]] = {
     "bfb": ["--repeat", "1"],
     "finder": ["--max-nodes", "256"],
+    "fuzz": ["--expressions", "1000", "--files", "100"],
+    "load": ["--sessions", "5"],
     "teccl": ["--time-limit", "30"],
 }
 
