@@ -1,7 +1,8 @@
-"""The app's pages, created once so that pages can link to each other (st.page_link, st.switch_page). Each page
-is a function that imports its module when the page is first opened and calls the module's ``render``; the
-import waits until then so that this module and the pages that link back to it (Home, Finder, Learn) can be
-imported in either order."""
+"""The app's pages: ``pages()`` makes them for each run of app.py, and ``navigation.COMPOSE`` and the like make
+a page to link to (st.page_link, st.switch_page; pages are matched by URL path), so no page object is shared
+between sessions. Each page is a function that imports its module when the page is first opened and calls the
+module's ``render``; the import waits until then so that this module and the pages that link back to it (Home,
+Finder, Learn) can be imported in either order."""
 from __future__ import annotations
 
 from importlib import import_module
@@ -42,7 +43,7 @@ def _page(spec: tuple):
     return st.Page(_render(module), title=title, icon=icon, url_path=url, default=url == "home")
 
 
-_LINKS = {url.upper(): spec for spec in _PAGES for url in (spec[3],)}
+_LINKS = {spec[3].upper(): spec for spec in _PAGES}       # COMPOSE -> the compose page's spec
 
 
 def __getattr__(name: str):
