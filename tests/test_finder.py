@@ -2,6 +2,7 @@
 import csv
 import json
 import random
+from dataclasses import replace
 from fractions import Fraction
 
 import pytest
@@ -282,3 +283,53 @@ def test_cli_find_bidirectional_and_errors(capsys):
     assert main(["find", "--nodes", "0", "--degree", "4"]) == 2
     assert "N >= 2" in capsys.readouterr().err
     assert main(["find", "--nodes", "64", "--degree", "4", "--exclude", "hexagon"]) == 2
+
+
+# ------------------------------------------------------------------------------------------ BFB measured
+@pytest.mark.parametrize("n, d, expr, point", [
+    (128, 2, "line(power(uniring(1,8),2),1)", (15, F(127, 128))),     # the line expansion gives tb 1
+    (128, 2, "line(power(uniring(1,4),2),3)", (9, F(65, 64))),        # and 67/64
+    (32, 8, "degree(circulant(16,[3,4]),2)", (3, F(31, 32))),         # the degree expansion takes 4 steps
+])
+def test_frontier_lists_the_bfb_point_where_it_beats_the_expansion(n, d, expr, point):
+    """A design whose BFB schedule beats its expansion schedule is listed at BFB's point, marked schedule 'bfb',
+    and building it (BFB's verified schedule) gives exactly that point."""
+    front = find(n, d)
+    (c,) = [c for c in front if c.expr == expr]
+    assert (c.steps, c.tb) == point and c.schedule == "bfb" and c.as_dict()["schedule"] == "bfb"
+    built = build_candidate(c)
+    assert built.agrees
+    expansion = build_candidate(replace(c, schedule="expansion"))
+    assert (expansion.steps, expansion.tb) != point and expansion.steps >= point[0] and expansion.tb >= point[1]
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(4, 48), st.integers(2, 6))
+def test_no_frontier_point_is_beaten_by_bfb_on_its_own_graph(n, d):
+    """The frontier's points are never worse than BFB run on the listed graph (up to MEASURE_MAX_NODES)."""
+    for c in Finder().frontier(n, d):
+        steps, tb = bfb_values(parse_topology(c.expr))
+        assert not (steps <= c.steps and tb <= c.tb and (steps, tb) != (c.steps, c.tb)), c.expr
+
+
+def test_sweeps_keep_the_predictions_only():
+    """Without ``compute`` (sweeps) nothing is measured: the BFB entries appear only at a computed target."""
+    finder = Finder()
+    assert all(c.schedule == "expansion" for c in finder.frontier(128, 2, compute=False))
+    assert any(c.schedule == "bfb" for c in finder.frontier(128, 2))
+
+
+def test_price_is_the_least_over_the_synthesizers():
+    """A design both synthesizers build is priced by the faster one for the workload; ``algo`` names it."""
+    row = next(c.as_dict() for c in find(128, 2) if c.expr == "line(power(uniring(1,8),2),1)")
+    mix = SizeMix.of([1e4, 1e8], [1, 1])
+    for collective in ("allgather", "allreduce"):
+        p = price(row, collective, mix, 2.0, 50.0)
+        times = {}
+        for algo in ("expansion", "bfb"):
+            try:
+                times[algo] = design_model(row["expr"], collective, algo).mix_us(mix, 2.0, 50.0)
+            except NotApplicable:
+                pass
+        assert len(times) == 2 or collective == "allreduce"
+        assert p.algo == min(times, key=times.get) and p.runtime_us == min(times.values())

@@ -23,10 +23,17 @@ A cell keeps a candidate unless another has steps and tb no larger and every pro
 simple graph).
 The target frontier then uses plain dominance; equal points keep the simplest construction.
 
-What this leaves out, on purpose: BFB run on a degree-expanded topology (the paper's "BFB augmented" BiRing(2,5)∗2
-of Table 5; the same point is reached here by C(10,{2,3})), Cartesian products of factors without a BW-optimal
-BFB schedule (the paper runs BFB on the product; predicting it needs that run), and Π_{k,n} rows missing from
-the table (each is a BFB run): they are solved on demand for n <= ON_DEMAND_GKAUTZ and at the target itself.
+At the target itself every kept candidate of up to ``MEASURE_MAX_NODES`` nodes is also measured: BFB is run on
+its built graph (``bfb_values``), and where that beats the expansion schedule in steps or tb the BFB point joins
+the frontier as its own entry (``schedule == "bfb"``). The theorems' prediction is not always the best schedule
+the studio has: BFB reaches tb 127/128 on L(UniRing(1,8)^{□2}) where the line-graph expansion gives 1, and 3
+steps on C(16,{3,4})∗2 where the degree expansion takes 4.
+
+What this leaves out, on purpose: BFB measured on candidates that a cell pruned by their predictions, on
+intermediate cells and above ``MEASURE_MAX_NODES`` (the paper's "BFB augmented" BiRing(2,5)∗2 of Table 5 is
+reached here by C(10,{2,3})), Cartesian products of factors without a BW-optimal BFB schedule (the paper runs
+BFB on the product; predicting it needs that run), and Π_{k,n} rows missing from the table (each is a BFB run):
+they are solved on demand for n <= ON_DEMAND_GKAUTZ and at the target itself.
 
 Every candidate's ``expr`` is an expression of ``topologies.expression`` that ``solvers.directconnect.expansion.expand`` builds
 with its schedule; ``build_candidate`` does that and the tests compare the built values with the prediction.
@@ -34,7 +41,7 @@ with its schedule; ``build_candidate`` does that and the tests compare the built
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from functools import lru_cache
 from math import isqrt
@@ -56,6 +63,7 @@ EXPANSION_FAMILIES = ("line", "degree", "power", "product", "bidir")
 MAX_NODES = 4096
 MAX_DEGREE = 64
 ON_DEMAND_GKAUTZ = 128   # Π_{k,n} missing from the table is computed for n up to this (and at the target)
+MEASURE_MAX_NODES = 256  # target candidates up to this size are also measured with BFB on the built graph
 
 
 @dataclass(frozen=True)
@@ -64,7 +72,9 @@ class Candidate:
 
     ``bfb``: the schedule is an optimal BFB schedule (the premise of Thm 10 and, with BW optimality, Thm 13);
     ``exact``: the prediction is the schedule's value, not only an upper bound on tb; ``multi_out``: every node
-    has at least two distinct out-neighbours besides itself (Thm 10's other premise)."""
+    has at least two distinct out-neighbours besides itself (Thm 10's other premise). ``schedule``: the
+    synthesizer whose allgather has these (steps, tb): "expansion" (the theorems' prediction) or "bfb" (BFB
+    measured on the built graph, ``measured_bfb``)."""
 
     expr: str
     name: str
@@ -81,6 +91,7 @@ class Candidate:
     simple: bool = True
     families: frozenset = field(default=frozenset())
     ops: str = ""
+    schedule: str = "expansion"
 
     @property
     def bw_optimal(self) -> bool:
@@ -105,14 +116,15 @@ class Candidate:
 
     def _simplicity(self) -> tuple:
         # among equal points prefer fewer expansions, then the paper's own graphs over our reconstructions
+        # and the theorems' schedule over a measured BFB one at the same point
         reconstructed = bool(self.families & {"diamond", "dbjmod"})
-        return (len(self.ops), reconstructed, len(self.expr), self.expr)
+        return (self.schedule != "expansion", len(self.ops), reconstructed, len(self.expr), self.expr)
 
     def as_dict(self) -> dict:
         return {"name": self.name, "expr": self.expr, "nodes": self.nodes, "degree": self.degree,
                 "steps": self.steps, "tb_factor": float(self.tb), "tb_exact": str(self.tb),
                 "bw_optimal": self.bw_optimal, "bidirectional": self.bidirectional, "code": self.code,
-                "prediction_exact": self.exact}
+                "prediction_exact": self.exact, "schedule": self.schedule}
 
 
 def _covers(a: Candidate, b: Candidate, flags: bool) -> bool:
@@ -300,6 +312,30 @@ def _ops(op: str, inner: str) -> str:
     return "".join(sorted(set(op + inner)))
 
 
+# --------------------------------------------------------------------------------------------- measurement
+@lru_cache(maxsize=4096)
+def _bfb_point(expr: str) -> tuple[int, Fraction] | None:
+    from .bfb import bfb_values
+
+    try:
+        return bfb_values(parse_topology(expr, max_nodes=MEASURE_MAX_NODES))
+    except (NotApplicable, TopologyError):
+        return None
+
+
+def measured_bfb(c: Candidate) -> Candidate | None:
+    """The BFB entry for c's graph: (steps, tb) of the optimal BFB allgather run on the built topology, when that
+    beats c's own point in steps or tb; None otherwise, above ``MEASURE_MAX_NODES`` nodes, and for a seed whose
+    values already are BFB's on the same graph."""
+    if c.schedule != "expansion" or c.nodes > MEASURE_MAX_NODES or (c.bfb and not c.ops):
+        return None
+    point = _bfb_point(c.expr)
+    if point is None or (point[0] >= c.steps and point[1] >= c.tb):
+        return None
+    steps, tb = point
+    return replace(c, steps=steps, tb=tb, bfb=True, exact=True, schedule="bfb")
+
+
 # ---------------------------------------------------------------------------------------------- the search
 def _root(n: int, m: int) -> int | None:
     r = round(n ** (1 / m))
@@ -441,7 +477,9 @@ class Finder:
     def frontier(self, n: int, d: int, bidirectional: bool = False, compute: bool = True) -> list[Candidate]:
         """The Pareto frontier for n nodes of degree d (only bidirectional topologies with ``bidirectional``),
         lowest steps first. With ``compute``, a Π_{d,n} missing from the table is solved now (one BFB run,
-        seconds at n = 2000); without, it is left out (sweeps)."""
+        seconds at n = 2000) and every candidate up to ``MEASURE_MAX_NODES`` nodes is measured with BFB
+        (``measured_bfb``, about 5 s for the first N = 256, d = 8 target, cached by expression); without, Π_{d,n}
+        is left out and only the predictions count (sweeps)."""
         _check_target(n, d)
         self._target = (n, d) if compute else None
         if compute and base_table.tabulated(d, n) is None:
@@ -451,6 +489,8 @@ class Finder:
             cands = [c for c in self.cell(n, d) if c.bidirectional or not bidirectional]
         finally:
             self._target = None
+        if compute:
+            cands += [m for m in map(measured_bfb, cands) if m is not None]
         return pareto(cands)
 
 
@@ -522,19 +562,24 @@ class Constructed:
 
 
 def build_candidate(c: Candidate, verify: bool = True, max_nodes: int = MAX_NODES) -> Constructed:
-    """Build a candidate's topology and expansion schedule, verify the schedule with the simulator, and report
-    its measured values beside the prediction."""
+    """Build a candidate's topology and its schedule (the expansion schedule, or BFB's for a ``schedule == "bfb"``
+    entry), verify the schedule with the simulator, and report its measured values beside the prediction."""
     from topologies.properties import diameter
 
     from ..core.cost import tb_factor
+    from .bfb import bfb_allgather
     from .expansion import expand
     from ..core.verify import check
 
-    built = expand(c.expr, max_nodes=max_nodes)
+    if c.schedule == "bfb":
+        topology = parse_topology(c.expr, max_nodes=max_nodes)
+        schedule = bfb_allgather(topology)
+    else:
+        built = expand(c.expr, max_nodes=max_nodes)
+        topology, schedule = built.topology, built.schedule
     if verify:
-        check(built.topology, built.schedule)
-    return Constructed(c, built.topology, built.schedule.steps, tb_factor(built.topology, built.schedule),
-                       diameter(built.topology))
+        check(topology, schedule)
+    return Constructed(c, topology, schedule.steps, tb_factor(topology, schedule), diameter(topology))
 
 
 def diameter_of(c: Candidate, max_nodes: int = MAX_NODES) -> int | None:

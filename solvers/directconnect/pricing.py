@@ -1,9 +1,11 @@
 """Pricing a Finder design with the runtime model (``solvers.runtime``), the step model beside it.
 
 A frontier design is an expression (``Candidate.expr``). Its price for a collective is the runtime model's time of
-a verified schedule built for it: the expansion schedule (``synthesize(topo, "expansion", collective)``, what the
-Finder's "Schedule it" opens), or BFB's where the expansion has none (a reduce-scatter, and so an allreduce, needs
-a reverse symmetry that some designs lack, Π_{d,N} and DBJMod powers among them). The links are priced by the
+the best verified schedule the studio builds for it: each synthesizer of ``SYNTHESIZERS`` that applies builds one
+(``synthesize(topo, algo, collective)``), and the least time over the workload wins (``Price.algo`` names it, and
+the Finder's "Schedule it" opens it). The expansion has no reduce-scatter, and so no allreduce, where a design
+lacks a reverse symmetry (Π_{d,N} and DBJMod powers among them); BFB beats the expansion schedule on some designs
+(L(UniRing(1,8)^{□2}): tb 127/128 against 1). The links are priced by the
 alpha-beta model of the workload (``Execution.alpha_beta(alpha, B)``: alpha per send, a node's egress B), and a size
 mix costs the weighted sum of the model's times at its sizes.
 
@@ -25,7 +27,7 @@ from .selection import COLLECTIVES, SizeMix, best_index, step_model_mix_us
 
 RUNTIME_MAX_NODES = 256
 RUNTIME_COLLECTIVES = COLLECTIVES            # allreduce, allgather, reduce_scatter
-SYNTHESIZERS = ("expansion", "bfb")          # tried in this order
+SYNTHESIZERS = ("expansion", "bfb")          # each is priced; the first wins a tie
 RUNTIME_MODEL = "runtime model"
 STEP_MODEL = "step model"
 
@@ -55,17 +57,19 @@ class DesignModel:
         return sum(w * t for w, t in zip(mix.weights, self.times_us(mix.sizes, alpha_us, bandwidth_gbs)))
 
 
-def design_model(expr: str, collective: str, max_nodes: int = RUNTIME_MAX_NODES) -> DesignModel:
-    """Build ``collective`` on the design ``expr`` with the first synthesizer of ``SYNTHESIZERS`` that applies,
-    verified (``solvers.synthesize``), and its runtime model. Raises NotApplicable above ``max_nodes`` nodes, for
-    a collective the runtime model does not price here, or when no synthesizer applies."""
+def design_model(expr: str, collective: str, algo: str | None = None,
+                 max_nodes: int = RUNTIME_MAX_NODES) -> DesignModel:
+    """Build ``collective`` on the design ``expr`` with ``algo`` (default: the first synthesizer of
+    ``SYNTHESIZERS`` that applies), verified (``solvers.synthesize``), and its runtime model. Raises NotApplicable
+    above ``max_nodes`` nodes, for a collective the runtime model does not price here, or when no synthesizer
+    applies."""
     from ..synthesize import synthesize
 
     if collective not in RUNTIME_COLLECTIVES:
         raise NotApplicable(f"the runtime model prices {', '.join(RUNTIME_COLLECTIVES)} here, not {collective}")
     topo = parse_topology(expr, max_nodes=max_nodes)
     reasons = []
-    for algo in SYNTHESIZERS:
+    for algo in (algo,) if algo else SYNTHESIZERS:
         try:
             result = synthesize(topo, algo, collective)
         except NotApplicable as exc:
@@ -93,16 +97,28 @@ class Price:
 
 
 def price(row: dict, collective: str, mix: SizeMix, alpha_us: float, bandwidth_gbs: float,
-          model_of: Callable[[str, str], DesignModel] | None = None) -> Price:
-    """The price of a frontier row (``Candidate.as_dict()``: ``expr``, ``nodes``, ``steps``, ``tb_factor``).
-    ``model_of(expr, collective)`` builds the runtime model (default ``design_model``; the studio passes a cached
-    one)."""
+          model_of: Callable[[str, str, str], DesignModel] | None = None) -> Price:
+    """The price of a frontier row (``Candidate.as_dict()``: ``expr``, ``nodes``, ``steps``, ``tb_factor``):
+    the least runtime-model time over the synthesizers of ``SYNTHESIZERS`` that apply. ``model_of(expr,
+    collective, algo)`` builds one runtime model (default ``design_model``; the studio passes a cached one)."""
     step = step_model_mix_us(row["steps"], row["tb_factor"], alpha_us, mix, bandwidth_gbs, collective)
     if not runtime_priced(row["nodes"], collective):
         return Price(step, STEP_MODEL, step)
-    built = (model_of or design_model)(row["expr"], collective)
-    runtime = built.mix_us(mix, alpha_us, bandwidth_gbs)
-    return Price(runtime, RUNTIME_MODEL, step, runtime, built.algo)
+    build = model_of or design_model
+    best: tuple[float, str] | None = None
+    reasons = []
+    for algo in SYNTHESIZERS:
+        try:
+            built = build(row["expr"], collective, algo)
+        except NotApplicable as exc:
+            reasons.append(f"{algo}: {exc}")
+            continue
+        runtime = built.mix_us(mix, alpha_us, bandwidth_gbs)
+        if best is None or runtime < best[0]:
+            best = (runtime, algo)
+    if best is None:
+        raise NotApplicable(f"no schedule for {collective} on {row['expr']} ({'; '.join(reasons)})")
+    return Price(best[0], RUNTIME_MODEL, step, best[0], best[1])
 
 
 def price_frontier(rows: Sequence[dict], collective: str, mix: SizeMix, alpha_us: float, bandwidth_gbs: float,

@@ -88,18 +88,18 @@ def find(args) -> int:
         return 0
     steps, tb = bound(args.nodes, args.degree, args.bidirectional)
     model = prices[best].model if rows else RUNTIME_MODEL
-    print(f"{'steps':>5} {'tb_factor':>10} {'D':>3} {'runtime us':>10} {'step model us':>13}  topology")
+    print(f"{'steps':>5} {'tb_factor':>10} {'of':>9} {'D':>3} {'runtime us':>18} {'step model us':>13}  topology")
     for r in rows:
         mark = f"  <- best allreduce ({model})" if r.get("recommended") else ""
-        runtime = "-" if r["runtime_us"] is None else f"{r['runtime_us']:.1f}"
-        print(f"{r['steps']:>5} {r['tb_factor']:>10.6f} {r['diameter']!s:>3} {runtime:>10} "
+        runtime = "-" if r["runtime_us"] is None else f"{r['runtime_us']:.1f} ({r['runtime_algo']})"
+        print(f"{r['steps']:>5} {r['tb_factor']:>10.6f} {r['schedule']:>9} {r['diameter']!s:>3} {runtime:>18} "
               f"{r['step_model_us']:>13.1f}  {r['name']}   [{r['expr']}]{mark}")
     print(f"bound: {steps} steps (Moore), tb {float(tb):.6f}, step model "
           f"{step_model_time_us(steps, tb, args.alpha, args.total_bytes, args.bandwidth):.1f} us; allreduce times for "
           f"alpha {args.alpha} us, M {args.total_bytes:g} B, B {args.bandwidth} GB/s")
-    print(f"runtime us: the runtime model of the verified expansion schedule (BFB's where the expansion has no "
-          f"reduce-scatter), up to {RUNTIME_MAX_NODES} nodes; step model us: steps * alpha + tb * M/B, doubled "
-          f"(the paper's Table 4)")
+    print(f"of: steps and tb of the expansion theorems' schedule, or of BFB run on the built graph where that does "
+          f"better; runtime us: the runtime model of the best verified schedule (expansion or bfb, named), up to "
+          f"{RUNTIME_MAX_NODES} nodes; step model us: steps * alpha + tb * M/B, doubled (the paper's Table 4)")
     return 0
 
 
