@@ -10,11 +10,11 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from solvers.synthesize import ALGORITHMS, synthesize
+from solvers.synthesize import ALGORITHMS
 from solvers.tacos import TacosResult, tacos_ilp
 from solvers.tacos.ilp import MAX_BINARIES
 from studio.figures import tacos_gantt
-from studio.widgets import option_controls
+from studio.widgets import option_controls, synthesize_with_bar
 
 Options = tuple
 ILP_MAX_NODES = 16
@@ -29,16 +29,9 @@ def knobs(prefix: str) -> Options:
 
 @st.cache_resource(show_spinner=False, max_entries=8)
 def cached_solve(key: str, collective: str, options: Options, total_bytes: float, _load):
-    """``synthesize(..., "tacos")`` for the topology ``key`` names (``_load`` builds it; not hashed)."""
-    bar = st.progress(0.0, text="TACOS …")
-
-    def progress(phase: str, fraction: float) -> None:
-        bar.progress(min(max(fraction, 0.0), 1.0), text=f"{phase}: {int(fraction * 100)}%")
-    try:
-        result = synthesize(_load(), "tacos", collective, progress=progress, total_bytes=total_bytes,
-                            options=dict(options))
-    finally:
-        bar.empty()
+    """``synthesize(..., "tacos")`` for the topology ``key`` names (``_load`` builds it; not hashed), in a child
+    process behind a progress bar that a Cancel or Stop ends (``studio.widgets.synthesize_with_bar``)."""
+    result = synthesize_with_bar("TACOS", _load(), "tacos", collective, dict(options), total_bytes)
     return result, result.detail
 
 

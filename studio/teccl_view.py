@@ -16,7 +16,7 @@ from solvers.synthesize import ALGORITHMS, synthesize
 from solvers.teccl import Composed, TecclResult, read_demand_matrix
 from solvers.teccl.instance import MAX_DEMAND_TEXT
 from studio.figures import MAX_DRAWN_NODES, epoch_figure, epoch_gantt
-from studio.widgets import MISSING, option_controls
+from studio.widgets import MISSING, option_controls, synthesize_with_bar
 
 COLLECTIVES = [c.value for c in Collective.every()]
 DEFAULT_TIME_LIMIT_S = 30.0
@@ -70,30 +70,27 @@ def _demand_matrix(prefix: str, where) -> tuple | None:
     return tuple(tuple(r) for r in rows)
 
 
-def solve(topo, collective: str, options: Options, total_bytes: float, progress=None):
-    """(verified Result, TecclResult or Composed) for ``collective`` with ``options`` and ``total_bytes`` as the
-    output buffer of one GPU. Raises NotApplicable / ScheduleError / ValueError as ``synthesize`` does."""
+def _options(options: Options) -> dict:
     opts = dict(options)
     if opts.get("matrix") is not None:
         opts["matrix"] = [list(r) for r in opts["matrix"]]
-    result = synthesize(topo, "teccl", collective, progress=progress, total_bytes=total_bytes, options=opts)
+    return opts
+
+
+def solve(topo, collective: str, options: Options, total_bytes: float, progress=None):
+    """(verified Result, TecclResult or Composed) for ``collective`` with ``options`` and ``total_bytes`` as the
+    output buffer of one GPU. Raises NotApplicable / ScheduleError / ValueError as ``synthesize`` does."""
+    result = synthesize(topo, "teccl", collective, progress=progress, total_bytes=total_bytes,
+                        options=_options(options))
     return result, result.detail
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
 def cached_solve(key: str, collective: str, options: Options, total_bytes: float, _load):
-    """``solve`` on the topology ``_load()`` (``key`` names it: an expression or an upload's digest), with a
-    progress bar while it runs."""
-    topo = _load()
-    bar = st.progress(0.0, text="TE-CCL …")
-
-    def progress(phase: str, fraction: float) -> None:
-        f = min(max(fraction, 0.0), 1.0)
-        bar.progress(f, text=f"TE-CCL: {phase} ({int(f * 100)}%)")
-    try:
-        return solve(topo, collective, options, total_bytes, progress)
-    finally:
-        bar.empty()
+    """``solve`` on the topology ``_load()`` (``key`` names it: an expression or an upload's digest), in a child
+    process behind a progress bar that a Cancel or Stop ends (``studio.widgets.synthesize_with_bar``)."""
+    result = synthesize_with_bar("TE-CCL", _load(), "teccl", collective, _options(options), total_bytes)
+    return result, result.detail
 
 
 # ------------------------------------------------------------------------------------------------- results

@@ -247,3 +247,48 @@ def bundle_panel(topo, schedule, prefix: str, name: str, file_stem: str, *, requ
     st.download_button("Download bundle (zip)", data, file_name=f"{stem}_{target}.zip", mime="application/zip",
                        key=f"{prefix}bdownload", on_click="ignore")
     st.caption("The zip holds msccl-algorithms/ and a README with the environment variables that load it.")
+
+
+# ------------------------------------------------------------------------------------------ stoppable solves
+def synthesize_with_bar(label: str, topo, algo: str, collective: str, options: dict,
+                        total_bytes: float | None = None):
+    """``synthesize`` in a child process (``studio.jobs.run``) behind a progress bar that names the phase and the
+    seconds so far. The bar's update is where a Stop, a changed widget or ``cancel_slot``'s button ends the run;
+    the child is then killed, and nothing is cached."""
+    from studio import jobs
+
+    bar = st.progress(0.0, text=f"{label} …")
+    state = {"f": 0.0, "text": label}
+
+    def progress(phase: str, fraction: float) -> None:
+        state["f"] = min(max(fraction, 0.0), 1.0)
+        state["text"] = f"{label}: {phase} {int(state['f'] * 100)}%"
+
+    def tick(elapsed: float) -> None:
+        bar.progress(state["f"], text=f"{state['text']} ({elapsed:.1f} s)")
+
+    result = jobs.run(jobs.synthesize_job, topo, algo, collective, options, total_bytes, progress=progress,
+                      tick=tick)
+    bar.empty()
+    return result
+
+
+def cancel_slot(key: str, request: tuple, what: str):
+    """Call before a solve that may run long. Returns a slot holding a Cancel button (``slot.empty()`` once the
+    solve is back), or None when this very ``request`` was cancelled: then a note and a "Run it again" button
+    stand in its place and the page should stop there. Clicking Cancel while the solve runs reruns the page, which
+    stops the solve (``synthesize_with_bar``) and lands here with the button pressed."""
+    cancelled = st.session_state.setdefault("cancelled_solves", {})
+    if cancelled.get(key) == request:
+        st.info(f"Cancelled: {what}. The session goes on; change a setting, or run it again.",
+                icon=":material/cancel:")
+        if not st.button("Run it again", key=f"{key}_again", icon=":material/replay:"):
+            return None
+        del cancelled[key]
+    slot = st.empty()
+    if slot.button("Cancel", key=f"{key}_cancel", icon=":material/stop_circle:",
+                   help="Stop this solve (its worker process is killed) and keep the session."):
+        cancelled[key] = request
+        slot.empty()
+        st.rerun()
+    return slot

@@ -13,7 +13,8 @@ from solvers.forestcoll.search import fabric, fixed_k_algbw
 from solvers.core.schedule import Collective
 from solvers.core.verify import verify
 from studio import teccl_view, workload
-from studio.widgets import export_panel
+from studio.jobs import JobError
+from studio.widgets import cancel_slot, export_panel
 from studio.figures import MAX_DRAWN_NODES, choose_layout, topology_figure
 from studio.pages.compose import _from_upload
 from topologies import TopologyError
@@ -151,11 +152,16 @@ def _teccl(topo, key: str) -> None:
     options = teccl_view.knobs("ct_", coll)
     if options is None:
         return
+    slot = cancel_slot("ct_solve", (key, coll, options, work.total_bytes), f"TE-CCL {coll} on {topo.name or key}")
+    if slot is None:
+        return
     try:
         result, found = teccl_view.cached_solve(key, coll, options, work.total_bytes, lambda: topo)
-    except (NotApplicable, ScheduleError, ValueError) as exc:
+    except (NotApplicable, ScheduleError, ValueError, JobError) as exc:
+        slot.empty()
         st.error(f"TE-CCL: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
         return
+    slot.empty()
     layout = choose_layout(topo) if topo.num_nodes <= MAX_DRAWN_NODES else None
     teccl_view.panel(result, found, "ct_", work.total_bytes, layout=layout)
     with st.expander("Export to MSCCL XML (validated and simulated before download)"):

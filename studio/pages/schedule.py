@@ -19,9 +19,10 @@ from solvers.core.cost import alpha_beta_us, link_loads
 from solvers.core.errors import NotApplicable, ScheduleError
 from solvers.core.schedule import Collective
 from solvers.runtime import Execution, Model, bound_time_us
-from solvers.synthesize import ALGORITHMS, synthesize
+from solvers.synthesize import ALGORITHMS
 from studio import tacos_view, teccl_view, workload
-from studio.widgets import export_panel, option_controls, safe_stem
+from studio.jobs import JobError
+from studio.widgets import cancel_slot, export_panel, option_controls, safe_stem, synthesize_with_bar
 from studio.figures import (MAX_DRAWN_NODES, choose_layout, load_heatmap, render_images, runtime_curve,
                             topology_figure, utilisation_heatmap)
 from topologies import TopologyError, load
@@ -35,16 +36,9 @@ SIZES = tuple(10.0 ** (3 + k / 4) for k in range(29))       # 1 KB to 10 GB, fou
 
 @st.cache_resource(show_spinner=False, max_entries=16)
 def _synthesize(expr: str, algo: str, collective: str, options: tuple = ()):
-    """``options``: the synthesizer's options as sorted (name, value) pairs (hashable, for the cache)."""
-    topo = load(expr)
-    bar = st.progress(0.0, text="Synthesizing …")
-
-    def progress(phase: str, fraction: float) -> None:
-        bar.progress(min(max(fraction, 0.0), 1.0), text=f"{phase}: {int(fraction * 100)}%")
-    try:
-        return synthesize(topo, algo, collective, progress=progress, options=dict(options))
-    finally:
-        bar.empty()
+    """``options``: the synthesizer's options as sorted (name, value) pairs (hashable, for the cache). Runs in a
+    child process that a Cancel or Stop ends (``studio.widgets.synthesize_with_bar``)."""
+    return synthesize_with_bar("Synthesizing", load(expr), algo, collective, dict(options))
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
@@ -179,11 +173,16 @@ def render() -> None:
         PANELS[algo](expr, coll, work)
         return
     options = tuple(sorted((option_controls(synth, f"o_{algo}_") or {}).items()))
+    slot = cancel_slot("s_solve", (expr, algo, coll, options), f"{algo} {coll} on {expr}")
+    if slot is None:
+        return
     try:
         result = _synthesize(expr, algo, coll, options)
-    except (TopologyError, NotApplicable, ScheduleError, ValueError) as exc:
+    except (TopologyError, NotApplicable, ScheduleError, ValueError, JobError) as exc:
+        slot.empty()
         st.error(f"{algo} cannot schedule {expr}: {exc}")
         return
+    slot.empty()
     topo, schedule = result.topology, result.schedule
     if result.verification.ok:
         st.success(f"Verified by the simulator: a correct {coll.replace('_', '-')} on {topo.name or expr}.",
@@ -258,11 +257,16 @@ def _render_teccl(expr: str, coll: str, work) -> None:
     options = teccl_view.knobs("t_", coll)
     if options is None:
         return
+    slot = cancel_slot("t_solve", (expr, coll, options, work.total_bytes), f"TE-CCL {coll} on {expr}")
+    if slot is None:
+        return
     try:
         result, found = teccl_view.cached_solve(expr, coll, options, work.total_bytes, lambda: load(expr))
-    except (TopologyError, NotApplicable, ScheduleError, ValueError) as exc:
+    except (TopologyError, NotApplicable, ScheduleError, ValueError, JobError) as exc:
+        slot.empty()
         st.error(f"teccl cannot schedule {expr}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
         return
+    slot.empty()
     layout = _layout(expr) if result.topology.num_nodes <= MAX_DRAWN_NODES else None
     figures = teccl_view.panel(result, found, "t_", work.total_bytes, layout=layout)
     _downloads(result, expr, figures, None)
@@ -274,11 +278,16 @@ def _render_tacos(expr: str, coll: str, work) -> None:
                "link at a time; the collective time is priced with the fabric's own link alphas and bandwidths "
                f"for the sidebar's M = {work.total_bytes:.4g} bytes.")
     options = tacos_view.knobs("c_")
+    slot = cancel_slot("c_solve", (expr, coll, options, work.total_bytes), f"TACOS {coll} on {expr}")
+    if slot is None:
+        return
     try:
         result, found = tacos_view.cached_solve(expr, coll, options, work.total_bytes, lambda: load(expr))
-    except (TopologyError, NotApplicable, ScheduleError, ValueError) as exc:
+    except (TopologyError, NotApplicable, ScheduleError, ValueError, JobError) as exc:
+        slot.empty()
         st.error(f"tacos cannot schedule {expr}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
         return
+    slot.empty()
     st.success(f"Verified by the simulator: a correct {coll.replace('_', '-')} on {result.topology.name or expr}.",
                icon=":material/verified:")
     tacos_view.panel(result, found, "c_", work.total_bytes)

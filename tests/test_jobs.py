@@ -1,0 +1,79 @@
+"""studio.jobs: long solves in a child process that a stopped page kills, with its workers (issue 23, load and
+cancel). The Streamlit side (the Cancel button in a real browser) is tests/browser/test_cancel.py."""
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from solvers.core.errors import NotApplicable
+from studio import jobs
+from topologies import parse_topology
+
+
+class Stop(BaseException):
+    """Stands in for Streamlit's StopException/RerunException (BaseExceptions raised out of an st call)."""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+def sleeper(pidfile: str, progress=None):
+    """A solve that never ends on its own, with a worker process of its own (as BFB's pool has)."""
+    worker = subprocess.Popen(["sleep", "300"])
+    Path(pidfile).write_text(f"{os.getpid()} {worker.pid}")
+    while True:
+        progress("sleeping", 0.5)
+        time.sleep(0.05)
+
+
+def fails(kind: str, progress=None):
+    if kind == "not applicable":
+        raise NotApplicable("this design has no such schedule")
+    if kind == "exit":
+        os._exit(3)
+    return 1 / 0
+
+
+def test_the_child_answers_with_a_verified_result_and_progress():
+    heard = []
+    result = jobs.run(jobs.synthesize_job, parse_topology("gkautz(2,12)"), "bfb", "allgather", {},
+                      progress=lambda phase, f: heard.append((phase, f)))
+    assert result.verification.ok and result.schedule.algo == "bfb" and result.topology.num_nodes == 12
+    assert heard and all(0.0 <= f <= 1.0 for _, f in heard)
+
+
+def test_a_stopped_wait_kills_the_child_and_its_workers(tmp_path):
+    pidfile = tmp_path / "pids"
+
+    def tick(elapsed: float) -> None:
+        if pidfile.exists() and pidfile.read_text().count(" ") == 1:
+            raise Stop()
+        assert elapsed < 60, "the child never started"
+
+    t0 = time.monotonic()
+    with pytest.raises(Stop):
+        jobs.run(sleeper, str(pidfile), tick=tick)
+    child, worker = map(int, pidfile.read_text().split())
+    deadline = time.monotonic() + 5
+    while (_alive(child) or _alive(worker)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(child) and not _alive(worker)
+    assert time.monotonic() - t0 < 30
+
+
+def test_errors_come_back_in_one_line():
+    with pytest.raises(NotApplicable, match="no such schedule"):
+        jobs.run(fails, "not applicable")
+    with pytest.raises(jobs.JobError, match="^ZeroDivisionError: division by zero$"):
+        jobs.run(fails, "zero")
+    with pytest.raises(jobs.JobError, match="without an answer .exit code 3"):
+        jobs.run(fails, "exit")
