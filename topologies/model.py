@@ -125,11 +125,17 @@ class Topology:
                         name=self.name if name is None else name, expr=self.expr if expr is None else expr)
 
     def transpose(self) -> "Topology":
-        """G^T: every link reversed, link indices kept (direct-connect paper, Def 5 and Theorem 1)."""
+        """G^T: every link reversed, link indices kept (direct-connect paper, Def 5 and Theorem 1). Made once per
+        topology: what solvers keep in its ``_meta`` (ring sets, forests) then serves every reduce-scatter."""
+        known = self._meta.get("transpose")
+        if known is not None:
+            return known
         links = tuple(Link(l.dst, l.src, l.bandwidth, l.alpha) for l in self.links)
         name = f"({self.name})^T" if self.name else ""
         expr = f"transpose({self.expr})" if self.expr else ""
-        return Topology(self.names, self.kinds, links, name=name, expr=expr)
+        out = Topology(self.names, self.kinds, links, name=name, expr=expr)
+        self._meta["transpose"] = out
+        return out
 
     # ------------------------------------------------------------------------------------------------ queries
     @property

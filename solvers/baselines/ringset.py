@@ -374,7 +374,16 @@ def degree_bound(topo: Topology) -> int:
 def ring_set(topo: Topology, budget: int = DEFAULT_BUDGET, seed: int = 0) -> RingSet:
     """As many link-disjoint directed Hamiltonian rings of the compute nodes over direct links as the module
     docstring's constructions and search find (at least one wherever ``hamiltonian_cycle`` finds one);
-    NotApplicable with the reason otherwise."""
+    NotApplicable with the reason otherwise. Kept in ``topo._meta``: an allreduce and the reduce-scatter and
+    allgather beside it (Compare, the tests) search once per graph and its transpose."""
+    key = ("ring_set", budget, seed)
+    known = topo._meta.get(key)
+    if known is None:
+        known = topo._meta[key] = _ring_set(topo, budget, seed)
+    return known
+
+
+def _ring_set(topo: Topology, budget: int, seed: int) -> RingSet:
     comp = list(topo.compute_nodes)
     if len(comp) < 2:
         raise NotApplicable("a ring needs at least two compute nodes")

@@ -173,6 +173,16 @@ def _on_reverse_links(topo: Topology, schedule: Schedule) -> Schedule:
     return Schedule(schedule.collective, moved, schedule.algo, dict(schedule.notes))
 
 
+def _kept_forest(topo: Topology, fixed_k: int | None, progress: Progress | None) -> Forest:
+    """``forestcoll(topo, fixed_k)``, kept in ``topo._meta``: the three collectives on one topology (Compare, the
+    tests) pack it once."""
+    key = ("forest", fixed_k)
+    known = topo._meta.get(key)
+    if known is None:
+        known = topo._meta[key] = forestcoll(topo, fixed_k, progress=progress)
+    return known
+
+
 def collective_schedule(topo: Topology, collective: Collective, fixed_k: int | None = None, *,
                         progress: Progress | None = None, forest: Forest | None = None) -> Schedule:
     """ForestColl's allgather, reduce-scatter (reversed trees) or allreduce (RS then AG) on ``topo``, not yet
@@ -180,14 +190,14 @@ def collective_schedule(topo: Topology, collective: Collective, fixed_k: int | N
     opposite links; otherwise it reverses a forest built on the transpose."""
     if collective not in (Collective.ALLGATHER, Collective.REDUCE_SCATTER, Collective.ALLREDUCE):
         raise NotApplicable(f"ForestColl builds allgather, reduce-scatter and allreduce, not {collective.value}")
-    forest = forest or forestcoll(topo, fixed_k, progress=progress)
+    forest = forest or _kept_forest(topo, fixed_k, progress)
     ag = forest.allgather()
     if collective is Collective.ALLGATHER:
         return ag
     if topo.is_bidirectional:
         rs = _on_reverse_links(topo, reverse(ag))
     else:
-        rs = reverse(forestcoll(topo.transpose(), fixed_k, progress=progress).allgather())
+        rs = reverse(_kept_forest(topo.transpose(), fixed_k, progress).allgather())
     rs.notes.update(forest.notes())
     if collective is Collective.REDUCE_SCATTER:
         return rs
