@@ -16,40 +16,14 @@ import argparse
 import asyncio
 import os
 import re
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from bench.app_server import start_app
+
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
 WAIT_MS = 300_000
 SHOTS = os.environ.get("LOAD_SHOTS")       # a folder: a screenshot of every page that failed goes there
-
-
-def start_app() -> tuple[subprocess.Popen, str]:
-    """``streamlit run app.py`` on a free port; (the process, its URL) once it answers."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                             "--server.port", str(port), "--server.address", "127.0.0.1",
-                             "--browser.gatherUsageStats", "false"],
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://localhost:{port}"
-    deadline = time.time() + 60
-    while True:
-        try:
-            if urllib.request.urlopen(url + "/_stcore/health", timeout=1).read() == b"ok":
-                return proc, url
-        except OSError:
-            if time.time() > deadline or proc.poll() is not None:
-                proc.terminate()
-                raise RuntimeError("streamlit did not start")
-            time.sleep(0.2)
 
 
 async def session(browser, url: str, i: int, times: dict, errors: dict) -> None:

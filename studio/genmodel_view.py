@@ -16,6 +16,7 @@ from solvers.genmodel import (FitError, GenModelParams, ModelOptions, ParamsErro
 from solvers.genmodel.fit import MAX_CSV_CHARS, design_matrix
 from solvers.genmodel.params import PRESETS
 from solvers.genmodel.tree import PRESET_TREES
+from studio.uploads import UploadError, read_upload_text
 from studio.genmodel_figures import (breakdown_figure, comparison_figure, factorization_figure, fit_figure,
                                      servers_figure, size_figure, tree_figure)
 
@@ -143,14 +144,10 @@ def _calibration() -> None:
     if st.button("Use example data (CPU testbed parameters + 0.2 % noise)", key="gm_csv_example"):
         st.session_state["gm_csv_text_example"] = example
     if upload is not None:
-        raw = upload.getvalue()
-        if len(raw) > 4 * MAX_CSV_CHARS:           # not decoded at all (read_measurements counts characters)
-            st.error(f"the CSV is larger than {MAX_CSV_CHARS:,} characters")
-            return
         try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            st.error("the upload is not UTF-8 text")
+            text = read_upload_text(upload, MAX_CSV_CHARS, "the CSV")
+        except UploadError as exc:
+            st.error(str(exc))
             return
     elif not text.strip():
         text = st.session_state.get("gm_csv_text_example", "")

@@ -16,6 +16,7 @@ from solvers.synthesize import ALGORITHMS, synthesize
 from solvers.teccl import Composed, TecclResult, read_demand_matrix
 from solvers.teccl.instance import MAX_DEMAND_TEXT
 from studio.figures import MAX_DRAWN_NODES, epoch_figure, epoch_gantt
+from studio.uploads import UploadError, read_upload_text
 from studio.widgets import MISSING, option_controls, synthesize_with_bar
 
 COLLECTIVES = [c.value for c in Collective.every()]
@@ -50,14 +51,10 @@ def _demand_matrix(prefix: str, where) -> tuple | None:
                                       "compute-node order; '#' starts a comment")
     text = st.text_area("… or paste it", key=f"{prefix}demand_text", height=90, placeholder="0,1,0\n0,0,1\n1,0,0")
     if upload is not None:
-        data = upload.getvalue()
-        if len(data) > 4 * MAX_DEMAND_TEXT:         # not decoded at all (read_demand_matrix counts characters)
-            st.error(f"the demand matrix is larger than {MAX_DEMAND_TEXT:,} characters")
-            return None
         try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            st.error(f"{upload.name} is not UTF-8 text")
+            text = read_upload_text(upload, MAX_DEMAND_TEXT, "the demand matrix")
+        except UploadError as exc:
+            st.error(str(exc))
             return None
     if not text.strip():
         st.info("A custom collective needs a demand matrix: upload a CSV or paste one.")

@@ -1,4 +1,5 @@
-"""Reading an uploaded topology file in the app: the one path every page's file uploader goes through."""
+"""Reading uploads in the app: the one path every page's file uploader goes through (a size cap before decoding,
+UTF-8, one-line errors)."""
 from __future__ import annotations
 
 import hashlib
@@ -6,6 +7,23 @@ import hashlib
 from topologies import TopologyError
 from topologies.files import MAX_FILE_BYTES, from_graphml, from_json
 from topologies.model import Topology
+
+
+class UploadError(ValueError):
+    """An upload the page cannot read: too large or not UTF-8; the message names it in one line."""
+
+
+def read_upload_text(upload, max_chars: int, what: str) -> str:
+    """The text of a Streamlit ``UploadedFile`` of at most ``max_chars`` characters (``what`` names it in the
+    message). Bytes beyond 4 per character are refused before decoding; the character count itself is the
+    reader's own check (``read_demand_matrix``, ``read_measurements``)."""
+    data = upload.getvalue()
+    if len(data) > 4 * max_chars:
+        raise UploadError(f"{what} is larger than {max_chars:,} characters")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UploadError(f"{upload.name} is not UTF-8 text") from None
 
 
 def read_topology(upload) -> tuple[Topology, str]:

@@ -340,6 +340,40 @@ def test_plan_candidates_timed_in_worker_processes_give_the_same_times(tmp_path,
     assert not multiprocessing.active_children()
 
 
+def test_a_process_that_fails_to_start_is_tried_once_and_the_rest_timed_here(monkeypatch):
+    """No process can start (say, the machine's process limit): time_many tries one start, not one per
+    candidate and tick, and times every candidate here with the same results."""
+    import multiprocessing
+    import types
+
+    import solvers.export.bundle as bundle_module
+    from solvers.export.program import target
+    from solvers.export.tuning import SIZE_GRID, candidate_prices
+
+    topo, schedule = _schedule("gkautz(2,16)", "ring", "allreduce")
+    model = Model(topo, schedule, NVLINK)
+    models = {name: model.with_link_prices(*candidate_prices(model, PROTOCOL_COSTS[name], 1))
+              for name in PROTOCOL_COSTS}
+    here = {name: m.times(SIZE_GRID)[0] for name, m in models.items()}
+    starts = []
+
+    class NoStart:
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def start(self):
+            starts.append(1)
+            raise OSError("no more processes")
+
+    monkeypatch.setattr(bundle_module, "threading", types.SimpleNamespace(active_count=lambda: 1))
+    with bundle_module._Builder(topo, schedule, 3, 108, target("rccl"), "x", lambda _m: None) as build:
+        build.context = types.SimpleNamespace(Pipe=multiprocessing.Pipe, Process=NoStart)
+        timed = {}
+        build.time_many(models, SIZE_GRID, None, timed)
+    assert len(models) >= 3 and starts == [1]
+    assert set(timed) == set(here) and all(np.array_equal(timed[k], here[k]) for k in here)
+
+
 def test_worker_processes_start_from_a_fork_server_beside_other_threads(bundle, monkeypatch):
     """A web server runs the export on one of its threads: the workers then come from a fork server (never a fork
     of a process with other threads) and still give the same files."""

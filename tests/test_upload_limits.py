@@ -37,3 +37,21 @@ def test_download_names_are_plain_ascii(text):
     stem = safe_stem(text)
     assert stem and len(stem) <= 80 and all(c.isascii() and (c.isalnum() or c == "_") for c in stem)
     assert safe_stem("torus(4,4)") == "torus_4_4_" and safe_stem("..", 60) == "download"
+
+
+class _Upload:
+    def __init__(self, name: str, data: bytes):
+        self.name, self._data = name, data
+
+    def getvalue(self) -> bytes:
+        return self._data
+
+
+def test_read_upload_text_caps_before_decoding_and_names_the_file():
+    from studio.uploads import UploadError, read_upload_text
+
+    assert read_upload_text(_Upload("d.csv", "0,1\n1,0\n".encode()), 10, "the demand matrix") == "0,1\n1,0\n"
+    with pytest.raises(UploadError, match="^the demand matrix is larger than 10 characters$"):
+        read_upload_text(_Upload("d.csv", b"0" * 41), 10, "the demand matrix")
+    with pytest.raises(UploadError, match="^d.csv is not UTF-8 text$"):
+        read_upload_text(_Upload("d.csv", b"\xff\xfe0"), 10, "the demand matrix")

@@ -352,23 +352,27 @@ class _Builder:
         process's), candidates each in a process of their own (the runtime model is the same computation there),
         the others here, calling ``between`` as it goes and while it waits; a CPU freed while a candidate is timed
         here (a program done, or found not to fit) takes the next candidate at once. Each result goes into
-        ``timed`` as it comes. Without workers, or when one dies, the rest are timed here."""
+        ``timed`` as it comes. Without workers, when one dies, or once a process fails to start, the rest are
+        timed here."""
         keys = list(models)
         running: dict = {}                  # key -> (process, its end of the pipe)
+        can_start = [True]                  # a process that failed to start: the rest are timed here
 
         def launch(keep: int) -> None:
             """Candidates into processes while CPUs are free (this process takes one), ``keep`` left here."""
             # (taking in programs may find the workers dead, and leave no context)
-            while len(keys) > keep and len(running) < self._idle() - 1 and self.context is not None:
+            while (can_start[0] and len(keys) > keep and len(running) < self._idle() - 1
+                   and self.context is not None):
                 key = keys.pop()
                 receive, send = self.context.Pipe(duplex=False)
                 try:
                     process = self.context.Process(target=_time_candidate, args=(send, models[key], sizes),
                                                    daemon=True)
                     process.start()
-                except Exception:      # no process: time it here
+                except Exception:      # no process: time it here, and the ones after it too
                     receive.close()
                     keys.append(key)
+                    can_start[0] = False
                     return
                 finally:
                     send.close()

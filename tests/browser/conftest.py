@@ -6,14 +6,11 @@ Screenshots land in ``test-artifacts/`` at the repository root.
 """
 import os
 import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
+
+from bench.app_server import start_app
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
@@ -48,25 +45,7 @@ def browser_context_args(browser_context_args):
 
 @pytest.fixture(scope="session")
 def app_url():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--browser.serverAddress", "localhost",
-         "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://localhost:{port}"
-    deadline = time.time() + 60
-    while True:
-        try:
-            if urllib.request.urlopen(url + "/_stcore/health", timeout=1).read() == b"ok":
-                break
-        except OSError:
-            if time.time() > deadline or proc.poll() is not None:
-                proc.terminate()
-                raise RuntimeError("streamlit did not start")
-            time.sleep(0.2)
+    proc, url = start_app()
     yield url
     proc.terminate()
     proc.wait(timeout=15)
