@@ -11,8 +11,8 @@ and the bundle's workers). The session's caches never see a half-finished result
 Children come from a fork server: the app server runs several threads, and a plain fork could copy a lock that
 another thread holds. The fork server preloads ``PRELOAD`` so a child starts in tenths of a second.
 
-``fn`` and ``args`` must be picklable (module-level functions, topologies, options); the child's return value
-and exceptions come back pickled. The project's own errors keep their type; any other error comes back as a
+``fn`` and ``args`` should be picklable (module-level functions and classes, topologies, options); where they
+are not, ``fn`` runs here instead (not stoppable). The child's return value and exceptions come back pickled. The project's own errors keep their type; any other error comes back as a
 ``JobError`` with its one-line message.
 """
 from __future__ import annotations
@@ -22,6 +22,8 @@ import os
 import signal
 import time
 from typing import Any, Callable
+
+from solvers.core.processes import start as start_process
 
 POLL_S = 0.1
 _CONTEXT = None
@@ -104,7 +106,12 @@ def run(fn: Callable, *args, progress: Callable[[str, float], None] | None = Non
     receive, send = ctx.Pipe(duplex=False)
     process = ctx.Process(target=_child, args=(send, fn, args))
     start = time.monotonic()
-    process.start()
+    try:
+        start_process(process)
+    except Exception:            # arguments a fork server cannot be sent (a class defined in a function): here
+        receive.close()
+        send.close()
+        return fn(*args, progress=progress)
     send.close()
     try:
         while True:
@@ -130,9 +137,10 @@ def run(fn: Callable, *args, progress: Callable[[str, float], None] | None = Non
         _kill(process)
 
 
-def synthesize_job(topo, algo: str, collective: str, options: dict, total_bytes: float | None = None,
+def synthesize_job(topo, algo, collective: str, options: dict, total_bytes: float | None = None,
                    progress: Callable[[str, float], None] | None = None):
-    """``solvers.synthesize`` for ``run``: the verified Result (built and verified in the child)."""
+    """``solvers.synthesize`` for ``run``: the verified Result (built and verified in the child). ``algo``: a
+    registered name or the synthesizer class."""
     from solvers.synthesize import synthesize
 
     return synthesize(topo, algo, collective, progress=progress, options=options, total_bytes=total_bytes)

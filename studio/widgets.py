@@ -267,7 +267,11 @@ def synthesize_with_bar(label: str, topo, algo: str, collective: str, options: d
     def tick(elapsed: float) -> None:
         bar.progress(state["f"], text=f"{state['text']} ({elapsed:.1f} s)")
 
-    result = jobs.run(jobs.synthesize_job, topo, algo, collective, options, total_bytes, progress=progress,
+    from solvers.synthesize import ALGORITHMS
+
+    # the class, not its name: one registered in this process only (a plugin, a test's) is imported by the child
+    synth = ALGORITHMS.get(algo, algo)
+    result = jobs.run(jobs.synthesize_job, topo, synth, collective, options, total_bytes, progress=progress,
                       tick=tick)
     bar.empty()
     return result

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import time
+import types
 from pathlib import Path
 
 import pytest
@@ -77,3 +79,25 @@ def test_errors_come_back_in_one_line():
         jobs.run(fails, "zero")
     with pytest.raises(jobs.JobError, match="without an answer .exit code 3"):
         jobs.run(fails, "exit")
+
+
+def test_the_parents_main_script_is_not_run_in_the_child(tmp_path, monkeypatch):
+    """Under Streamlit (and AppTest) ``__main__`` is the page script; a fork-server child used to import it
+    by its file first, and died where that script cannot run outside Streamlit."""
+    script = tmp_path / "page.py"
+    script.write_text("raise SystemExit('the page script ran in the child')\n")
+    main = types.ModuleType("__main__")
+    main.__file__ = str(script)
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    result = jobs.run(jobs.synthesize_job, parse_topology("ring(4)"), "ring", "allgather", {})
+    assert result.verification.ok
+    assert sys.modules["__main__"] is main
+
+
+def test_arguments_a_child_cannot_take_run_here():
+    """A function (or synthesizer class) defined inside another cannot be sent to the fork server: the solve
+    runs in this process instead of failing."""
+    def local(progress=None):
+        return "here"
+
+    assert jobs.run(local) == "here"

@@ -33,6 +33,7 @@ from topologies.model import Topology
 
 from ..core.errors import NotApplicable
 from ..core.gc_pause import gc_paused
+from ..core.processes import start as start_process
 from ..core.schedule import Collective, Schedule
 from ..runtime import Execution, Model
 from . import _merged_guess, export
@@ -302,7 +303,7 @@ class _Builder:
             receive, send = self.context.Pipe(duplex=False)
             try:
                 process = self.context.Process(target=_worker, args=(send, *self.args, job, hint), daemon=True)
-                process.start()
+                start_process(process)
             except Exception:          # no process, or arguments a fork server cannot be sent: build here
                 receive.close()
                 send.close()
@@ -368,7 +369,7 @@ class _Builder:
                 try:
                     process = self.context.Process(target=_time_candidate, args=(send, models[key], sizes),
                                                    daemon=True)
-                    process.start()
+                    start_process(process)
                 except Exception:      # no process: time it here, and the ones after it too
                     receive.close()
                     keys.append(key)
