@@ -29,10 +29,10 @@ def knobs(prefix: str) -> Options:
 
 @st.cache_resource(show_spinner=False, max_entries=8)
 def cached_solve(key: str, collective: str, options: Options, total_bytes: float, _load):
-    """``synthesize(..., "tacos")`` for the topology ``key`` names (``_load`` builds it; not hashed), in a child
-    process behind a progress bar that a Cancel or Stop ends (``studio.widgets.synthesize_with_bar``)."""
-    result = synthesize_with_bar("TACOS", _load(), "tacos", collective, dict(options), total_bytes)
-    return result, result.detail
+    """``synthesize(..., "tacos")`` for the topology ``key`` names (``_load`` builds it; not hashed): a
+    ``studio.widgets.Solved`` from the results cache, or from a child process behind a progress bar that a Cancel
+    or Stop ends (``studio.widgets.synthesize_with_bar``)."""
+    return synthesize_with_bar("TACOS", _load(), "tacos", collective, dict(options), total_bytes)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)

@@ -84,10 +84,10 @@ def solve(topo, collective: str, options: Options, total_bytes: float, progress=
 
 @st.cache_resource(show_spinner=False, max_entries=16)
 def cached_solve(key: str, collective: str, options: Options, total_bytes: float, _load):
-    """``solve`` on the topology ``_load()`` (``key`` names it: an expression or an upload's digest), in a child
-    process behind a progress bar that a Cancel or Stop ends (``studio.widgets.synthesize_with_bar``)."""
-    result = synthesize_with_bar("TE-CCL", _load(), "teccl", collective, _options(options), total_bytes)
-    return result, result.detail
+    """``solve`` on the topology ``_load()`` (``key`` names it: an expression or an upload's digest): a
+    ``studio.widgets.Solved`` from the results cache, or from a child process behind a progress bar that a Cancel
+    or Stop ends (``studio.widgets.synthesize_with_bar``)."""
+    return synthesize_with_bar("TE-CCL", _load(), "teccl", collective, _options(options), total_bytes)
 
 
 # ------------------------------------------------------------------------------------------------- results

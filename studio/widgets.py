@@ -2,7 +2,9 @@
 (``solvers.registry.option``), so that a synthesizer added in one file gets its controls on every page."""
 from __future__ import annotations
 
-from typing import Callable
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
 
 import streamlit as st
 
@@ -250,31 +252,70 @@ def bundle_panel(topo, schedule, prefix: str, name: str, file_stem: str, *, requ
 
 
 # ------------------------------------------------------------------------------------------ stoppable solves
+@dataclass(frozen=True)
+class Solved:
+    """A verified Result for a page: ``solved_at`` (seconds since the epoch) is when it was solved, the cache
+    file's time when ``from_disk`` (the results cache, ``solvers.results_cache``)."""
+
+    result: Any
+    solved_at: float
+    from_disk: bool
+
+
 def synthesize_with_bar(label: str, topo, algo: str, collective: str, options: dict,
-                        total_bytes: float | None = None):
-    """``synthesize`` in a child process (``studio.jobs.run``) behind a progress bar that names the phase and the
-    seconds so far. The bar's update is where a Stop, a changed widget or ``cancel_slot``'s button ends the run;
-    the child is then killed, and nothing is cached."""
+                        total_bytes: float | None = None) -> Solved:
+    """``synthesize`` answered from the results cache where it holds this solve, else run in a child process
+    (``studio.jobs.run``) behind a progress bar that names the phase and the seconds so far, and then stored. The
+    bar's update is where a Stop, a changed widget or ``cancel_slot``'s button ends the run; the child is then
+    killed, and nothing is cached."""
+    from solvers.results_cache import ResultsCache, cached_synthesize
+    from solvers.synthesize import ALGORITHMS
     from studio import jobs
 
-    bar = st.progress(0.0, text=f"{label} …")
-    state = {"f": 0.0, "text": label}
+    def solve(topo, synth, collective, _progress, total_bytes, options):
+        bar = st.progress(0.0, text=f"{label} …")
+        state = {"f": 0.0, "text": label}
 
-    def progress(phase: str, fraction: float) -> None:
-        state["f"] = min(max(fraction, 0.0), 1.0)
-        state["text"] = f"{label}: {phase} {int(state['f'] * 100)}%"
+        def progress(phase: str, fraction: float) -> None:
+            state["f"] = min(max(fraction, 0.0), 1.0)
+            state["text"] = f"{label}: {phase} {int(state['f'] * 100)}%"
 
-    def tick(elapsed: float) -> None:
-        bar.progress(state["f"], text=f"{state['text']} ({elapsed:.1f} s)")
+        def tick(elapsed: float) -> None:
+            bar.progress(state["f"], text=f"{state['text']} ({elapsed:.1f} s)")
 
-    from solvers.synthesize import ALGORITHMS
+        result = jobs.run(jobs.synthesize_job, topo, synth, collective, options, total_bytes, progress=progress,
+                          tick=tick)
+        bar.empty()
+        return result
 
     # the class, not its name: one registered in this process only (a plugin, a test's) is imported by the child
     synth = ALGORITHMS.get(algo, algo)
-    result = jobs.run(jobs.synthesize_job, topo, synth, collective, options, total_bytes, progress=progress,
-                      tick=tick)
-    bar.empty()
-    return result
+    result, hit = cached_synthesize(topo, synth, collective, cache=ResultsCache.default(), total_bytes=total_bytes,
+                                    options=options, solve=solve)
+    return Solved(result, hit.saved_at if hit else time.time(), hit is not None)
+
+
+def cache_note(solved: Solved, key: str) -> None:
+    """'Cached' with the result's age when the page did not just solve it (from the results cache on disk, or
+    kept in memory by the app), and a button that clears both."""
+    age = time.time() - solved.solved_at
+    if not solved.from_disk and age < 2:
+        return
+    from solvers.results_cache import Hit, ResultsCache
+
+    where = "the results cache on disk" if solved.from_disk else "the app's memory"
+    c1, c2 = st.columns([4, 1])
+    c1.caption(f":material/cached: Cached: solved {Hit(None, solved.solved_at).age_text()} ago, answered from "
+               f"{where}.")
+    if c2.button("Clear cached results", key=f"{key}_clear_cache", icon=":material/delete_sweep:",
+                 help="Delete the results cache on disk and the app's memory of solves; the next request solves "
+                      "again."):
+        store = ResultsCache.default()
+        cleared = store.clear() if store is not None else 0
+        st.cache_resource.clear()
+        st.cache_data.clear()
+        st.toast(f"Cleared {cleared} cached results.")
+        st.rerun()
 
 
 def cancel_slot(key: str, request: tuple, what: str):

@@ -1,6 +1,12 @@
+import os
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]      # the repository root (pytest.ini puts it on the import path)
+
+# The results cache is off in the tests (and in the app the browser tests start): a test that changes a
+# synthesizer must see it solve, and nothing is written to the user's cache folder. tests/test_results_cache.py
+# turns it on in a folder of its own.
+os.environ["TOPOLOGY_STUDIO_CACHE"] = "off"
 
 
 def switch_page(at, url_path: str):

@@ -7,6 +7,7 @@ import sys
 from fractions import Fraction
 
 from solvers import Collective, synthesize
+from solvers.results_cache import ENV, ResultsCache, cached_synthesize, code_version
 from topologies import load
 
 from .common import UsageError, design_parent, json_parent, print_table, progress_for, progress_parent
@@ -31,7 +32,13 @@ def add_parsers(sub) -> None:
     sched.add_argument("--genmodel-preset", default="middle_sw+server",
                        help="GenModel parameters for gamma, delta, epsilon and w_t (default: middle_sw+server, "
                             "the paper's Table 5)")
+    sched.add_argument("--no-cache", action="store_true",
+                       help="solve again instead of answering from the results cache (the fresh result replaces "
+                            "the stored one)")
     add_synthesizer_arguments(sched)
+
+    cache = sub.add_parser("cache", help="the results cache: where it is and what it holds, or clear it")
+    cache.add_argument("action", choices=["info", "clear"])
 
     export = sub.add_parser("export", parents=[design, progress],
                             help="lower a verified schedule to MSCCL XML (validated and simulated)")
@@ -107,8 +114,13 @@ def schedule(args) -> int:
         raise UsageError("--cost genmodel needs --bytes (the vector size it prices)")
     params = _genmodel_params(args.genmodel_preset) if args.cost == "genmodel" else None
     topo = load(args.expr, max_nodes=args.max_nodes)
-    result = synthesize(topo, args.algo, collective, progress=progress_for(args), total_bytes=args.total_bytes,
-                        options=options_for(args, args.algo))
+    store = ResultsCache.default()
+    result, hit = cached_synthesize(topo, args.algo, collective, cache=store, refresh=args.no_cache,
+                                    total_bytes=args.total_bytes, options=options_for(args, args.algo),
+                                    progress=progress_for(args))
+    if hit is not None:
+        print(f"answered from the results cache (solved {hit.age_text()} ago; --no-cache solves again)",
+              file=sys.stderr)
     out = result.as_dict(args.total_bytes)
     out["cost_model"] = args.cost
     if params is not None:
@@ -163,6 +175,20 @@ def export(args) -> int:
               f"threadblocks per rank and {report.steps_per_tb} steps per threadblock)", file=sys.stderr)
     else:
         sys.stdout.write(text)
+    return 0
+
+
+def cache(args) -> int:
+    store = ResultsCache.default()
+    if store is None:
+        print(f"the results cache is off ({ENV}=off)")
+        return 0
+    if args.action == "clear":
+        print(f"cleared {store.clear()} results from {store.root}")
+        return 0
+    entries = store.entries()
+    print(f"{store.root}: {len(entries)} results, {store.size_bytes() / 2 ** 20:.1f} MiB "
+          f"(code version {code_version()}; {ENV} names another folder, or off)")
     return 0
 
 
@@ -346,5 +372,5 @@ def check_xml(args) -> int:
                     "simulation ends in the collective")
 
 
-COMMANDS = {"schedule": schedule, "export": export, "compare": compare, "check-xml": check_xml,
+COMMANDS = {"schedule": schedule, "cache": cache, "export": export, "compare": compare, "check-xml": check_xml,
             "check-plan": check_plan}

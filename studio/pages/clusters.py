@@ -14,7 +14,7 @@ from solvers.core.schedule import Collective
 from solvers.core.verify import verify
 from studio import teccl_view, workload
 from studio.jobs import JobError
-from studio.widgets import cancel_slot, export_panel
+from studio.widgets import cache_note, cancel_slot, export_panel
 from studio.figures import MAX_DRAWN_NODES, choose_layout, topology_figure
 from studio.pages.compose import _from_upload
 from topologies import TopologyError
@@ -156,12 +156,14 @@ def _teccl(topo, key: str) -> None:
     if slot is None:
         return
     try:
-        result, found = teccl_view.cached_solve(key, coll, options, work.total_bytes, lambda: topo)
+        solved = teccl_view.cached_solve(key, coll, options, work.total_bytes, lambda: topo)
     except (NotApplicable, ScheduleError, ValueError, JobError) as exc:
         slot.empty()
         st.error(f"TE-CCL: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
         return
     slot.empty()
+    cache_note(solved, "ct")
+    result, found = solved.result, solved.result.detail
     layout = choose_layout(topo) if topo.num_nodes <= MAX_DRAWN_NODES else None
     teccl_view.panel(result, found, "ct_", work.total_bytes, layout=layout)
     with st.expander("Export to MSCCL XML (validated and simulated before download)"):

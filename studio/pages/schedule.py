@@ -22,7 +22,8 @@ from solvers.runtime import Execution, Model, bound_time_us
 from solvers.synthesize import ALGORITHMS
 from studio import tacos_view, teccl_view, workload
 from studio.jobs import JobError
-from studio.widgets import cancel_slot, export_panel, option_controls, safe_stem, synthesize_with_bar
+from studio.widgets import (Solved, cache_note, cancel_slot, export_panel, option_controls, safe_stem,
+                            synthesize_with_bar)
 from studio.figures import (MAX_DRAWN_NODES, choose_layout, load_heatmap, render_images, runtime_curve,
                             topology_figure, utilisation_heatmap)
 from topologies import TopologyError, load
@@ -35,10 +36,14 @@ SIZES = tuple(10.0 ** (3 + k / 4) for k in range(29))       # 1 KB to 10 GB, fou
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
-def _synthesize(expr: str, algo: str, collective: str, options: tuple = ()):
-    """``options``: the synthesizer's options as sorted (name, value) pairs (hashable, for the cache). Runs in a
-    child process that a Cancel or Stop ends (``studio.widgets.synthesize_with_bar``)."""
+def _solved(expr: str, algo: str, collective: str, options: tuple = ()) -> Solved:
+    """``options``: the synthesizer's options as sorted (name, value) pairs (hashable, for the cache). From the
+    results cache, or solved in a child process that a Cancel or Stop ends (``studio.widgets.synthesize_with_bar``)."""
     return synthesize_with_bar("Synthesizing", load(expr), algo, collective, dict(options))
+
+
+def _synthesize(expr: str, algo: str, collective: str, options: tuple = ()):
+    return _solved(expr, algo, collective, options).result
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
@@ -177,12 +182,14 @@ def render() -> None:
     if slot is None:
         return
     try:
-        result = _synthesize(expr, algo, coll, options)
+        solved = _solved(expr, algo, coll, options)
     except (TopologyError, NotApplicable, ScheduleError, ValueError, JobError) as exc:
         slot.empty()
         st.error(f"{algo} cannot schedule {expr}: {exc}")
         return
     slot.empty()
+    result = solved.result
+    cache_note(solved, "s")
     topo, schedule = result.topology, result.schedule
     if result.verification.ok:
         st.success(f"Verified by the simulator: a correct {coll.replace('_', '-')} on {topo.name or expr}.",
@@ -261,12 +268,14 @@ def _render_teccl(expr: str, coll: str, work) -> None:
     if slot is None:
         return
     try:
-        result, found = teccl_view.cached_solve(expr, coll, options, work.total_bytes, lambda: load(expr))
+        solved = teccl_view.cached_solve(expr, coll, options, work.total_bytes, lambda: load(expr))
     except (TopologyError, NotApplicable, ScheduleError, ValueError, JobError) as exc:
         slot.empty()
         st.error(f"teccl cannot schedule {expr}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
         return
     slot.empty()
+    cache_note(solved, "t")
+    result, found = solved.result, solved.result.detail
     layout = _layout(expr) if result.topology.num_nodes <= MAX_DRAWN_NODES else None
     figures = teccl_view.panel(result, found, "t_", work.total_bytes, layout=layout)
     _downloads(result, expr, figures, None)
@@ -282,12 +291,14 @@ def _render_tacos(expr: str, coll: str, work) -> None:
     if slot is None:
         return
     try:
-        result, found = tacos_view.cached_solve(expr, coll, options, work.total_bytes, lambda: load(expr))
+        solved = tacos_view.cached_solve(expr, coll, options, work.total_bytes, lambda: load(expr))
     except (TopologyError, NotApplicable, ScheduleError, ValueError, JobError) as exc:
         slot.empty()
         st.error(f"tacos cannot schedule {expr}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
         return
     slot.empty()
+    cache_note(solved, "c")
+    result, found = solved.result, solved.result.detail
     st.success(f"Verified by the simulator: a correct {coll.replace('_', '-')} on {result.topology.name or expr}.",
                icon=":material/verified:")
     tacos_view.panel(result, found, "c_", work.total_bytes)
