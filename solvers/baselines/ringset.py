@@ -44,8 +44,6 @@ import random
 from dataclasses import dataclass
 from math import gcd
 
-import networkx as nx
-
 from topologies.model import Topology
 
 from ..core.errors import NotApplicable
@@ -88,6 +86,8 @@ def _one_factors(n: int, arcs: list[Arc], bound: int, rng: random.Random) -> lis
     free: dict[tuple[int, int], list[Arc]] = {}
     for arc in arcs:
         free.setdefault(arc[:2], []).append(arc)
+    import networkx as nx                    # here: networkx takes a quarter of a second to import
+
     factors = []
     senders = range(n)                       # receivers are n + v: integer labels keep the matching reproducible
     for _ in range(bound):

@@ -12,8 +12,6 @@ from __future__ import annotations
 from math import gcd
 
 import numpy as np
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import breadth_first_order, maximum_flow
 
 INT32_LIMIT = 2 ** 31 - 1
 
@@ -34,7 +32,9 @@ class Network:
         self._exact = total > INT32_LIMIT
         self._csr = None if self._exact else self._matrix()
 
-    def _matrix(self) -> csr_matrix:
+    def _matrix(self):
+        from scipy.sparse import csr_matrix      # here: scipy.sparse takes a third of a second to import
+
         if not self.arcs:
             return csr_matrix((self.n, self.n), dtype=np.int32)
         src = np.fromiter((u for u, _ in self.arcs), dtype=np.int64, count=len(self.arcs))
@@ -50,6 +50,8 @@ class Network:
             raise ValueError("source and sink coincide")
         if self._exact:
             return self._nx_flow(s, t)[0]
+        from scipy.sparse.csgraph import maximum_flow
+
         return int(maximum_flow(self._csr, s, t).flow_value) * self.unit
 
     def cut(self, s: int, t: int) -> tuple[int, frozenset[int]]:
@@ -58,6 +60,8 @@ class Network:
             raise ValueError("source and sink coincide")
         if self._exact:
             return self._nx_flow(s, t, want_cut=True)
+        from scipy.sparse.csgraph import breadth_first_order, maximum_flow
+
         res = maximum_flow(self._csr, s, t)
         residual = (self._csr - res.flow).tocsr()     # the flow matrix is skew-symmetric: reverse arcs appear
         residual.data[residual.data < 0] = 0
@@ -71,6 +75,8 @@ class Network:
             raise ValueError("source and sink coincide")
         if self._exact:
             return self._nx_flow(s, t, want_flows=True)
+        from scipy.sparse.csgraph import maximum_flow
+
         res = maximum_flow(self._csr, s, t).flow.tocoo()
         return {(int(u), int(v)): int(x) * self.unit for u, v, x in zip(res.row, res.col, res.data) if x > 0}
 

@@ -27,8 +27,6 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import connected_components, shortest_path
 
 from ..core.maxflow import Network
 from .search import first_shortfall, with_source
@@ -85,6 +83,9 @@ class _Splitter:
         keys = [(u, v) for (u, v) in self.arcs if u != w and v != w]
         if not keys:
             return np.full((len(sources), self.n), np.inf)
+        from scipy.sparse import csr_matrix
+        from scipy.sparse.csgraph import shortest_path
+
         m = csr_matrix(([1.0 / self.arcs[a] for a in keys], ([u for u, _ in keys], [v for _, v in keys])),
                        shape=(self.n, self.n))
         return shortest_path(m, directed=True, indices=sources)
@@ -117,6 +118,9 @@ class _Splitter:
         transitively. Behind a spine switch these are the boxes, whatever the builder called them."""
         dist = self.distances(w, targets)[:, targets]
         close = (dist < BAND * far) | (dist.T < BAND * far)
+        from scipy.sparse import csr_matrix
+        from scipy.sparse.csgraph import connected_components
+
         _, label = connected_components(csr_matrix(close), directed=False)
         return {t: int(g) for t, g in zip(targets, label)}
 

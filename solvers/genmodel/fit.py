@@ -25,7 +25,6 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.optimize import nnls
 
 from .params import FLOAT_BYTES, GenModelParams, ModelOptions
 
@@ -140,6 +139,8 @@ class FitResult:
 
 
 def _solve(rows, w_t, options):
+    from scipy.optimize import nnls       # here: scipy.optimize takes half a second to import, and only a fit needs it
+
     a = design_matrix(rows, w_t, options)
     t = np.array([r.time for r in rows])
     weighted = a / t[:, None]

@@ -27,8 +27,6 @@ from fractions import Fraction
 from functools import cached_property
 
 import numpy as np
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import shortest_path
 
 from topologies.model import Topology
 
@@ -208,5 +206,8 @@ def lag_distances(topo: Topology, lag) -> np.ndarray:
     if not best:
         return np.full((n, n), np.inf)
     keys = list(best)
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import shortest_path
+
     m = csr_matrix(([best[k] for k in keys], ([k[0] for k in keys], [k[1] for k in keys])), shape=(n, n))
     return shortest_path(m, directed=True)
