@@ -16,10 +16,10 @@ import sys
 from solvers import NotApplicable, ScheduleError
 from topologies import TopologyError
 
-from . import designs, genmodel, schedules
+from . import designs, genmodel, schedules, sweeps
 from .common import EXIT_BAD_INPUT, Parser, UsageError
 
-COMMANDS = {**designs.COMMANDS, **schedules.COMMANDS, "genmodel": genmodel.run}
+COMMANDS = {**designs.COMMANDS, **schedules.COMMANDS, "genmodel": genmodel.run, "sweep": sweeps.sweep}
 
 
 def parser() -> argparse.ArgumentParser:
@@ -29,6 +29,7 @@ def parser() -> argparse.ArgumentParser:
     designs.add_parsers(sub)
     schedules.add_parsers(sub)
     genmodel.add_parser(sub)
+    sweeps.add_parser(sub)
     return p
 
 

@@ -1,0 +1,250 @@
+"""Design sweeps: a grid of expressions with parameters × synthesizers × collectives × sizes, each cell synthesized,
+verified and timed by the runtime model, run on any ``concurrent.futures.Executor`` (issue 24; the studio hands
+it Dask's, ``studio.cluster``), the rows written as they finish so that a stopped sweep resumes where it was.
+
+The grid. An expression template names its parameters in braces, ``gkautz(4,{N})``; each parameter takes a list
+(``8,16,32``) or an inclusive range ``start:stop:step`` (``64:1024:64``). The template is filled by plain text
+substitution of the numbers (never evaluated) and parsed by ``topologies.expression`` like any other expression.
+One task is one (expression, synthesizer, collective): it synthesizes once (``solvers.synthesize``: verified), then
+times the schedule at every size with one runtime model and gives one row per size.
+
+A row: the parameters, ``expr``, ``algo``, ``collective``, ``bytes``, ``status`` (``ok``, ``not applicable`` or
+``error``), ``message`` (one line), ``nodes``, ``steps``, ``tb_factor``, ``time_us``, ``algbw_GBps``,
+``busbw_GBps``, ``bound_us`` (``solvers.runtime.bound_time_us``, the same prices), ``synthesis_s`` and ``worker``
+(the host and process that solved it).
+
+Resuming. ``run`` is told the task keys already written (``done``) and skips them; a task's rows are handed to
+``on_rows`` together, so an interrupted sweep leaves whole tasks behind.
+"""
+from __future__ import annotations
+
+import itertools
+import os
+import re
+import socket
+import time
+from concurrent.futures import FIRST_COMPLETED, Executor, wait
+from dataclasses import dataclass
+from typing import Callable, Iterable, Sequence
+
+from .core.errors import NotApplicable, ScheduleError
+
+MAX_TASKS = 100_000
+MAX_VALUES = 10_000
+_PARAM = re.compile(r"\{([A-Za-z_]\w*)\}")
+FIELDS = ("expr", "algo", "collective", "bytes", "status", "message", "nodes", "steps", "tb_factor", "time_us",
+          "algbw_GBps", "busbw_GBps", "bound_us", "synthesis_s", "worker")
+
+
+class SweepError(ValueError):
+    """A grid that cannot be run: a bad parameter, a template naming an unknown one, too many tasks."""
+
+
+@dataclass(frozen=True)
+class Task:
+    """One (expression, synthesizer, collective), with the parameter values that filled the template."""
+
+    expr: str
+    params: tuple[tuple[str, int], ...]
+    algo: str
+    collective: str
+    sizes: tuple[float, ...]
+    max_nodes: int | None = None
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.expr, self.algo, self.collective)
+
+
+def parse_values(text: str) -> list[int]:
+    """'8,16,32' or '64:1024:64' (inclusive) -> the integers; SweepError otherwise."""
+    text = text.strip()
+    try:
+        parts = [int(p) for p in text.split(":")] if ":" in text else [int(p) for p in text.split(",") if p.strip()]
+        if ":" in text and (len(parts) != 3 or parts[2] <= 0):
+            raise ValueError
+    except ValueError:
+        raise SweepError(f"'{text}' is not a list of integers (8,16,32) or a range start:stop:step "
+                         "(64:1024:64)") from None
+    if ":" in text:
+        start, stop, step = parts
+        if (stop - start) // step + 1 > MAX_VALUES:
+            raise SweepError(f"'{text}' gives more than {MAX_VALUES} values")
+        values = list(range(start, stop + 1, step))
+    else:
+        values = parts
+    if not values:
+        raise SweepError(f"'{text}' gives no values")
+    return values
+
+
+def parse_param(text: str) -> tuple[str, list[int]]:
+    """'N=64:1024:64' -> ('N', [64, 128, ...])."""
+    name, sep, values = text.partition("=")
+    name = name.strip()
+    if not sep or not re.fullmatch(r"[A-Za-z_]\w*", name):
+        raise SweepError(f"a parameter is NAME=VALUES (N=64:1024:64 or N=8,16), got '{text}'")
+    return name, parse_values(values)
+
+
+def grid(template: str, params: dict[str, list[int]], algos: Sequence[str], collectives: Sequence[str],
+         sizes: Sequence[float], max_nodes: int | None = None) -> list[Task]:
+    """The tasks of the grid, expressions in the order of the parameter values (the first parameter slowest)."""
+    named = set(_PARAM.findall(template))
+    if named - set(params):
+        raise SweepError(f"the template names {', '.join(sorted(named - set(params)))} but no values are given "
+                         f"(--param NAME=VALUES)")
+    if set(params) - named:
+        raise SweepError(f"the template has no {{{'}, {'.join(sorted(set(params) - named))}}} for the given "
+                         "parameter values")
+    if not algos or not collectives or not sizes:
+        raise SweepError("a sweep needs at least one synthesizer, one collective and one size")
+    if any(not s > 0 for s in sizes):
+        raise SweepError("sizes must be positive numbers of bytes")
+    names = list(params)
+    count = 1
+    for name in names:
+        count *= len(params[name])
+    if count * len(algos) * len(collectives) > MAX_TASKS:
+        raise SweepError(f"the grid has {count * len(algos) * len(collectives):,} tasks, above {MAX_TASKS:,}")
+    tasks = []
+    for values in itertools.product(*(params[n] for n in names)):
+        expr = template
+        for name, value in zip(names, values):
+            expr = expr.replace(f"{{{name}}}", str(value))
+        for algo in algos:
+            for coll in collectives:
+                tasks.append(Task(expr, tuple(zip(names, values)), algo, coll, tuple(float(s) for s in sizes),
+                                  max_nodes))
+    return tasks
+
+
+def solve_task(task: Task) -> list[dict]:
+    """The rows of one task (module docstring). Never raises for a bad design: its rows carry the status."""
+    from topologies.expression import parse_topology
+    from topologies.model import TopologyError
+
+    from .runtime import Model, bound_time_us
+    from .synthesize import synthesize
+
+    start = time.perf_counter()
+    try:
+        topo = parse_topology(task.expr, max_nodes=task.max_nodes)
+        result = synthesize(topo, task.algo, task.collective)
+        model = Model(result.topology, result.schedule)
+        runs = [model.run(m) for m in task.sizes]
+    except (NotApplicable, TopologyError) as exc:
+        return _rows(task, "not applicable", _line(exc))
+    except (ScheduleError, ValueError, ArithmeticError, MemoryError, RecursionError) as exc:
+        return _rows(task, "error", f"{type(exc).__name__}: {_line(exc)}")
+    seconds = time.perf_counter() - start
+    base = _base(task)
+    return [{**base, "bytes": m, "status": "ok", "message": "", "nodes": topo.num_nodes,
+             "steps": result.cost.steps, "tb_factor": float(result.cost.tb_factor), "time_us": run.time_us,
+             "algbw_GBps": run.algbw_gbs, "busbw_GBps": run.busbw_gbs,
+             "bound_us": bound_time_us(result.topology, task.collective, m), "synthesis_s": round(seconds, 4)}
+            for m, run in zip(task.sizes, runs)]
+
+
+def _base(task: Task) -> dict:
+    return {**dict(task.params), "expr": task.expr, "algo": task.algo, "collective": task.collective,
+            "worker": f"{socket.gethostname()}:{os.getpid()}"}
+
+
+def _rows(task: Task, status: str, message: str) -> list[dict]:
+    return [{**_base(task), "bytes": m, "status": status, "message": message} for m in task.sizes]
+
+
+def _line(exc: BaseException) -> str:
+    text = str(exc)
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def run(tasks: Iterable[Task], executor: Executor, on_rows: Callable[[Task, list[dict]], None],
+        done: set | frozenset = frozenset(), progress: Callable[[int, int], None] | None = None,
+        in_flight: int | None = None) -> int:
+    """Solve the tasks whose key is not in ``done`` on ``executor``, handing each task's rows to ``on_rows`` as it
+    finishes (in completion order); ``progress(finished, total)`` after each. At most ``in_flight`` tasks are
+    submitted at once (default: twice the executor's workers, or 8), so a stopped sweep cancels little. Returns
+    the number of tasks solved. Whatever stops the wait (KeyboardInterrupt) cancels the tasks not started."""
+    todo = [t for t in tasks if t.key not in done]
+    total, finished = len(todo), 0
+    limit = in_flight or 2 * (getattr(executor, "_max_workers", 0) or 4)
+    pending: dict = {}
+    queue = iter(todo)
+    try:
+        while True:
+            while len(pending) < limit:
+                task = next(queue, None)
+                if task is None:
+                    break
+                pending[executor.submit(solve_task, task)] = task
+            if not pending:
+                return finished
+            ready, _ = wait(list(pending), return_when=FIRST_COMPLETED)
+            for future in ready:
+                task = pending.pop(future)
+                try:
+                    rows = future.result()
+                except Exception as exc:       # noqa: BLE001 - a worker lost (Dask's KilledWorker) or a bug: a row
+                    rows = _rows(task, "error", f"{type(exc).__name__}: {_line(exc)}")
+                on_rows(task, rows)
+                finished += 1
+                if progress is not None:
+                    progress(finished, total)
+    finally:
+        for future in pending:
+            future.cancel()
+
+
+class Journal:
+    """A sweep's rows on disk as CSV, appended a task at a time (flushed and synced), read back to resume.
+
+    ``columns``: the parameter names then ``FIELDS``. A file that holds another grid's columns is refused; a last
+    line cut short by a crash is dropped before appending."""
+
+    def __init__(self, path, columns: Sequence[str]):
+        from pathlib import Path
+
+        self.path = Path(path)
+        self.columns = list(columns)
+
+    def rows(self) -> list[dict]:
+        import csv
+
+        if not self.path.exists():
+            return []
+        with self.path.open(newline="") as fh:
+            reader = csv.DictReader(fh)
+            if reader.fieldnames and list(reader.fieldnames) != self.columns:
+                raise SweepError(f"{self.path} holds rows of another sweep (columns {', '.join(reader.fieldnames)});"
+                                 " name another output file")
+            return [r for r in reader if None not in r.values() and None not in r]
+
+    def done(self, sizes: Sequence[float]) -> set[tuple[str, str, str]]:
+        """The keys of tasks with a row for every size."""
+        seen: dict[tuple[str, str, str], set[float]] = {}
+        for r in self.rows():
+            seen.setdefault((r["expr"], r["algo"], r["collective"]), set()).add(float(r["bytes"]))
+        want = {float(s) for s in sizes}
+        return {k for k, got in seen.items() if want <= got}
+
+    def _cut_partial_line(self) -> None:
+        with self.path.open("rb+") as fh:
+            data = fh.read()
+            if data and not data.endswith(b"\n"):
+                fh.truncate(data.rfind(b"\n") + 1)
+
+    def append(self, rows: list[dict]) -> None:
+        import csv
+
+        new = not self.path.exists() or self.path.stat().st_size == 0
+        if not new:
+            self._cut_partial_line()
+        with self.path.open("a", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=self.columns, extrasaction="ignore")
+            if new:
+                writer.writeheader()
+            writer.writerows(rows)
+            fh.flush()
+            os.fsync(fh.fileno())

@@ -1,0 +1,46 @@
+"""Where sweeps run: an embedded Dask ``LocalCluster`` (the default: no service to start) or an existing Dask
+cluster by its scheduler's address. Either way the sweep sees a ``concurrent.futures.Executor`` (Dask's
+``Client.get_executor``), so ``solvers.sweep`` knows nothing of Dask."""
+from __future__ import annotations
+
+import logging
+import os
+from contextlib import contextmanager
+from typing import Iterator
+
+
+class ClusterError(RuntimeError):
+    """A scheduler that cannot be reached, or a local cluster that does not start; one line."""
+
+
+@contextmanager
+def executor(scheduler: str | None = None, workers: int | None = None) -> Iterator[tuple[object, str]]:
+    """(an Executor, a one-line description). ``scheduler``: 'tcp://host:8786' of a running Dask cluster; else a
+    LocalCluster of ``workers`` single-threaded worker processes (default: one per CPU), closed on exit."""
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:                       # requirements.txt has it; a trimmed install may not
+        raise ClusterError("sweeps need Dask's distributed package (pip install -r requirements.txt)") from None
+    if scheduler:
+        try:
+            client = Client(scheduler, timeout="5s")
+        except (OSError, TimeoutError) as exc:
+            raise ClusterError(f"no Dask scheduler answers at {scheduler} ({type(exc).__name__})") from None
+        try:
+            n = len(client.scheduler_info().get("workers", {}))
+            yield client.get_executor(), f"the Dask cluster at {scheduler} ({n} workers)"
+        finally:
+            client.close()
+        return
+    count = workers or os.cpu_count() or 1
+    try:
+        cluster = LocalCluster(n_workers=count, threads_per_worker=1, processes=True, dashboard_address=None,
+                               silence_logs=logging.ERROR)
+    except Exception as exc:                  # noqa: BLE001 - any start-up failure becomes one line
+        raise ClusterError(f"the local Dask cluster did not start ({type(exc).__name__}: {exc})") from None
+    client = Client(cluster)
+    try:
+        yield client.get_executor(), f"an embedded Dask LocalCluster ({count} worker processes)"
+    finally:
+        client.close()
+        cluster.close()
