@@ -44,11 +44,17 @@ def browser_context_args(browser_context_args):
 
 
 @pytest.fixture(scope="session")
-def app_url():
+def app_server():
+    """(the ``streamlit run`` process, its URL), one per test session."""
     proc, url = start_app()
-    yield url
+    yield proc, url
     proc.terminate()
     proc.wait(timeout=15)
+
+
+@pytest.fixture(scope="session")
+def app_url(app_server):
+    return app_server[1]
 
 
 @pytest.fixture
