@@ -133,3 +133,28 @@ def test_cli_sweep_bad_input_is_one_line(tmp_path, capsys):
         assert main(args) == 2
         err = capsys.readouterr().err
         assert message in err and err.count("\n") == 1, err
+
+
+def test_compare_page_sweep_tab_runs_on_the_embedded_cluster():
+    from streamlit.testing.v1 import AppTest
+
+    from .conftest import ROOT, switch_page
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300).run()
+    at = switch_page(at, "compare").run()
+    at.text_input(key="sw_template").set_value("ring({N})")
+    at.text_input(key="sw_params").set_value("N=4:6:1")
+    at.multiselect(key="sw_algos").set_value(["ring", "sptree"])
+    at.multiselect(key="sw_colls").set_value(["allgather"])
+    at.number_input(key="sw_workers").set_value(1).run()
+    assert not at.exception and any("6 tasks." in c.value for c in at.caption)
+    at.button(key="sw_run").click().run()
+    assert not at.exception and not at.error
+    (done,) = [s.value for s in at.success if "rows" in s.value]
+    assert done.startswith("12 rows, 12 verified and timed")
+    frame = next(d.value for d in at.dataframe if "busbw_GBps" in d.value.columns)
+    assert sorted(set(frame["N"])) == [4, 5, 6] and set(frame["status"]) == {"ok"}
+    spec = at.get("plotly_chart")[-1].proto.spec
+    assert "ring allgather" in spec and "sptree allgather" in spec
+    at.text_input(key="sw_params").set_value("N=a").run()
+    assert any("not a list of integers" in e.value for e in at.error)

@@ -11,7 +11,7 @@ import streamlit as st
 from solvers.compare import (BOUND, DEFAULT_BUDGET_S, EXPORT_MAX_TRANSFERS, OK, PLOT_SIZES, SIZES, CompareResult,
                              algorithm_order, compare)
 from solvers.core.schedule import Collective
-from studio import workload
+from studio import sweep_view, workload
 from studio.compare_figures import runtime_figure
 from studio.figures import render_images
 from studio.uploads import read_topology
@@ -129,6 +129,14 @@ def _inputs() -> tuple[list[str], list, list[str], list[str], float]:
 
 def render() -> None:
     st.title("Compare synthesizers and designs")
+    compare_tab, sweep_tab = st.tabs(["Designs side by side", "Sweep on Dask"])
+    with compare_tab:
+        _compare_view()
+    with sweep_tab:
+        sweep_view.render()
+
+
+def _compare_view() -> None:
     work = workload.current()
     exprs, uploads, colls, algos, budget = _inputs()
     designs = _designs(exprs, uploads)
