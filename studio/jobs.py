@@ -4,7 +4,7 @@ A Streamlit script stops where it next talks to the browser: the toolbar's Stop,
 Cancel button raise ``StopException``/``RerunException`` (BaseExceptions) out of the next ``st`` call. A solve that
 sits in HiGHS's C code (TE-CCL's MILP, the all-to-all LP) makes no such call until it returns, so it cannot be
 stopped in the script thread. ``run`` therefore runs ``fn(*args, progress=...)`` in a child process of its own
-process group and, while waiting, updates a progress bar every ``POLL_S`` seconds (the elapsed time in its text):
+process group and, while waiting, updates a progress bar every ``TICK_S`` seconds (the elapsed time in its text):
 that update is where the stop arrives, and the ``finally`` kills the child and every process it started (BFB's
 and the bundle's workers). The session's caches never see a half-finished result, so the next run starts clean.
 
@@ -25,7 +25,9 @@ from typing import Any, Callable
 
 from solvers.core.processes import start as start_process
 
-POLL_S = 0.1
+POLL_S = 0.1              # how often the child is checked on
+TICK_S = 1.0              # how often the page's bar is redrawn (and a Stop can arrive): 20 sessions at 10 a second
+                          # kept two CPUs busy drawing bars
 _CONTEXT = None
 
 
@@ -99,13 +101,13 @@ def run(fn: Callable, *args, progress: Callable[[str, float], None] | None = Non
         tick: Callable[[float], None] | None = None) -> Any:
     """``fn(*args, progress=...)`` in a child process; its return value, or its exception raised here.
 
-    ``progress(phase, fraction)`` hears the child's progress; ``tick(elapsed_s)`` is called every ``POLL_S``
-    seconds while nothing else arrives (the page updates its bar there, which is where Streamlit stops a run).
+    ``progress(phase, fraction)`` hears the child's progress; ``tick(elapsed_s)`` is called every ``TICK_S``
+    seconds (the page updates its bar there, which is where Streamlit stops a run).
     Whatever ends the wait early (a stop, a rerun, KeyboardInterrupt) kills the child and its workers."""
     ctx = _context()
     receive, send = ctx.Pipe(duplex=False)
     process = ctx.Process(target=_child, args=(send, fn, args))
-    start = time.monotonic()
+    start = last_tick = time.monotonic()
     try:
         start_process(process)
     except Exception:            # arguments a fork server cannot be sent (a class defined in a function): here
@@ -128,10 +130,13 @@ def run(fn: Callable, *args, progress: Callable[[str, float], None] | None = Non
                     raise rest[0]
                 else:
                     return rest[0]
-            elif not process.is_alive():
+            elif not process.is_alive() and not receive.poll(0):
+                # (checked again: a child that answered and exited just after the poll left its answer there)
                 raise JobError(f"the solve stopped without an answer (exit code {process.exitcode})")
-            elif tick is not None:
-                tick(time.monotonic() - start)
+            now = time.monotonic()
+            if tick is not None and now - last_tick >= TICK_S:
+                last_tick = now
+                tick(now - start)
     finally:
         receive.close()
         _kill(process)

@@ -101,3 +101,44 @@ def test_arguments_a_child_cannot_take_run_here():
         return "here"
 
     assert jobs.run(local) == "here"
+
+
+def test_an_answer_that_arrives_as_the_child_exits_is_taken(monkeypatch):
+    """The child answers and exits between the parent's poll and its liveness check: the answer in the pipe wins
+    (under 20 sessions this used to show an error instead of the schedule)."""
+    import types
+
+    class Receive:
+        def __init__(self):
+            self.polls = []
+
+        def poll(self, timeout=0.0):
+            self.polls.append(timeout)
+            return 0 in self.polls         # nothing while waiting; there once the parent looks again
+
+        def recv(self):
+            return ("done", 42)
+
+        def close(self):
+            pass
+
+    class Send:
+        def close(self):
+            pass
+
+    class Exited:
+        pid, exitcode = None, 0
+
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def start(self):
+            pass
+
+        def is_alive(self):
+            return False
+
+    receive = Receive()
+    monkeypatch.setattr(jobs, "_context", lambda: types.SimpleNamespace(Pipe=lambda duplex: (receive, Send()),
+                                                                         Process=Exited))
+    assert jobs.run(fails, "never called") == 42 and 0 in receive.polls
