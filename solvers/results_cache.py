@@ -103,6 +103,7 @@ class ResultsCache:
 
     def __init__(self, root: str | os.PathLike):
         self.root = Path(root)
+        self._key: bytes | None = None
 
     @classmethod
     def default(cls) -> "ResultsCache | None":
@@ -113,6 +114,12 @@ class ResultsCache:
         return cls(Path(where) if where else Path.home() / ".cache" / "topology-studio" / "results")
 
     def _secret(self) -> bytes:
+        """The folder's HMAC key, read once per instance (made on first use; read again if the folder was wiped)."""
+        if self._key is None or not (self.root / ".secret").exists():
+            self._key = self._read_or_make_secret()
+        return self._key
+
+    def _read_or_make_secret(self) -> bytes:
         path = self.root / ".secret"
         try:
             return path.read_bytes()
@@ -175,12 +182,20 @@ class ResultsCache:
         return sum(p.stat().st_size for p in self.entries())
 
     def _trim(self) -> None:
-        files = sorted(self.entries(), key=lambda p: max(p.stat().st_atime, p.stat().st_mtime))
-        total = sum(p.stat().st_size for p in files)
-        while files and total > MAX_TOTAL_BYTES:
-            oldest = files.pop(0)
-            total -= oldest.stat().st_size
-            oldest.unlink(missing_ok=True)
+        stats = []
+        for p in self.entries():
+            try:
+                st = p.stat()
+            except OSError:                # deleted by another process meanwhile
+                continue
+            stats.append((max(st.st_atime, st.st_mtime), st.st_size, p))
+        stats.sort(key=lambda item: item[0])
+        total = sum(size for _, size, _ in stats)
+        for _, size, path in stats:
+            if total <= MAX_TOTAL_BYTES:
+                break
+            total -= size
+            path.unlink(missing_ok=True)
 
     def clear(self) -> int:
         """Delete every stored result; the number deleted."""

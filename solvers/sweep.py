@@ -165,11 +165,11 @@ def run(tasks: Iterable[Task], executor: Executor, on_rows: Callable[[Task, list
         in_flight: int | None = None) -> int:
     """Solve the tasks whose key is not in ``done`` on ``executor``, handing each task's rows to ``on_rows`` as it
     finishes (in completion order); ``progress(finished, total)`` after each. At most ``in_flight`` tasks are
-    submitted at once (default: twice the executor's workers, or 8), so a stopped sweep cancels little. Returns
+    submitted at once (default 8; callers pass twice their worker count), so a stopped sweep cancels little. Returns
     the number of tasks solved. Whatever stops the wait (KeyboardInterrupt) cancels the tasks not started."""
     todo = [t for t in tasks if t.key not in done]
     total, finished = len(todo), 0
-    limit = in_flight or 2 * (getattr(executor, "_max_workers", 0) or 4)
+    limit = in_flight or 8
     pending: dict = {}
     queue = iter(todo)
     try:

@@ -14,8 +14,8 @@ class ClusterError(RuntimeError):
 
 
 @contextmanager
-def executor(scheduler: str | None = None, workers: int | None = None) -> Iterator[tuple[object, str]]:
-    """(an Executor, a one-line description). ``scheduler``: 'tcp://host:8786' of a running Dask cluster; else a
+def executor(scheduler: str | None = None, workers: int | None = None) -> Iterator[tuple[object, str, int]]:
+    """(an Executor, a one-line description, its worker count). ``scheduler``: 'tcp://host:8786' of a running Dask cluster; else a
     LocalCluster of ``workers`` single-threaded worker processes (default: one per CPU), closed on exit."""
     try:
         from distributed import Client, LocalCluster
@@ -28,7 +28,7 @@ def executor(scheduler: str | None = None, workers: int | None = None) -> Iterat
             raise ClusterError(f"no Dask scheduler answers at {scheduler} ({type(exc).__name__})") from None
         try:
             n = len(client.scheduler_info().get("workers", {}))
-            yield client.get_executor(), f"the Dask cluster at {scheduler} ({n} workers)"
+            yield client.get_executor(), f"the Dask cluster at {scheduler} ({n} workers)", max(n, 1)
         finally:
             client.close()
         return
@@ -40,7 +40,7 @@ def executor(scheduler: str | None = None, workers: int | None = None) -> Iterat
         raise ClusterError(f"the local Dask cluster did not start ({type(exc).__name__}: {exc})") from None
     client = Client(cluster)
     try:
-        yield client.get_executor(), f"an embedded Dask LocalCluster ({count} worker processes)"
+        yield client.get_executor(), f"an embedded Dask LocalCluster ({count} worker processes)", count
     finally:
         client.close()
         cluster.close()

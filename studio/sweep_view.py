@@ -69,10 +69,11 @@ def render() -> None:
         rows: list[dict] = []
         bar = st.progress(0.0, text="starting the Dask cluster …")
         try:
-            with executor(None, workers) as (pool, where):
+            with executor(None, workers) as (pool, where, count):
                 bar.progress(0.0, text=f"{len(tasks)} tasks on {where}")
                 run(tasks, pool, lambda task, got: rows.extend(got),
-                    progress=lambda done, total: bar.progress(done / total, text=f"{done}/{total} tasks on {where}"))
+                    progress=lambda done, total: bar.progress(done / total, text=f"{done}/{total} tasks on {where}"),
+                    in_flight=2 * count)
         except ClusterError as exc:
             st.error(str(exc))
             return

@@ -12,7 +12,7 @@ import streamlit as st
 
 from solvers.core.errors import NotApplicable
 from solvers.core.schedule import Collective
-from solvers.synthesize import ALGORITHMS, synthesize
+from solvers.synthesize import ALGORITHMS
 from solvers.teccl import Composed, TecclResult, read_demand_matrix
 from solvers.teccl.instance import MAX_DEMAND_TEXT
 from studio.figures import MAX_DRAWN_NODES, epoch_figure, epoch_gantt
@@ -74,17 +74,10 @@ def _options(options: Options) -> dict:
     return opts
 
 
-def solve(topo, collective: str, options: Options, total_bytes: float, progress=None):
-    """(verified Result, TecclResult or Composed) for ``collective`` with ``options`` and ``total_bytes`` as the
-    output buffer of one GPU. Raises NotApplicable / ScheduleError / ValueError as ``synthesize`` does."""
-    result = synthesize(topo, "teccl", collective, progress=progress, total_bytes=total_bytes,
-                        options=_options(options))
-    return result, result.detail
-
-
 @st.cache_resource(show_spinner=False, max_entries=16)
 def cached_solve(key: str, collective: str, options: Options, total_bytes: float, _load):
-    """``solve`` on the topology ``_load()`` (``key`` names it: an expression or an upload's digest): a
+    """TE-CCL's ``collective`` with ``options`` and ``total_bytes`` (one GPU's output buffer) on the topology
+    ``_load()`` (``key`` names it: an expression or an upload's digest): a
     ``studio.widgets.Solved`` from the results cache, or from a child process behind a progress bar that a Cancel
     or Stop ends (``studio.widgets.synthesize_with_bar``)."""
     return synthesize_with_bar("TE-CCL", _load(), "teccl", collective, _options(options), total_bytes)

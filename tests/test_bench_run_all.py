@@ -3,7 +3,6 @@ import datetime as dt
 import importlib.util
 import subprocess
 import sys
-import textwrap
 
 import pytest
 

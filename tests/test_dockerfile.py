@@ -3,7 +3,6 @@ instructions, and the build context's exclusions matched (Docker's rules) agains
 import json
 import re
 import shlex
-from pathlib import Path
 
 import pytest
 

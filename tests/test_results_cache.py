@@ -83,6 +83,20 @@ def test_least_recently_used_results_go_past_the_size_cap(store, monkeypatch):
     assert store.clear() == 2 and store.entries() == []
 
 
+def test_the_secret_is_read_once_and_again_after_the_folder_is_wiped(store, monkeypatch):
+    import shutil
+    store.put("a", b"1")
+    reads = []
+    real = ResultsCache._read_or_make_secret
+    monkeypatch.setattr(ResultsCache, "_read_or_make_secret", lambda self: reads.append(1) or real(self))
+    for _ in range(3):
+        assert store.get("a").result == b"1"
+    assert reads == []
+    shutil.rmtree(store.root)
+    assert store.get("a") is None and store.put("b", b"2") and store.get("b").result == b"2"
+    assert len(reads) == 1 and ResultsCache(store.root).get("b").result == b"2"
+
+
 def test_off_turns_it_off(monkeypatch):
     monkeypatch.setenv(results_cache.ENV, "off")
     assert ResultsCache.default() is None

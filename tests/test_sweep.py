@@ -89,6 +89,31 @@ def test_an_interrupted_sweep_resumes_without_solving_a_finished_task(tmp_path):
         Journal(journal.path, _columns({"M": 0})).rows()
 
 
+def test_at_most_in_flight_tasks_are_submitted_at_once():
+    import threading
+    tasks = grid("ring({N})", {"N": list(range(4, 14))}, ["ring"], ["allgather"], [1e6])
+    lock, state = threading.Lock(), {"open": 0, "most": 0}
+
+    class Watching(ThreadPoolExecutor):
+        def submit(self, fn, task):
+            with lock:
+                state["open"] += 1
+                state["most"] = max(state["most"], state["open"])
+            future = super().submit(fn, task)
+            future.add_done_callback(lambda _f: _close())
+            return future
+
+    def _close():
+        with lock:
+            state["open"] -= 1
+
+    for cap in (3, None):
+        state.update(open=0, most=0)
+        with Watching(4) as pool:
+            assert run(tasks, pool, lambda t, rows: None, in_flight=cap) == len(tasks)
+        assert 1 <= state["most"] <= (cap or 8)
+
+
 def test_cli_sweep_on_the_embedded_cluster_then_resumed_to_parquet(tmp_path, capsys):
     out = tmp_path / "grid.csv"
     args = ["sweep", "ring({N})", "--param", "N=4:7:1", "--algos", "ring,bfb", "--collectives", "allgather",

@@ -113,10 +113,12 @@ def test_clusters_page_teccl_on_a_two_level_cluster():
 def test_epoch_rows_of_composed_collectives_follow_the_links():
     """A reduce-scatter part is mirrored in time and direction; each send keeps its link's lag, every link
     exists, and an allreduce's allgather starts after the reduce-scatter."""
-    from studio.teccl_view import epoch_rows, solve
+    from solvers import synthesize
+    from studio.teccl_view import epoch_rows
 
     topo = load("cluster(2,2,10,1)")
-    result, found = solve(topo, "allreduce", (("chunks", 1),), 1e6)
+    result = synthesize(topo, "teccl", "allreduce", total_bytes=1e6, options={"chunks": 1})
+    found = result.detail
     assert result.verification.ok
     rows = epoch_rows(found)
     links = {(topo.names[l.src], topo.names[l.dst]) for l in topo.links}

@@ -21,7 +21,6 @@ schedule afterwards (alpha-beta, or ``--cost genmodel``) but do not enter the ch
 """
 from __future__ import annotations
 
-from fractions import Fraction
 from math import prod
 
 from topologies.model import Topology

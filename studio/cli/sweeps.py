@@ -82,9 +82,9 @@ def sweep(args) -> int:
                   file=sys.stderr, flush=True)
 
     try:
-        with executor(args.scheduler, args.workers) as (pool, where):
+        with executor(args.scheduler, args.workers) as (pool, where, count):
             print(f"sweep: {len(tasks)} tasks ({resumed} already in {journal.path}) on {where}", file=sys.stderr)
-            solved = run(tasks, pool, on_rows, done=done, progress=progress)
+            solved = run(tasks, pool, on_rows, done=done, progress=progress, in_flight=2 * count)
     except ClusterError as exc:
         raise UsageError(str(exc)) from None
     except KeyboardInterrupt:
