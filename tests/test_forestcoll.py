@@ -68,10 +68,17 @@ def test_mi250_two_clusters():
 
 
 def test_mi250_two_clusters_optimal_forest():
+    """The plain greedy gets stuck on a set whose condition (3) it broke; restarted with the broken sets
+    watched it packs the optimum without Algorithm 5's max-flows."""
+    from solvers.forestcoll.packing import _packing, greedy_packing
+
     topo = parse_topology("mi250(clusters=2)")
     f = forestcoll(topo)
-    assert f.k == 83 and round(float(f.algbw), 2) == 354.13
+    assert f.k == 83 and round(float(f.algbw), 2) == 354.13 and f.packing_method == "greedy"
     assert_sound(topo, f)
+    batches, stuck = _packing(topo.compute_nodes, f.logical.arcs, f.k, False)
+    assert batches is None and 1 < len(stuck) < topo.n
+    check_packing(topo.compute_nodes, f.logical.arcs, f.k, greedy_packing(topo.compute_nodes, f.logical.arcs, f.k))
 
 
 def test_mi250_eight_plus_eight():
@@ -80,6 +87,84 @@ def test_mi250_eight_plus_eight():
     assert f.inv_x_star == Fraction(1, 13) and f.k == 13 and f.algbw == 208
     assert_sound(topo, f)
     assert forestcoll(topo, fixed_k=1).algbw == 200
+
+
+@pytest.mark.parametrize("clusters, ratio, k", [(4, Fraction(3, 16), 8), (5, Fraction(1, 4), 2)])
+def test_mi250_clusters_are_packed_box_by_box(clusters, ratio, k):
+    """From 4 clusters the IB cut binds (1/x* = (clusters - 1)/16, k by Prop 3: each tree enters every other
+    cluster once) and the box packing applies; the forest reaches the optimum."""
+    topo = parse_topology(f"mi250(clusters={clusters})")
+    f = forestcoll(topo)
+    assert f.packing_method == "boxes" and f.inv_x_star == ratio and f.k == k
+    assert f.algbw == f.optimal_algbw
+    assert_sound(topo, f)
+
+
+def test_box_packing_declines_where_the_boxes_are_not_the_bottleneck():
+    """Two MI250 clusters: the optimum (1/x* = 15/166) needs trees that leave a cluster and come back, so the
+    box-by-box packing (each tree enters a box once) declines and Algorithm 5 packs it; fabrics of equal arcs
+    have no boxes."""
+    from solvers.forestcoll.boxes import box_packing, find_boxes
+    from solvers.forestcoll.splitting import remove_switches
+
+    topo = parse_topology("mi250(clusters=2)")
+    fab = fabric(topo)
+    opt = optimal_ratio(fab)
+    logical = remove_switches(fab.n, fab.compute, {a: int(opt.u * c) for a, c in fab.arcs.items()}, opt.k)
+    assert [len(b) for b in find_boxes(fab.compute, logical.arcs)] == [16, 16]
+    assert box_packing(fab.compute, logical.arcs, opt.k) is None
+    ring = parse_topology("ring(6)")
+    assert find_boxes(ring.compute_nodes, fabric(ring).arcs) is None
+
+
+@st.composite
+def boxed_fabrics(draw):
+    """2-4 boxes of 2-4 GPUs; inside a box a random strongly connected set of wide links (4..8 GB/s), between
+    boxes narrow links (1..2 GB/s) either through one switch (every GPU cabled to it) or direct."""
+    n_boxes, size = draw(st.integers(2, 4)), draw(st.integers(2, 4))
+    n_c = n_boxes * size
+    switched = draw(st.booleans())
+    n = n_c + (1 if switched else 0)
+    links = []
+
+    def cable(a, b, bw):
+        links.extend([Link(a, b, Fraction(bw)), Link(b, a, Fraction(bw))])
+
+    for box in range(n_boxes):
+        gpus = list(range(box * size, (box + 1) * size))
+        for i in range(1, size):
+            cable(gpus[draw(st.integers(0, i - 1))], gpus[i], draw(st.integers(4, 8)))
+        for a, b in draw(st.lists(st.tuples(st.sampled_from(gpus), st.sampled_from(gpus)), max_size=3)):
+            if a != b:
+                cable(a, b, draw(st.integers(4, 8)))
+    narrow = draw(st.integers(1, 2))
+    if switched:
+        for g in range(n_c):
+            cable(g, n_c, narrow)
+    else:
+        for box in range(n_boxes - 1):
+            cable(box * size, (box + 1) * size, narrow)
+        for a, b in draw(st.lists(st.tuples(st.integers(0, n_c - 1), st.integers(0, n_c - 1)), max_size=4)):
+            if a // size != b // size:
+                cable(a, b, narrow)
+    kinds = (COMPUTE,) * n_c + ((SWITCH,) if switched else ())
+    return Topology(tuple(f"v{i}" for i in range(n)), kinds, tuple(links))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(boxed_fabrics())
+def test_random_boxed_fabrics_pack_to_the_optimum_whichever_method_packs(topo):
+    """Whether the boxes pack it or it falls back, the forest is sound and optimal, and the box method, where
+    it applies, gives a packing as valid as the flat one's on the same logical graph."""
+    from solvers.forestcoll.boxes import box_packing
+
+    f = forestcoll(topo)
+    assert f.algbw == f.optimal_algbw and f.inv_x_star == brute_inv_x(topo)
+    assert_sound(topo, f)
+    boxed = box_packing(topo.compute_nodes, f.logical.arcs, f.k)
+    if boxed is not None:
+        check_packing(topo.compute_nodes, f.logical.arcs, f.k, boxed)
+        assert f.packing_method == "boxes"
 
 
 def test_figure2_example():
@@ -94,14 +179,18 @@ def test_figure2_example():
 
 
 @pytest.mark.parametrize("boxes", [3, 4, 8])
-def test_dgx_a100_many_boxes_stay_greedy(boxes):
+def test_dgx_a100_many_boxes_need_no_algorithm_5(boxes):
     """From 3 boxes on the box cut is tight (1/x* = (boxes - 1)/25, k = 1): every tree must enter every other
-    box exactly once. The greedy split gives each GPU one IB unit to every other box and the greedy packing then
-    succeeds, with no fall-back to Algorithms 4 and 5 (what makes 512 GPUs take seconds, bench/forestcoll.py)."""
+    box exactly once. The greedy split gives each GPU one IB unit to every other box; the packing is assembled
+    box by box, and the flat greedy also succeeds, with no fall-back to Algorithms 4 and 5 (what makes 512 GPUs
+    take seconds, bench/forestcoll.py)."""
     topo = parse_topology(f"dgx_a100(boxes={boxes})")
     f = forestcoll(topo)
     assert f.inv_x_star == Fraction(boxes - 1, 25) and f.k == 1
-    assert f.logical.method == "greedy" and f.packing_method == "greedy"
+    assert f.logical.method == "greedy" and f.packing_method == "boxes"
+    flat = forestcoll(topo, pack_method="flat")
+    assert flat.packing_method == "greedy" and (flat.k, flat.u) == (f.k, f.u)
+    assert_sound(topo, flat)
     box = {v: v // 8 for v in topo.compute_nodes}
     cross: dict = {}
     for (x, y), c in f.logical.arcs.items():

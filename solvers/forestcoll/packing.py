@@ -14,8 +14,12 @@ Theorem 10 guarantees the packing exists when min over v of F(s, v; D⃗*_k) >= 
   wide internal links before it takes the next narrow link out, does not leave early once the internal links
   are partly used, and enters every other box straight from its root's box, where the links to that box were
   sized for exactly the root box's trees), adding it to
-  min(g, m) copies and splitting the batch when g < m. No max-flows; if some batch cannot grow any further the
-  greedy run is abandoned and Algorithm 5 runs instead (``method="auto"``).
+  min(g, m) copies and splitting the batch when g < m. No max-flows. If some batch R cannot grow any further,
+  R is a set whose condition (3), g(δ⁺(R)) >= p(R) = Σ{m(R_i) : R_i ⊆ R}, the run broke: the greedy starts
+  again with R watched. For a watched set S the run keeps its slack g(δ⁺(S)) - p(S) and adds an edge (x, y)
+  with x in S, y outside and R_1 ⊄ S to at most that many copies (eq. (4) restricted to the watched sets), so
+  S never breaks again. After ``MAX_RESTARTS`` restarts, or a set that breaks although watched, Algorithm 5
+  runs instead (``method="auto"``).
 
 Either way ``check_packing`` confirms the result: Σ m = k per root, every batch a spanning arborescence of its
 root, every edge's load within its capacity.
@@ -27,6 +31,8 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from ..core.maxflow import Network
+
+MAX_RESTARTS = 64
 
 
 @dataclass
@@ -42,9 +48,18 @@ class PackingError(AssertionError):
     """A packing that breaks ForestColl's guarantees (a bug, never bad input)."""
 
 
-def check_packing(nodes, arcs: dict, k: int, batches: list[Batch]) -> None:
-    """Raise PackingError unless ``batches`` are k spanning out-trees per root within the capacities."""
+def root_counts(nodes, k: int | dict) -> dict:
+    """Trees wanted per root: ``k`` for every node, or the mapping ``k`` itself (roots it omits want none)."""
+    if isinstance(k, dict):
+        return {v: int(k.get(v, 0)) for v in nodes}
+    return {v: k for v in nodes}
+
+
+def check_packing(nodes, arcs: dict, k: int | dict, batches: list[Batch]) -> None:
+    """Raise PackingError unless ``batches`` are k spanning out-trees per root (``k[v]`` at v when k is a
+    mapping) within the capacities."""
     nodes = set(nodes)
+    want = root_counts(nodes, k)
     per_root = {v: 0 for v in nodes}
     load: dict = {}
     for b in batches:
@@ -59,9 +74,9 @@ def check_packing(nodes, arcs: dict, k: int, batches: list[Batch]) -> None:
             load[(x, y)] = load.get((x, y), 0) + b.mult
         if have != nodes:
             raise PackingError(f"batch of root {b.root} does not span all {len(nodes)} compute nodes")
-    bad = [v for v, m in per_root.items() if m != k]
+    bad = [v for v, m in per_root.items() if m != want[v]]
     if bad:
-        raise PackingError(f"root {bad[0]} has {per_root[bad[0]]} trees, not k = {k}")
+        raise PackingError(f"root {bad[0]} has {per_root[bad[0]]} trees, not k = {want[bad[0]]}")
     over = [(a, x) for a, x in load.items() if x > arcs.get(a, 0)]
     if over:
         (a, x), = over[:1]
@@ -124,17 +139,26 @@ class _MuOracle:
         return max(0, min(cap, self.flow(x, y) - self.base))
 
 
-def _packing(nodes, arcs: dict, k: int, exact: bool, progress=None) -> list[Batch] | None:
+def _packing(nodes, arcs: dict, k: int | dict, exact: bool, progress=None,
+             watched: list[frozenset] = ()) -> tuple[list[Batch] | None, frozenset | None]:
     """Grow the batches one at a time in Prim's order (module docstring). With ``exact`` every edge is added to
-    μ copies (eq. (5)), so the growth never gets stuck (Theorem 11/12); without, to min(g, m) copies, and the
-    run returns None if a batch cannot grow."""
+    μ copies (eq. (5)), so the growth never gets stuck (Theorem 11/12); without, to min(g, m, the slack of
+    every ``watched`` set it crosses) copies, and the run returns (None, the node set of the batch that could
+    not grow) if one gets stuck. Otherwise (batches, None)."""
     nodes = sorted(nodes)
     total = len(nodes)
     g = {a: c for a, c in arcs.items() if c > 0}
     out: dict[int, list[int]] = {v: [] for v in nodes}
     for (x, y) in sorted(g, key=lambda a: (-g[a], a)):
         out[x].append(y)
-    queue: deque = deque((Batch(v, k), {v}) for v in nodes)
+    want = root_counts(nodes, k)
+    queue: deque = deque((Batch(v, want[v]), {v}) for v in nodes if want[v] > 0)
+    member: dict[int, list[int]] = {v: [] for v in nodes}
+    slack = []
+    for i, side in enumerate(watched):
+        for v in side:
+            member[v].append(i)
+        slack.append(sum(c for (x, y), c in g.items() if x in side and y not in side) - sum(want[v] for v in side))
     done: list[Batch] = []
     while queue:
         b, have = queue.popleft()
@@ -143,6 +167,10 @@ def _packing(nodes, arcs: dict, k: int, exact: bool, progress=None) -> list[Batc
         depth = {b.root: 0}
         for x, y in b.edges:
             depth[y] = depth[x] + 1
+        inside: dict[int, int] = {}            # watched set -> how many of the batch's nodes it holds
+        for v in have:
+            for i in member[v]:
+                inside[i] = inside.get(i, 0) + 1
         dead: set = set()
         heap: list = []
 
@@ -162,12 +190,15 @@ def _packing(nodes, arcs: dict, k: int, exact: bool, progress=None) -> list[Batc
                 if exact:
                     raise PackingError(f"Algorithm 5 found no edge to grow the batch of root {b.root}: the input "
                                        "breaks Theorem 10's condition")
-                return None
+                return None, frozenset(have)
             _, _, neg, x, y = heapq.heappop(heap)
             if y in have or g[(x, y)] != -neg or (x, y) in dead:
                 offer(x)                      # stale entry: look again from x
                 continue
             cap = min(-neg, b.mult)
+            crossing = [i for i in member[x] if i not in member[y] and inside.get(i, 0) < len(have)]
+            for i in crossing:
+                cap = min(cap, slack[i])
             mu = oracle.mu(x, y, cap) if oracle is not None else cap
             if mu == 0:                       # μ only falls while this batch grows: never try (x, y) again
                 dead.add((x, y))
@@ -178,8 +209,12 @@ def _packing(nodes, arcs: dict, k: int, exact: bool, progress=None) -> list[Batc
                 b.mult = mu
                 if exact:
                     oracle = _MuOracle(nodes, g, list(queue))
+            for i in crossing:
+                slack[i] -= mu
             b.edges.append((x, y))
             have.add(y)
+            for i in member[y]:
+                inside[i] = inside.get(i, 0) + 1
             depth[y] = depth[x] + 1
             g[(x, y)] -= mu
             if oracle is not None:
@@ -190,25 +225,44 @@ def _packing(nodes, arcs: dict, k: int, exact: bool, progress=None) -> list[Batc
         if progress and (exact or len(done) % 64 == 0):
             progress("tree packing" + (" (Algorithm 5)" if exact else ""),
                      min(0.99, len(done) / (len(done) + len(queue) + 1)))
-    return done
+    return done, None
 
 
-def greedy_packing(nodes, arcs: dict, k: int, progress=None) -> list[Batch] | None:
-    """The greedy of the module docstring; None when some batch gets stuck."""
-    return _packing(nodes, arcs, k, False, progress)
+def greedy_packing(nodes, arcs: dict, k: int | dict, progress=None) -> list[Batch] | None:
+    """The greedy of the module docstring, restarted with each set that breaks watched; None when it still
+    gets stuck."""
+    watched: list[frozenset] = []
+    for _ in range(MAX_RESTARTS + 1):
+        batches, stuck = _packing(nodes, arcs, k, False, progress, watched)
+        if batches is not None:
+            return batches
+        if stuck in watched:
+            return None
+        watched.append(stuck)
+    return None
 
 
-def exact_packing(nodes, arcs: dict, k: int, progress=None) -> list[Batch]:
+def exact_packing(nodes, arcs: dict, k: int | dict, progress=None) -> list[Batch]:
     """Algorithm 5 (module docstring), each batch grown in Prim's order with μ from eq. (5)."""
-    return _packing(nodes, arcs, k, True, progress)
+    batches, _ = _packing(nodes, arcs, k, True, progress)
+    return batches
 
 
-def pack_trees(nodes, arcs: dict, k: int, method: str = "auto", progress=None) -> tuple[list[Batch], str]:
-    """(batches, method used); ``method`` is "auto", "greedy" or "exact" (module docstring)."""
-    if method not in ("auto", "greedy", "exact"):
+def pack_trees(nodes, arcs: dict, k: int | dict, method: str = "auto",
+               progress=None) -> tuple[list[Batch], str]:
+    """(batches, method used). ``method``: "auto" (boxes, then greedy, then exact), "flat" (greedy, then
+    exact), "boxes" (``boxes.box_packing``, an error where it does not apply), "greedy" or "exact" (module
+    docstring). Whatever built them, the batches pass ``check_packing`` before they are returned."""
+    if method not in ("auto", "flat", "boxes", "greedy", "exact"):
         raise ValueError(f"unknown packing method {method!r}")
     batches, used = None, "exact"
-    if method in ("auto", "greedy"):
+    if method in ("auto", "boxes") and not isinstance(k, dict):
+        from .boxes import box_packing           # boxes packs its small parts with this function
+
+        batches, used = box_packing(nodes, arcs, k, progress), "boxes"
+        if batches is None and method == "boxes":
+            raise PackingError("the fabric has no boxes, or a box or the boxes' quotient could not be packed")
+    if batches is None and method in ("auto", "flat", "greedy"):
         batches, used = greedy_packing(nodes, arcs, k, progress), "greedy"
         if batches is None and method == "greedy":
             raise PackingError("the greedy packing got stuck")
