@@ -27,39 +27,56 @@ class Router:
     (``("via", w)``), each with the units not yet handed out. A link's units are U times its own bandwidth
     (integer units): an exact Fraction, since with parallel links (merged into one arc for the search) and a
     fixed k only the merged arc's capacity ⌊U c_e⌋ is sure to be whole; a range of pieces may then be cut
-    between two parallel links at a fraction of a piece."""
+    between two parallel links at a fraction of a piece (whole units are kept as ints, which are faster).
+
+    A pool is expanded into whole physical paths the first time a route asks for it: all of its units at once,
+    each split record resolved through the pools of its two halves. That hands out the same capacity as
+    resolving unit by unit (the splits through a switch never take more of (u, w) than it has), with one
+    recursion per pool instead of one per tree edge."""
 
     def __init__(self, topo: Topology, link_units: dict[int, Fraction], via: dict):
         self.pools: dict[tuple[int, int], list[list]] = {}
         for i, units in sorted(link_units.items()):
             if units > 0:
                 l = topo.links[i]
+                units = int(units) if units.denominator == 1 else units
                 self.pools.setdefault((l.src, l.dst), []).append(["link", i, units])
         for (u, t), entries in via.items():
             pool = self.pools.setdefault((u, t), [])
             for w, amount in entries:
                 pool.append(["via", w, amount])
+        self.paths: dict[tuple[int, int], list[list]] = {}
         self.cursor: dict[tuple[int, int], int] = {}
+
+    def _expanded(self, u: int, t: int) -> list[list]:
+        """The pool of (u, t) as [[units left, link path], ...] (expanded on first use)."""
+        known = self.paths.get((u, t))
+        if known is None:
+            known = []
+            for kind, what, units in self.pools.get((u, t), []):
+                if kind == "link":
+                    known.append([units, [what]])
+                else:
+                    known.extend([a, path] for a, path in _zip_paths(self.route(u, what, units),
+                                                                     self.route(what, t, units)))
+            self.paths[(u, t)] = known
+        return known
 
     def route(self, u: int, t: int, amount) -> list[tuple[Fraction, list[int]]]:
         """``amount`` units from u to t as [(units, [link indices of the path]), ...]."""
-        pool = self.pools.get((u, t), [])
+        pool = self._expanded(u, t)
         i = self.cursor.get((u, t), 0)
         out: list[tuple[int, list[int]]] = []
         while amount > 0:
             if i >= len(pool):
                 raise AssertionError(f"no capacity left from node {u} to node {t}")
             entry = pool[i]
-            take = min(entry[2], amount)
+            take = entry[0] if entry[0] <= amount else amount
             if take > 0:
-                entry[2] -= take
+                entry[0] -= take
                 amount -= take
-                if entry[0] == "link":
-                    out.append((take, [entry[1]]))
-                else:
-                    w = entry[1]
-                    out.extend(_zip_paths(self.route(u, w, take), self.route(w, t, take)))
-            if entry[2] == 0:
+                out.append((take, entry[1]))
+            if entry[0] == 0:
                 i += 1
         self.cursor[(u, t)] = i
         return out

@@ -53,15 +53,24 @@ def meets_invariant(n: int, compute, arcs: dict, k: int) -> bool:
 class _Splitter:
     def __init__(self, n: int, compute, arcs: dict, k: int):
         self.n, self.compute, self.k = n, tuple(compute), k
-        self.arcs = {a: c for a, c in arcs.items() if c > 0 and a[0] != a[1]}
+        self.set_arcs({a: c for a, c in arcs.items() if c > 0 and a[0] != a[1]})
         self.via: dict = defaultdict(list)
         self.discarded = 0
 
+    def set_arcs(self, arcs: dict) -> None:
+        """Take ``arcs`` as the current graph, with the neighbour index that ``ins``/``outs`` read."""
+        self.arcs = arcs
+        self.succ: dict[int, set] = defaultdict(set)
+        self.pred: dict[int, set] = defaultdict(set)
+        for u, v in arcs:
+            self.succ[u].add(v)
+            self.pred[v].add(u)
+
     def ins(self, w: int) -> dict[int, int]:
-        return {u: c for (u, v), c in self.arcs.items() if v == w and c > 0}
+        return {u: self.arcs[(u, w)] for u in self.pred[w]}
 
     def outs(self, w: int) -> dict[int, int]:
-        return {t: c for (v, t), c in self.arcs.items() if v == w and c > 0}
+        return {t: self.arcs[(w, t)] for t in self.succ[w]}
 
     def split(self, u: int, w: int, t: int, amount: int) -> None:
         if amount <= 0:
@@ -71,10 +80,14 @@ class _Splitter:
             assert self.arcs[a] >= 0
             if self.arcs[a] == 0:
                 del self.arcs[a]
+                self.succ[a[0]].discard(a[1])
+                self.pred[a[1]].discard(a[0])
         if u == t:
             self.discarded += amount
         else:
             self.arcs[(u, t)] = self.arcs.get((u, t), 0) + amount
+            self.succ[u].add(t)
+            self.pred[t].add(u)
             self.via[(u, t)].append((w, amount))
 
     def distances(self, w: int, sources: list[int]) -> np.ndarray:
@@ -128,6 +141,9 @@ class _Splitter:
     def greedy_switch(self, w: int) -> None:
         ins, outs = self.ins(w), self.outs(w)
         assert sum(ins.values()) == sum(outs.values()), "switch removal needs ingress = egress"
+        if len(set(ins) | set(outs)) <= 2:
+            self._relay(w, ins, outs)
+            return
         for far, band in self.pair_order(w, ins, outs):
             if not any(ins.values()):
                 break
@@ -136,6 +152,20 @@ class _Splitter:
             self._transport(w, band, ins, outs, even=True)
             self._transport(w, band, ins, outs, even=False)
         assert not any(ins.values()) and not any(outs.values()), "a switch kept capacity after splitting"
+
+    def _relay(self, w: int, ins: dict, outs: dict) -> None:
+        """A switch with at most two neighbours (a NIC between its GPU and the network): every split is
+        forced, as much as possible to the other neighbour, the rest into self-loops (what the bands below
+        give, without their distances and flows)."""
+        for same in (False, True):
+            for u in sorted(ins):
+                for t in sorted(outs):
+                    if (t == u) == same:
+                        amount = min(ins[u], outs[t])
+                        ins[u] -= amount
+                        outs[t] -= amount
+                        self.split(u, w, t, amount)
+        assert not any(ins.values()) and not any(outs.values()), "a relay kept capacity after splitting"
 
     def _spread_over_groups(self, w: int, pairs, far: float, ins: dict, outs: dict) -> None:
         """Split every ingress arc over the target groups of the band in proportion to what each group can take
@@ -294,7 +324,8 @@ def remove_switches(n: int, compute, arcs: dict, k: int, method: str = "auto", p
             sp.greedy_switch(w)
             if meets_invariant(n, compute, sp.arcs, k):
                 continue
-            sp.arcs, sp.discarded = saved[0], saved[2]
+            sp.set_arcs(saved[0])
+            sp.discarded = saved[2]
             sp.via = defaultdict(list, saved[1])
         sp.exact_switch(w)
         exact += 1
