@@ -254,6 +254,27 @@ def test_exact_methods_match_the_theory():
         assert_sound(topo, f)
 
 
+def test_a_greedy_split_that_breaks_the_invariant_is_caught_before_the_packing_trusts_it():
+    """The greedy switch removal is checked by the packing (k trees per root prove Theorem 5's invariant) and
+    otherwise by flows. Here the unchecked greedy split breaks it, no packing exists, and the checked removal
+    (Algorithm 4 on the switch that broke it) gives the optimum."""
+    from solvers.forestcoll.splitting import remove_switches
+
+    links = []
+    for a, b, bw in [(0, 1, 4), (0, 2, 4), (1, 3, 3), (0, 4, 2), (3, 4, 4), (0, 4, 1), (2, 3, 3), (1, 2, 4),
+                     (1, 4, 2), (1, 3, 1)]:
+        links += [Link(a, b, Fraction(bw)), Link(b, a, Fraction(bw))]
+    topo = Topology(tuple(f"v{i}" for i in range(5)), (COMPUTE,) * 2 + (SWITCH,) * 3, tuple(links))
+    fab = fabric(topo)
+    opt = optimal_ratio(fab)
+    caps = {a: int(opt.u * c) for a, c in fab.arcs.items()}
+    broken = remove_switches(fab.n, fab.compute, caps, opt.k, "unchecked")
+    assert not meets_invariant(fab.n, fab.compute, broken.arcs, opt.k)
+    f = forestcoll(topo)
+    assert f.logical.method.startswith("greedy, Algorithm 4 on") and f.algbw == f.optimal_algbw == 22
+    assert_sound(topo, f)
+
+
 def test_bad_input_is_refused_in_one_line():
     with pytest.raises(NotApplicable, match="strongly connected"):
         forestcoll(Topology.from_edges(3, [(0, 1), (1, 0)]))

@@ -30,7 +30,7 @@ from ..core.transform import compose_allreduce, reverse
 from .mapping import Router, lower_allgather, physical_routes
 from .packing import Batch, pack_trees
 from .search import Fabric, check_eulerian, fabric, fixed_k_search, floored, optimal_ratio
-from .splitting import Logical, remove_switches
+from .splitting import Logical, meets_invariant, remove_switches
 
 MAX_FIXED_K = 64
 Progress = Callable[[str, float], None]
@@ -142,10 +142,21 @@ def forestcoll(topo: Topology, fixed_k: int | None = None, *, progress: Progress
         if has_switches:
             check_eulerian(fab, caps, f" once capacities are floored for k = {k}")
         lap("fixed-k search")
-    logical = remove_switches(fab.n, fab.compute, caps, k, split_method, progress)
+    # The greedy split is checked by the packing itself where one is found without Algorithm 5 (k trees per
+    # root in D* carry N k units to every node: Theorem 5's invariant); only otherwise is it checked by flows.
+    deferred = split_method == "auto" and pack_method in ("auto", "flat")
+    logical = remove_switches(fab.n, fab.compute, caps, k, "unchecked" if deferred else split_method, progress)
     lap("switch removal")
-    batches, used = pack_trees(fab.compute, logical.arcs, k, pack_method, progress)
+    batches, used = pack_trees(fab.compute, logical.arcs, k, pack_method, progress, exact=not deferred)
     lap("tree packing")
+    if batches is None:
+        if not meets_invariant(fab.n, fab.compute, logical.arcs, k):
+            logical = remove_switches(fab.n, fab.compute, caps, k, "auto", progress)
+        seconds["switch removal"] += time.perf_counter() - clock
+        clock = time.perf_counter()
+        batches, used = pack_trees(fab.compute, logical.arcs, k, pack_method, progress)
+        seconds["tree packing"] += time.perf_counter() - clock
+        clock = time.perf_counter()
     units = {i: u_int * l.bandwidth * fab.scale for i, l in enumerate(topo.links) if l.src != l.dst}
     routes = physical_routes(Router(topo, units, logical.via), batches)
     lap("map back")

@@ -248,11 +248,13 @@ def exact_packing(nodes, arcs: dict, k: int | dict, progress=None) -> list[Batch
     return batches
 
 
-def pack_trees(nodes, arcs: dict, k: int | dict, method: str = "auto",
-               progress=None) -> tuple[list[Batch], str]:
+def pack_trees(nodes, arcs: dict, k: int | dict, method: str = "auto", progress=None,
+               exact: bool = True) -> tuple[list[Batch] | None, str]:
     """(batches, method used). ``method``: "auto" (boxes, then greedy, then exact), "flat" (greedy, then
     exact), "boxes" (``boxes.box_packing``, an error where it does not apply), "greedy" or "exact" (module
-    docstring). Whatever built them, the batches pass ``check_packing`` before they are returned."""
+    docstring). With ``exact=False`` "auto" and "flat" stop short of Algorithm 5 and give (None, "") where
+    the others found nothing (Algorithm 5 needs Theorem 10's condition, which the caller may not have checked
+    yet). Whatever built them, the batches pass ``check_packing`` before they are returned."""
     if method not in ("auto", "flat", "boxes", "greedy", "exact"):
         raise ValueError(f"unknown packing method {method!r}")
     batches, used = None, "exact"
@@ -267,6 +269,8 @@ def pack_trees(nodes, arcs: dict, k: int | dict, method: str = "auto",
         if batches is None and method == "greedy":
             raise PackingError("the greedy packing got stuck")
     if batches is None:
+        if not exact and method != "exact":
+            return None, ""
         batches, used = exact_packing(nodes, arcs, k, progress), "exact"
     check_packing(nodes, arcs, k, batches)
     return batches, used
