@@ -3,7 +3,8 @@ the greedy, switch unwinding, lowering into the IR (verified and exported), and 
 from fractions import Fraction
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+import numpy as np
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from solvers.core.cost import step_model_us
 from solvers.core.errors import NotApplicable
@@ -42,13 +43,14 @@ REGRESSION = [
 ]
 
 
+@pytest.mark.parametrize("engine", ["python", "numpy"])
 @pytest.mark.parametrize("name,build,chunks,buffer,expected", REGRESSION, ids=[r[0] for r in REGRESSION])
-def test_reference_regression_values(name, build, chunks, buffer, expected):
+def test_reference_regression_values(name, build, chunks, buffer, expected, engine):
     topo = build()
     size = chunk_size(buffer, topo.n, chunks)
     bound = ingress_bound_us(topo, chunks, size)
     assert bound == pytest.approx(expected, rel=1e-6, abs=0.006)        # each value is the ingress bound
-    run, spread = best_of(topo, chunks, size, restarts=20, target_us=bound)
+    run, spread = best_of(topo, chunks, size, restarts=20, target_us=bound, engine=engine)
     assert run.time_us == pytest.approx(expected, rel=0.01)
     assert run.time_us == pytest.approx(bound, rel=1e-9)                # and the greedy meets it
     assert len(spread) <= 20
@@ -64,24 +66,61 @@ def test_mesh5x5_full_pipeline_verifies_and_matches_the_ir_clock():
     assert found.schedule.steps == 12 and found.schedule.count == 24 * 25
 
 
-def test_sends_are_causal_and_one_chunk_per_link_at_a_time():
+@pytest.mark.parametrize("engine", ["python", "numpy"])
+def test_sends_are_causal_and_one_chunk_per_link_at_a_time(engine):
+    """Mixed link times: transfers end at different times, chunks arrive twice and are replaced or dropped
+    (both engines do both here), and still every send forwards what its sender held when it started."""
     topo = hetero_mesh(4, 3, bw=50, bw_y=20, alpha_ns=700)
-    run = greedy_allgather(topo, 2, 1e6, seed=3)
+    run = greedy_allgather(topo, 2, 1e6, seed=3, engine=engine)
+    assert (run.columns is not None) == (engine == "numpy") and run.replaced > 0 and run.dropped > 0
+    sends = list(run.send_rows())
+    assert len(sends) == run.count
     n = topo.n
     arrived = {(c, c % n): 0.0 for c in range(2 * n)}    # chunk c starts on node c mod n
-    for start, end, c, link in sorted(run.sends, key=lambda s: s[1]):
+    for start, end, c, link in sorted(sends, key=lambda s: (s[1], s[3])):
         s, d = topo.links[link].src, topo.links[link].dst
         assert arrived[(c, s)] <= start + 1e-9, "a node forwarded a chunk before it arrived"
         assert end == pytest.approx(start + run.link_time_us[link])
         arrived.setdefault((c, d), end)
     assert len(arrived) == 2 * n * n                                     # everything everywhere
     busy: dict[int, list[tuple[float, float]]] = {}
-    for start, end, _c, link in run.sends:
+    for start, end, _c, link in sends:
         busy.setdefault(link, []).append((start, end))
     for spans in busy.values():
         spans.sort()
         assert all(a[1] <= b[0] + 1e-9 for a, b in zip(spans, spans[1:]))
-    assert run.time_us == max(end for _s, end, _c, _l in run.sends)
+    assert run.time_us == max(end for _s, end, _c, _l in sends)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 2 ** 64 - 1), st.data())
+def test_select_bit_finds_the_rth_set_bit(word, data):
+    from solvers.tacos.vector import select_bit
+
+    r = data.draw(st.integers(0, word.bit_count() - 1))
+    got = select_bit(np.array([word], dtype=np.uint64), np.array([r]))
+    assert int(got[0]) == nth_set_bit(word, r)
+
+
+def test_the_numpy_engine_takes_over_at_scale_and_its_columns_lower_verify_and_export(monkeypatch):
+    """From VECTOR_CHUNKS chunks on, the greedy runs in numpy and its sends go straight into schedule columns
+    (no tuple per send); the three collectives verify and export as the Python engine's do."""
+    from solvers.tacos import greedy as greedy_module
+
+    topo = parse_topology("tacos_torus(4,4,bw=50,alpha_ns=500)")
+    assert greedy_allgather(topo, 2, 1e6).columns is None                    # 32 chunks: Python
+    monkeypatch.setattr(greedy_module, "VECTOR_CHUNKS", 32)
+    assert greedy_allgather(topo, 2, 1e6).columns is not None
+    for collective in ("allgather", "reduce_scatter", "allreduce"):
+        found = tacos(topo, collective, chunks=2, buffer_bytes=float(1 << 24), restarts=2)
+        assert found.schedule.stored_columns() is not None
+        assert verify(found.topology, found.schedule).ok
+        assert found.time_us >= found.bound_us * (1 - 1e-9)
+        assert sum(p.sends for p in found.phases) == found.schedule.count
+        rows = found.timeline()
+        assert len(rows) == found.schedule.count and max(r["end_us"] for r in rows) == pytest.approx(found.time_us)
+    text, report = export(found.topology, found.schedule)
+    assert report.ok and check_xml(text).ok
 
 
 @pytest.mark.parametrize("collective", ["allgather", "reduce_scatter", "allreduce"])

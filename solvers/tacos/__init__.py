@@ -20,12 +20,14 @@ import time
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+import numpy as np
+
 from topologies.model import Topology
 from topologies.unwind import unwind
 
 from ..core.detail import Detail
 from ..core.errors import NotApplicable
-from ..core.schedule import Collective, Schedule, Transfer
+from ..core.schedule import Collective, Columns, Schedule, Transfer
 from ..core.transform import build_collective
 from .greedy import GreedyRun, best_of, greedy_allgather, ingress_bound_us
 from .ilp import IlpResult, tacos_ilp
@@ -53,11 +55,18 @@ def lower_run(topo: Topology, run: GreedyRun, chunks: int, algo: str = "tacos") 
     """The All-Gather schedule of a greedy run: chunk c = j*N + s is part [j/k, (j+1)/k) of shard s; each
     distinct start time is one step, in time order."""
     n = topo.n
+    notes = {"tacos_time_us": run.time_us}
+    if run.columns is not None:                # the numpy engine: straight into columns, no tuple per send
+        start, _end, chunk, link = run.columns
+        _, step = np.unique(start, return_inverse=True)
+        cols = Columns(step.astype(np.int64) + 1, link.astype(np.int64), chunk % n, chunk // n, chunk // n + 1,
+                       np.zeros(len(chunk), dtype=bool), chunks)
+        return Schedule(Collective.ALLGATHER, algo=algo, notes=notes, cols=cols)
     starts = sorted({start for start, _end, _c, _l in run.sends})
     step_of = {t: i + 1 for i, t in enumerate(starts)}
     transfers = [Transfer(c % n, Fraction(c // n, chunks), Fraction(c // n + 1, chunks), link, step_of[start])
                  for start, _end, c, link in run.sends]
-    return Schedule(Collective.ALLGATHER, transfers, algo, {"tacos_time_us": run.time_us})
+    return Schedule(Collective.ALLGATHER, transfers, algo, notes)
 
 
 @dataclass
@@ -110,7 +119,7 @@ class TacosResult(Detail):
         rows, offset = [], 0.0
         n = self.topology.n
         for phase in self.phases:
-            for start, end, c, link in phase.run.sends:
+            for start, end, c, link in phase.run.send_rows():
                 if phase.collective == "reduce_scatter":
                     start, end = phase.time_us - end, phase.time_us - start
                 rows.append({"phase": phase.collective, "start_us": offset + start, "end_us": offset + end,
@@ -172,7 +181,7 @@ def tacos(topo: Topology, collective: Collective | str = Collective.ALLGATHER, c
         bound = ingress_bound_us(g, chunks, size)
         run, spread = best_of(g, chunks, size, restarts, seed, report, target_us=bound)
         phases.append(Phase(name, run.time_us, bound, spread, run.events,
-                            len(run.sends), run.replaced, run.dropped, run))
+                            run.count, run.replaced, run.dropped, run))
         return lower_run(g, run, chunks)
 
     schedule = build_collective(flat, collective, allgather)

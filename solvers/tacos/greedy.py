@@ -34,11 +34,14 @@ from topologies.model import Topology
 from ..core.errors import NotApplicable
 
 TIE = 1e-9
+VECTOR_CHUNKS = 1024
 
 
 @dataclass
 class GreedyRun:
-    """One greedy run: the makespan (us), the sends (start, end, chunk, link) that delivered a chunk, and counts."""
+    """One greedy run: the makespan (us), the sends (start, end, chunk, link) that delivered a chunk, and counts.
+    The numpy engine (``vector``) keeps its sends as four columns (start, end, chunk, link) in ``columns`` and
+    leaves ``sends`` empty; ``count`` and ``send_rows`` read either."""
 
     time_us: float
     sends: list[tuple[float, float, int, int]]
@@ -47,6 +50,19 @@ class GreedyRun:
     dropped: int
     seed: int
     link_time_us: list[float] = field(repr=False, default_factory=list)
+    columns: tuple | None = field(repr=False, default=None)
+
+    @property
+    def count(self) -> int:
+        """The number of sends."""
+        return len(self.columns[0]) if self.columns is not None else len(self.sends)
+
+    def send_rows(self):
+        """The sends as (start, end, chunk, link) tuples, from whichever form the run keeps."""
+        if self.columns is None:
+            return iter(self.sends)
+        start, end, chunk, link = self.columns
+        return zip(start.tolist(), end.tolist(), chunk.tolist(), link.tolist())
 
 
 def link_times(topo: Topology, chunk_bytes: float) -> list[float]:
@@ -81,8 +97,17 @@ def _random_bit(x: int, rng: random.Random) -> int:
     return nth_set_bit(x, rng.randrange(x.bit_count()))
 
 
-def greedy_allgather(topo: Topology, chunks: int, chunk_bytes: float, seed: int = 0) -> GreedyRun:
-    """One greedy All-Gather run over the compute-only topology ``topo`` (module docstring)."""
+def greedy_allgather(topo: Topology, chunks: int, chunk_bytes: float, seed: int = 0,
+                     engine: str = "auto") -> GreedyRun:
+    """One greedy All-Gather run over the compute-only topology ``topo`` (module docstring). ``engine``:
+    "python" (this loop), "numpy" (``vector.greedy_allgather_vec``: every destination matched at once, for
+    thousands of NPUs) or "auto" (numpy from ``VECTOR_CHUNKS`` chunks, N k, on)."""
+    if engine not in ("auto", "python", "numpy"):
+        raise ValueError(f"unknown greedy engine {engine!r}")
+    if engine == "numpy" or (engine == "auto" and chunks * topo.n >= VECTOR_CHUNKS):
+        from .vector import greedy_allgather_vec
+
+        return greedy_allgather_vec(topo, chunks, chunk_bytes, seed)
     if topo.switch_nodes:
         raise NotApplicable("the TACOS greedy runs on point-to-point links: unwind the switches first")
     n = topo.n
@@ -176,16 +201,16 @@ def greedy_allgather(topo: Topology, chunks: int, chunk_bytes: float, seed: int 
 
 
 def best_of(topo: Topology, chunks: int, chunk_bytes: float, restarts: int = 8, seed: int = 0,
-            progress=None, target_us: float | None = None) -> tuple[GreedyRun, list[float]]:
+            progress=None, target_us: float | None = None, engine: str = "auto") -> tuple[GreedyRun, list[float]]:
     """The best of ``restarts`` runs with seeds seed, seed+1, ... (least time, then fewest sends), and every
     run's time (the jitter the paper's section VI-C mentions). With ``target_us`` (a lower bound) the restarts
     stop as soon as a run reaches it: no later run can be faster."""
     best, spread = None, []
     runs = max(1, restarts)
     for i in range(runs):
-        run = greedy_allgather(topo, chunks, chunk_bytes, seed + i)
+        run = greedy_allgather(topo, chunks, chunk_bytes, seed + i, engine)
         spread.append(run.time_us)
-        if best is None or (run.time_us, len(run.sends)) < (best.time_us - TIE, len(best.sends)):
+        if best is None or (run.time_us, run.count) < (best.time_us - TIE, best.count):
             best = run
         if progress is not None:
             progress((i + 1) / runs)
