@@ -8,10 +8,14 @@ substitution of the numbers (never evaluated) and parsed by ``topologies.express
 One task is one (expression, synthesizer, collective): it synthesizes once (``solvers.synthesize``: verified), then
 times the schedule at every size with one runtime model and gives one row per size.
 
-A row: the parameters, ``expr``, ``algo``, ``collective``, ``bytes``, ``status`` (``ok``, ``not applicable`` or
-``error``), ``message`` (one line), ``nodes``, ``steps``, ``tb_factor``, ``time_us``, ``algbw_GBps``,
+A row: the parameters, ``expr``, ``algo``, ``collective``, ``bytes``, ``status`` (``ok``, ``not applicable``,
+``time-out`` or ``error``), ``message`` (one line), ``nodes``, ``steps``, ``tb_factor``, ``time_us``, ``algbw_GBps``,
 ``busbw_GBps``, ``bound_us`` (``solvers.runtime.bound_time_us``, the same prices), ``synthesis_s`` and ``worker``
 (the host and process that solved it).
+
+A time limit per task (``time_limit_s``) is kept cooperatively: the synthesis's progress reports check the clock
+and stop it once the limit has passed (status ``time-out``). Synthesizers that report progress (BFB, ForestColl,
+TACOS, the baselines that take long) stop at their next report; TE-CCL gets the limit as its own solver limit.
 
 Resuming. ``run`` is told the task keys already written (``done``) and skips them; a task's rows are handed to
 ``on_rows`` together, so an interrupted sweep leaves whole tasks behind.
@@ -36,6 +40,11 @@ FIELDS = ("expr", "algo", "collective", "bytes", "status", "message", "nodes", "
           "algbw_GBps", "busbw_GBps", "bound_us", "synthesis_s", "worker")
 
 
+class TaskTimeout(Exception):
+    """Raised from a synthesis's progress report once a task's time limit has passed (never a ValueError, so no
+    solver takes it for bad input)."""
+
+
 class SweepError(ValueError):
     """A grid that cannot be run: a bad parameter, a template naming an unknown one, too many tasks."""
 
@@ -50,6 +59,7 @@ class Task:
     collective: str
     sizes: tuple[float, ...]
     max_nodes: int | None = None
+    time_limit_s: float | None = None
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -88,7 +98,7 @@ def parse_param(text: str) -> tuple[str, list[int]]:
 
 
 def grid(template: str, params: dict[str, list[int]], algos: Sequence[str], collectives: Sequence[str],
-         sizes: Sequence[float], max_nodes: int | None = None) -> list[Task]:
+         sizes: Sequence[float], max_nodes: int | None = None, time_limit_s: float | None = None) -> list[Task]:
     """The tasks of the grid, expressions in the order of the parameter values (the first parameter slowest)."""
     named = set(_PARAM.findall(template))
     if named - set(params):
@@ -101,6 +111,8 @@ def grid(template: str, params: dict[str, list[int]], algos: Sequence[str], coll
         raise SweepError("a sweep needs at least one synthesizer, one collective and one size")
     if any(not s > 0 for s in sizes):
         raise SweepError("sizes must be positive numbers of bytes")
+    if time_limit_s is not None and not time_limit_s > 0:
+        raise SweepError("the time limit must be a positive number of seconds")
     names = list(params)
     count = 1
     for name in names:
@@ -115,7 +127,7 @@ def grid(template: str, params: dict[str, list[int]], algos: Sequence[str], coll
         for algo in algos:
             for coll in collectives:
                 tasks.append(Task(expr, tuple(zip(names, values)), algo, coll, tuple(float(s) for s in sizes),
-                                  max_nodes))
+                                  max_nodes, time_limit_s))
     return tasks
 
 
@@ -128,11 +140,22 @@ def solve_task(task: Task) -> list[dict]:
     from .synthesize import synthesize
 
     start = time.perf_counter()
+    limit = task.time_limit_s
+    progress, options = None, None
+    if limit is not None:
+        def progress(_phase, _fraction) -> None:
+            if time.perf_counter() - start > limit:
+                raise TaskTimeout(f"stopped after {limit:g} s, the sweep's time limit per task")
+
+        if task.algo == "teccl":
+            options = {"time_limit": max(1, int(limit))}
     try:
         topo = parse_topology(task.expr, max_nodes=task.max_nodes)
-        result = synthesize(topo, task.algo, task.collective)
+        result = synthesize(topo, task.algo, task.collective, progress=progress, options=options)
         model = Model(result.topology, result.schedule)
         runs = [model.run(m) for m in task.sizes]
+    except TaskTimeout as exc:
+        return _rows(task, "time-out", str(exc))
     except (NotApplicable, TopologyError) as exc:
         return _rows(task, "not applicable", _line(exc))
     except (ScheduleError, ValueError, ArithmeticError, MemoryError, RecursionError) as exc:

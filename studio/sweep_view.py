@@ -23,17 +23,20 @@ def _grid():
                                 help="NAME=VALUES separated by spaces; VALUES a list 8,16,32 or an inclusive range "
                                      "start:stop:step.")
     sizes_text = c3.text_input("Sizes (bytes)", "1e6, 1e8", key="sw_sizes")
-    c1, c2, c3 = st.columns([3, 2, 2])
+    c1, c2, c3, c4 = st.columns([3, 2, 1, 1])
     algos = c1.multiselect("Synthesizers", algorithm_order(), default=["bfb", "ring"], key="sw_algos")
     colls = c2.multiselect("Collectives", COLLECTIVES, default=["allgather", "allreduce"], key="sw_colls")
     workers = int(c3.number_input("Worker processes", 1, 16, 2, key="sw_workers",
                                   help="Of the embedded Dask LocalCluster, one single-threaded process each."))
+    limit = float(c4.number_input("Time limit (s)", 1, 3600, 300, key="sw_limit",
+                                  help="Per task: a synthesis still running after this long stops, and its rows "
+                                       "say time-out."))
     params = dict(parse_param(p) for p in params_text.split())
     try:
         sizes = [float(s) for s in sizes_text.replace(";", ",").split(",") if s.strip()]
     except ValueError:
         raise SweepError(f"'{sizes_text}' is not a list of sizes in bytes (1e6, 1e8)") from None
-    tasks = grid(template, params, algos, colls, sizes, max_nodes=4096)
+    tasks = grid(template, params, algos, colls, sizes, max_nodes=4096, time_limit_s=limit)
     if len(tasks) > MAX_PAGE_TASKS:
         raise SweepError(f"{len(tasks)} tasks: the page runs up to {MAX_PAGE_TASKS} (the CLI's sweep command "
                          "takes more and resumes)")

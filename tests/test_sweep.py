@@ -50,6 +50,18 @@ def test_a_task_gives_one_verified_row_per_size_and_statuses_for_the_rest():
     assert solve_task(na)[0]["status"] == "not applicable"
 
 
+def test_a_task_past_its_time_limit_stops_at_the_next_progress_report_and_says_time_out():
+    """ForestColl's tree packing reports progress; on gkautz(4,128) it needs Algorithm 5 (seconds), so a 0.2 s
+    limit stops it there, and the rows say so. A generous limit changes nothing."""
+    (slow,) = grid("gkautz(4,{N})", {"N": [128]}, ["forestcoll"], ["allgather"], [1e6], time_limit_s=0.2)
+    rows = solve_task(slow)
+    assert rows[0]["status"] == "time-out" and "0.2 s" in rows[0]["message"]
+    (fine,) = grid("ring({N})", {"N": [6]}, ["ring"], ["allgather"], [1e6], time_limit_s=600)
+    assert solve_task(fine)[0]["status"] == "ok"
+    with pytest.raises(SweepError, match="time limit"):
+        grid("ring({N})", {"N": [6]}, ["ring"], ["allgather"], [1e6], time_limit_s=0)
+
+
 def _columns(params):
     return list(params) + list(FIELDS)
 
@@ -153,7 +165,8 @@ def test_cli_sweep_bad_input_is_one_line(tmp_path, capsys):
              (["sweep", "ring({N})", "--param", "N=4", "--algos", "nosuch", "-o", out], "nosuch"),
              (["sweep", "ring({N})", "--param", "N=4", "-o", str(tmp_path / "x.txt")], ".csv or .parquet"),
              (["sweep", "ring({N})", "--param", "N=4", "-o", out, "--scheduler", "tcp://127.0.0.1:9"],
-              "no Dask scheduler answers")]
+              "no Dask scheduler answers"),
+             (["sweep", "ring({N})", "--param", "N=4", "-o", out, "--time-limit", "-1"], "time limit")]
     for args, message in cases:
         assert main(args) == 2
         err = capsys.readouterr().err

@@ -30,6 +30,8 @@ def add_parser(sub) -> None:
     p.add_argument("--workers", type=int, default=None,
                    help="worker processes of the embedded cluster (default: one per CPU)")
     p.add_argument("--max-nodes", type=int, default=None, help="refuse designs above this many nodes")
+    p.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
+                   help="stop a task's synthesis after this long (its rows say time-out; default: no limit)")
 
 
 def _csv_list(text: str, what: str) -> list[str]:
@@ -54,7 +56,7 @@ def sweep(args) -> int:
         get(algo)                       # an unknown name: NotApplicable with the known ones, before any work
     collectives = _csv_list(args.collectives, "collectives")
     try:
-        tasks = grid(args.template, params, algos, collectives, sizes, args.max_nodes)
+        tasks = grid(args.template, params, algos, collectives, sizes, args.max_nodes, args.time_limit)
     except SweepError as exc:
         raise UsageError(str(exc)) from None
     output = args.output
