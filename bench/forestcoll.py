@@ -4,9 +4,13 @@
     python -m bench.forestcoll --large         # also dgx_a100 with 128 boxes (1024 GPUs)
     python -m bench.forestcoll --fixed-k 1     # the same with k = 1 trees per root
     python -m bench.forestcoll --verify        # also lower to the schedule IR and run the verifier
+    python -m bench.forestcoll --acceptance    # issue 24's two cases beside their 60 s target, 1/x* checked
 
 "total" is the generation time (search + switch removal + tree packing + map back); the paper's reference point
 is TACCL, which needed 10^4 s at 32 A100 GPUs and found nothing above 128 GPUs (ForestColl section 5.4).
+"pack" names the packing that succeeded (boxes, greedy or Algorithm 5: solvers/forestcoll/packing.py).
+With --acceptance: "target s" is issue 24's limit and "ratio" total / target; "optimal" says whether the
+forest's algbw N k / U equals the cut bound N x* (it must: k and U from Prop 3 at the optimum).
 """
 import argparse
 import time
@@ -21,9 +25,13 @@ def main() -> None:
     ap.add_argument("--large", action="store_true")
     ap.add_argument("--fixed-k", type=int, default=None)
     ap.add_argument("--verify", action="store_true")
+    ap.add_argument("--acceptance", action="store_true")
     args = ap.parse_args()
+    if args.acceptance:
+        acceptance(args.verify)
+        return
     boxes = [2, 4, 8, 16, 32, 64] + ([128] if args.large else [])
-    cases = [f"dgx_a100(boxes={b})" for b in boxes] + [f"mi250(clusters={c})" for c in (2, 4, 8, 16)]
+    cases = [f"dgx_a100(boxes={b})" for b in boxes] + [f"mi250(clusters={c})" for c in (2, 3, 4, 8, 16)]
     print(f"{'topology':<22} {'GPUs':>5} {'k':>4} {'algbw':>8} {'optimum':>8} {'batches':>7} {'split':>7} "
           f"{'pack':>6} {'search s':>8} {'split s':>8} {'pack s':>8} {'map s':>7} {'total s':>8} {'verify s':>8}")
     for expr in cases:
@@ -42,6 +50,27 @@ def main() -> None:
         print(f"{expr:<22} {topo.n:>5} {f.k:>4} {float(f.algbw):>8.2f} {float(f.optimal_algbw):>8.2f} "
               f"{len(f.batches):>7} {split:>7} {f.packing_method:>6} {search:>8.2f} {sec['switch removal']:>8.2f} "
               f"{sec['tree packing']:>8.2f} {sec['map back']:>7.2f} {total:>8.2f} {ver:>8}", flush=True)
+
+
+TARGET_S = 60.0
+
+
+def acceptance(check: bool) -> None:
+    print(f"{'topology':<22} {'GPUs':>5} {'k':>3} {'1/x*':>8} {'optimal':>8} {'pack':>6} {'total s':>8} "
+          f"{'target s':>8} {'ratio':>6} {'verify s':>8}")
+    for expr in ("mi250(clusters=16)", "dgx_a100(boxes=128)"):
+        topo = parse_topology(expr)
+        t0 = time.perf_counter()
+        f = forestcoll(topo)
+        total = time.perf_counter() - t0
+        same = "yes" if f.algbw == f.optimal_algbw else "NO"
+        ver = "-"
+        if check:
+            t1 = time.perf_counter()
+            ok = verify(topo, f.allgather()).ok
+            ver = f"{time.perf_counter() - t1:.1f}" + ("" if ok else " FAILED")
+        print(f"{expr:<22} {topo.n:>5} {f.k:>3} {str(f.inv_x_star):>8} {same:>8} {f.packing_method:>6} "
+              f"{total:>8.2f} {TARGET_S:>8.0f} {total / TARGET_S:>6.2f} {ver:>8}", flush=True)
 
 
 if __name__ == "__main__":

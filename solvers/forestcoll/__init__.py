@@ -150,11 +150,13 @@ def forestcoll(topo: Topology, fixed_k: int | None = None, *, progress: Progress
     batches, used = pack_trees(fab.compute, logical.arcs, k, pack_method, progress, exact=not deferred)
     lap("tree packing")
     if batches is None:
+        method = "exact"                         # the faster packings already failed on this graph
         if not meets_invariant(fab.n, fab.compute, logical.arcs, k):
             logical = remove_switches(fab.n, fab.compute, caps, k, "auto", progress)
+            method = pack_method
         seconds["switch removal"] += time.perf_counter() - clock
         clock = time.perf_counter()
-        batches, used = pack_trees(fab.compute, logical.arcs, k, pack_method, progress)
+        batches, used = pack_trees(fab.compute, logical.arcs, k, method, progress)
         seconds["tree packing"] += time.perf_counter() - clock
         clock = time.perf_counter()
     units = {i: u_int * l.bandwidth * fab.scale for i, l in enumerate(topo.links) if l.src != l.dst}
