@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from ..core.components import components
 from .fabric import Fabric
 
 
@@ -22,20 +23,12 @@ def boxes(fabric: Fabric) -> tuple[list[list[int]], Fraction]:
     slow = min(Fraction(link.bandwidth) for link in topo.links)
     if all(Fraction(link.bandwidth) == slow for link in topo.links):
         return [list(fabric.ranks)], slow
-    parent = list(range(len(topo.names)))
-
-    def find(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for link in topo.links:
-        if Fraction(link.bandwidth) > slow:
-            parent[find(link.src)] = find(link.dst)
+    member = {v: i for i, group in enumerate(components(range(len(topo.names)),
+                                                        [(link.src, link.dst) for link in topo.links
+                                                         if Fraction(link.bandwidth) > slow])) for v in group}
     groups: dict[int, list[int]] = {}
     for u in fabric.ranks:
-        groups.setdefault(find(u), []).append(u)
+        groups.setdefault(member[u], []).append(u)
     return list(groups.values()), slow
 
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections import defaultdict, deque
 
+from ..core.components import components
 from ..core.maxflow import Network
 from .packing import Batch, pack_trees
 
@@ -41,23 +42,7 @@ def find_boxes(nodes, arcs: dict) -> list[list[int]] | None:
     if not live:
         return None
     narrowest = min(live)
-    parent = {v: v for v in nodes}
-
-    def find(v: int) -> int:
-        while parent[v] != v:
-            parent[v] = parent[parent[v]]
-            v = parent[v]
-        return v
-
-    for (u, v), c in arcs.items():
-        if c > narrowest:
-            a, b = find(u), find(v)
-            if a != b:
-                parent[max(a, b)] = min(a, b)
-    groups: dict[int, list[int]] = defaultdict(list)
-    for v in nodes:
-        groups[find(v)].append(v)
-    boxes = sorted(groups.values(), key=lambda box: box[0])
+    boxes = components(nodes, [a for a, c in arcs.items() if c > narrowest])
     if len(boxes) < MIN_BOXES or all(len(b) == 1 for b in boxes):
         return None
     return boxes

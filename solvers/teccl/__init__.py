@@ -9,7 +9,11 @@ notes/te-ccl.md), solved with Pyomo and HiGHS.
 
 with the smallest number of epochs K that admits a schedule when K is not given (probes at increasing K from a
 lower bound, then a bisection; a probe stops at the first feasible point), then optimises early delivery at that K
-under the time limit and gap. It keeps only the flows that serve a demand (reverse DFS), lowers them to the
+under the time limit and gap. The lower bound comes from cuts (``bounds``: a node's ingress, a source's egress,
+a chassis behind slow cross links), so K - 1 needs no solve to be ruled out when the bound is met; a greedy
+schedule in the same epochs (``greedy``) bounds the search from above and starts HiGHS, which then often only
+has to prove it optimal (the MILP's entry cuts make its LP bound tight). The MILP goes to HiGHS through highspy
+(``linear``), the LP through Pyomo. It keeps only the flows that serve a demand (reverse DFS), lowers them to the
 schedule IR and verifies the result. Reduce-scatter is the reverse of an allgather on the transposed topology and
 allreduce is reduce-scatter then allgather (``collective_schedule``).
 
@@ -32,10 +36,12 @@ from ..core.errors import NotApplicable
 from ..core.schedule import Collective, Schedule
 from ..core.verify import check
 from . import lower as lowering
+from .bounds import cut_epoch_bound
 from .instance import (ALPHA_THRESHOLD, Demand, Timing, allgather_demand, alltoall_demand, lag_distances,
                        matrix_demand, read_demand_matrix, timing)
 from .lp import build_lp, decompose, finish_epoch, fluid_values, lower_paths, lp_size
-from .milp import MAX_BINARIES, build_milp, chosen_flows, milp_size
+from .greedy import greedy_flows
+from .milp import MAX_BINARIES, build_milp, chosen_flows, milp_size, start_vector
 from .solve import FEASIBLE, INFEASIBLE, OPTIMAL, TIMEOUT, Outcome, solve
 
 __all__ = ["teccl", "collective_schedule", "TecclResult", "read_demand_matrix", "DEFAULT_TIME_LIMIT_S"]
@@ -92,6 +98,7 @@ class TecclResult(_Found):
     constraints: int
     schedule: Schedule
     notes: list[str] = field(default_factory=list)
+    lower_bound: int | None = None   # the K no schedule can beat (epoch_lower_bound), None for A*
 
     @property
     def transfer_time_us(self) -> Fraction:
@@ -129,6 +136,7 @@ class TecclResult(_Found):
                 "epochs": self.epochs, "finish_epochs": self.finish,
                 "transfer_time_us": float(self.transfer_time_us), "algbw_GBps": self.algbw_GBps,
                 "status": self.status, "gap": self.gap, "minimal_epochs_proven": self.minimal,
+                "lower_bound_epochs": self.lower_bound,
                 "probes": [{"epochs": p.epochs, "status": p.status, "seconds": round(p.seconds, 3)}
                            for p in self.probes],
                 "solver_seconds": round(self.seconds, 3), "variables": self.variables,
@@ -151,9 +159,11 @@ def make_demand(topo: Topology, collective, chunks: int = 1, matrix=None) -> Dem
                         "by collective_schedule")
 
 
-def epoch_lower_bound(topo: Topology, demand: Demand, t: Timing, whole_chunks: bool) -> int:
+def epoch_lower_bound(topo: Topology, demand: Demand, t: Timing, whole_chunks: bool, cuts: bool = True) -> int:
     """No schedule finishes before the farthest demand's lag distance, nor before every destination's ingress
-    links (at most ⌈K / κ_e⌉ windows of capacity each) could carry what it wants."""
+    links (at most ⌈K / κ_e⌉ windows of capacity each) could carry what it wants; with whole chunks (the MILP),
+    nor before the chunks wanted in a node, a source's complement or a box could have crossed into it in time
+    (``bounds.cut_epoch_bound``)."""
     dist = lag_distances(topo, t.lag)
     far = max(dist[s, d] for s, _, d in demand.wants)
     if not math.isfinite(far):
@@ -167,7 +177,8 @@ def epoch_lower_bound(topo: Topology, demand: Demand, t: Timing, whole_chunks: b
                for i, l in enumerate(topo.links) if l.dst == d and l.src != d]
         while sum(-(-k // kap) * cap for kap, cap in ins) < n:
             k += 1
-    return max(k, 1)
+    k = max(k, 1)
+    return cut_epoch_bound(topo, demand, t, k) if whole_chunks and cuts else k
 
 
 def teccl(topo: Topology, collective="allgather", *, chunks: int = 1, chunk_bytes=None,
@@ -203,22 +214,31 @@ def teccl(topo: Topology, collective="allgather", *, chunks: int = 1, chunk_byte
     if method == "astar":
         return _astar(topo, demand, t, round_epochs, switch_copy, time_limit, gap, progress)
     whole = method == "milp"
-    lower_bound = epoch_lower_bound(topo, demand, t, whole)
     if epochs is not None and (isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1):
         raise NotApplicable(f"the number of epochs must be a positive integer, got {epochs!r}")
     start = time.perf_counter()
     deadline = start + time_limit
 
-    def left() -> float:
-        return max(0.0, deadline - time.perf_counter())
-
-    def build(k: int):
+    def fits(k: int) -> None:
         size = milp_size(topo, demand, t, k) if whole else lp_size(topo, demand, t, k)
         limit = MAX_BINARIES if whole else MAX_LP_VARIABLES
         if size > limit:
             raise NotApplicable(f"the TE-CCL {method.upper()} at {k} epochs would have {size:,} flow variables "
                                 f"(more than {limit:,}); use fewer chunks, slowest-link epochs or a multiplier")
+
+    def build(k: int):
+        fits(k)
         return build_milp(topo, demand, t, k, switch_copy) if whole else build_lp(topo, demand, t, k)
+
+    lower_bound = epoch_lower_bound(topo, demand, t, whole, cuts=False)
+    fits(lower_bound)                            # a model too large is refused before the cuts and the greedy
+    if whole:
+        lower_bound = cut_epoch_bound(topo, demand, t, lower_bound)
+    greedy = greedy_flows(topo, demand, t, max(epochs or 0, 2 * lower_bound + 8)) if whole else None
+    upper = greedy[1] if greedy else None        # a schedule is known to fit in this many epochs
+
+    def left() -> float:
+        return max(0.0, deadline - time.perf_counter())
 
     def tell(text: str, frac: float) -> None:
         if progress:
@@ -226,15 +246,16 @@ def teccl(topo: Topology, collective="allgather", *, chunks: int = 1, chunk_byte
 
     probes: list[Probe] = []
     notes: list[str] = []
-    best = None                      # (K, model, outcome) with a loaded solution
     if epochs is not None:
         if epochs < lower_bound:
             raise NotApplicable(f"no schedule fits in {epochs} epochs: at least {lower_bound} are needed "
-                                "(the farthest demand's lag or a destination's ingress capacity)")
+                                "(the farthest demand's lag or the capacity into a node or a box)")
         tell(f"solving at K = {epochs}", 0.1)
         fm = build(epochs)
         if left() <= 0:
             raise NotApplicable(f"the {time_limit:g} s time limit ran out while the model was built")
+        if greedy and upper <= epochs:
+            fm.model.start = start_vector(fm, greedy[0])
         out = solve(fm.model, left(), gap)
         probes.append(Probe(epochs, out.status, out.seconds))
         if out.status == INFEASIBLE:
@@ -245,52 +266,18 @@ def teccl(topo: Topology, collective="allgather", *, chunks: int = 1, chunk_byte
         best = (epochs, fm, out)
         minimal = False
     else:
-        infeasible_below = lower_bound - 1   # the largest K known to have no schedule
-        k, step, feasible_at = lower_bound, 1, None
-        found = None
-        while feasible_at is None:
-            if left() <= 0:
-                break
-            tell(f"probing K = {k}", 0.1 + 0.5 * (len(probes) / (len(probes) + 4)))
-            fm = build(k)
-            out = solve(fm.model, left(), gap, first_solution=whole)
-            probes.append(Probe(k, out.status, out.seconds))
-            if out.has_solution:
-                feasible_at, found = k, (k, fm, out)
-            else:
-                if out.status == INFEASIBLE:
-                    infeasible_below = k
-                k += step
-                step *= 2
+        hi, lo, found, unknown = _search(build, left, tell, probes, whole, gap, lower_bound, upper)
         if found is None:
             raise NotApplicable(f"no schedule found within the {time_limit:g} s limit (last K tried "
                                 f"{probes[-1].epochs if probes else lower_bound}); raise the time limit")
-        lo, hi = infeasible_below, feasible_at
-        unknown = False
-        while hi - lo > 1 and left() > 0:
-            mid = (lo + hi) // 2
-            tell(f"bisecting K in ({lo}, {hi}]", 0.6)
-            fm = build(mid)
-            out = solve(fm.model, left(), gap, first_solution=whole)
-            probes.append(Probe(mid, out.status, out.seconds))
-            if out.has_solution:
-                hi, found = mid, (mid, fm, out)
-            elif out.status == INFEASIBLE:
-                lo = mid
-            else:
-                unknown = True
-                lo = mid                   # not proven: treat as infeasible and say so
         minimal = hi - lo == 1 and not unknown and all(p.status != TIMEOUT for p in probes if p.epochs < hi)
         if hi - lo > 1 or unknown:
             notes.append(f"K = {hi} is the smallest feasible number of epochs found, not proven minimal")
+        elif hi == lower_bound:
+            notes.append(f"K = {hi} is minimal: K - 1 is below the lower bound from cuts (no solve needed)")
         best = found
-        if whole and left() > 0:   # the probe stopped at its first point: now optimise early delivery
-            tell(f"optimising delivery at K = {hi}", 0.8)
-            fm = build(hi)
-            out = solve(fm.model, left(), gap)
-            probes.append(Probe(hi, out.status, out.seconds))
-            if out.has_solution:
-                best = (hi, fm, out)
+        if whole:   # the probe stopped at its first point (or the greedy gave one): now optimise early delivery
+            best = _optimise(build, left, tell, probes, gap, hi, found, greedy)
     k, fm, out = best
     tell("extracting the schedule", 0.9)
     if whole:
@@ -312,7 +299,78 @@ def teccl(topo: Topology, collective="allgather", *, chunks: int = 1, chunk_byte
     if progress:
         progress("done", 1.0)
     return TecclResult(topo, demand, t, method, k, finish, status, out.gap, minimal, probes,
-                       time.perf_counter() - start, out.variables, out.constraints, sched, notes)
+                       time.perf_counter() - start, out.variables, out.constraints, sched, notes, lower_bound)
+
+
+def _search(build, left, tell, probes: list, whole: bool, gap: float, lower_bound: int, upper: int | None):
+    """The smallest K with a schedule: probes from the lower bound up (steps doubling), then a bisection between
+    the largest K proven infeasible and the smallest feasible one. A greedy schedule in ``upper`` epochs stands
+    for a feasible probe there (no solve). Returns (hi, lo, found, unknown): hi the smallest feasible K found, lo
+    the largest K taken as infeasible, found = (hi, model, outcome), model and outcome None when the greedy
+    schedule is what fits, unknown whether some K in between timed out rather than being proven infeasible."""
+    infeasible_below = lower_bound - 1   # the largest K known to have no schedule
+    k, step, feasible_at, found = lower_bound, 1, None, None
+    while feasible_at is None:
+        if upper is not None and k >= upper:
+            feasible_at, found = upper, (upper, None, None)
+            break
+        if left() <= 0:
+            break
+        tell(f"probing K = {k}", 0.1 + 0.5 * (len(probes) / (len(probes) + 4)))
+        fm = build(k)
+        out = solve(fm.model, left(), gap, first_solution=whole)
+        probes.append(Probe(k, out.status, out.seconds))
+        if out.has_solution:
+            feasible_at, found = k, (k, fm, out)
+        else:
+            if out.status == INFEASIBLE:
+                infeasible_below = k
+            k += step
+            step *= 2
+    if found is None:
+        return None, infeasible_below, None, False
+    lo, hi = infeasible_below, feasible_at
+    unknown = False
+    while hi - lo > 1 and left() > 0:
+        mid = (lo + hi) // 2
+        tell(f"bisecting K in ({lo}, {hi}]", 0.6)
+        fm = build(mid)
+        out = solve(fm.model, left(), gap, first_solution=whole)
+        probes.append(Probe(mid, out.status, out.seconds))
+        if out.has_solution:
+            hi, found = mid, (mid, fm, out)
+        elif out.status == INFEASIBLE:
+            lo = mid
+        else:
+            unknown = True
+            lo = mid                   # not proven: treat as infeasible and say so
+    return hi, lo, found, unknown
+
+
+def _optimise(build, left, tell, probes: list, gap: float, k: int, found, greedy):
+    """Early delivery at K = ``k`` (the paper's objective), starting HiGHS from the schedule already known there:
+    the probe's first point, or the greedy schedule when it fits in ``k`` epochs (then HiGHS often has only to
+    prove it optimal: the entry cuts make the LP bound tight). Returns (k, model, outcome); with no time left,
+    what ``found`` holds (the greedy schedule loaded as a feasible outcome when no probe ran)."""
+    _, fm, out = found
+    if fm is None:
+        fm = build(k)
+        fm.model.start = start_vector(fm, greedy[0])
+    else:
+        fm.model.start = fm.model.values
+    known = fm.model.start
+    if left() > 0:
+        tell(f"optimising delivery at K = {k}", 0.8)
+        better = solve(fm.model, left(), gap)
+        probes.append(Probe(k, better.status, better.seconds))
+        if better.has_solution:
+            return k, fm, better
+    if known is None:
+        raise NotApplicable(f"the solver found no schedule at K = {k} before the time limit; raise it")
+    fm.model.values = known          # keep the schedule we started from
+    if out is None:
+        out = Outcome(FEASIBLE, None, None, 0.0, fm.model.nvariables(), fm.model.nconstraints())
+    return k, fm, out
 
 
 def _astar(topo: Topology, demand: Demand, t: Timing, round_epochs, switch_copy: bool, time_limit: float,

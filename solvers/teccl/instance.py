@@ -30,6 +30,7 @@ import numpy as np
 
 from topologies.model import Topology
 
+from ..core.components import components
 from ..core.errors import NotApplicable
 from ..core.schedule import Collective
 
@@ -211,3 +212,13 @@ def lag_distances(topo: Topology, lag) -> np.ndarray:
 
     m = csr_matrix(([best[k] for k in keys], ([k[0] for k in keys], [k[1] for k in keys])), shape=(n, n))
     return shortest_path(m, directed=True)
+
+
+def boxes(topo: Topology) -> list[frozenset[int]]:
+    """The groups of nodes joined by links faster than the slowest one (chassis joined by slower cross links), when
+    there are at least two such groups; [] otherwise. The cut around a box bounds how fast chunks can enter it."""
+    real = [l for l in topo.links if l.src != l.dst]
+    slow = min(l.bandwidth for l in real)
+    found = [frozenset(g) for g in components(range(len(topo.names)),
+                                              [(l.src, l.dst) for l in real if l.bandwidth > slow])]
+    return found if len(found) > 1 and any(len(g) > 1 for g in found) else []

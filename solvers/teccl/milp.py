@@ -1,4 +1,5 @@
-"""The TE-CCL general MILP with copy (paper section 3 and Appendix A/F; digest 2.2), in Pyomo.
+"""The TE-CCL general MILP with copy (paper section 3 and Appendix A/F; digest 2.2), as arrays for
+highspy (``linear.Linear``).
 
 Per commodity (σ, c) — chunk c of source σ — and time-expanded link (e, k):
 
@@ -11,6 +12,9 @@ Per commodity (σ, c) — chunk c of source σ — and time-expanded link (e, k)
                A_w(k) = Σ_{e=(i,w)} F[e, k - L_e] the arrivals at the start of epoch k
     capacity   Σ_{σ,c} Σ_{k'=k-κ_e+1..k} F[σ,c,e,k'] <= ⌊κ_e τ / t_e⌋       (sliding window, Appendix F)
     demand     B[d,K] = 1 for every destination d of (σ, c)
+
+    entry      B[d,a] <= Σ_{e into S} Σ_{k + L_e + dist(head_e, d) <= a} F[e,k]   for d in a box S ∌ σ
+               (``add_entry_cuts``: valid, and what makes the LP relaxation tight on NDv2 x 2)
 
     maximise   Σ_k Σ_{demands} ℛ_k / (k + 1),   ℛ_k = B[d, k + 1]          (the paper's early-delivery objective)
 
@@ -27,9 +31,11 @@ import numpy as np
 
 from topologies.model import Topology
 
-from .instance import Demand, Timing, lag_distances
+from .instance import Demand, Timing, boxes, lag_distances
+from .linear import Linear
 
 MAX_BINARIES = 200_000
+INF = float("inf")
 
 
 @dataclass
@@ -106,20 +112,19 @@ def _flow_keys(topo: Topology, demand: Demand, t: Timing, horizon: int, start: S
 
 
 def build_milp(topo: Topology, demand: Demand, t: Timing, horizon: int, switch_copy: bool = False,
-               start: Start | None = None, progress_weight: float = 0.0) -> FlowModel:
+               start: Start | None = None, progress_weight: float = 0.0, cuts: bool = True) -> FlowModel:
     """The MILP of the module docstring over epochs 0 .. horizon - 1 (B read at the start of epoch ``horizon``).
     With a ``start`` (an A* round) the demands are not forced: the objective pays for each open demand met,
     early, and ``progress_weight`` / (1 + lag distance) for each chunk that lands at a node on its way to an open
-    destination (Appendix D's distance objective in a form that needs no extra variables)."""
-    import pyomo.environ as pyo
-
+    destination (Appendix D's distance objective in a form that needs no extra variables). ``cuts``: add the
+    entry cuts of the boxes (not in A* rounds, whose chunks may already be inside a box)."""
     start = start or Start()
     forced = start.wants is None
     lag = t.lag
     keys = _flow_keys(topo, demand, t, horizon, start)
     opened = _open(demand, start)
-    m = pyo.ConcreteModel()
-    m.F = pyo.Var(range(len(keys)), domain=pyo.Binary)
+    m = Linear(maximize=True)
+    m.add_vars(len(keys), integer=True)
     arrive: dict = {}                 # (σ, c, node, epoch of arrival) -> [var index]
     send: dict = {}                   # (σ, c, node, k) -> [var index]
     per_link: dict = {}               # (link, k) -> [var index]
@@ -133,32 +138,28 @@ def build_milp(topo: Topology, demand: Demand, t: Timing, horizon: int, switch_c
     b_index: dict = {}
     for (s, c) in opened:
         have = start.holders.get((s, c), {s})
-        for n in compute - set(have):
+        for n in sorted(compute - set(have)):
             for k in range(horizon + 1):
-                b_index[(s, c, n, k)] = len(b_index)
-    m.B = pyo.Var(range(len(b_index)), bounds=(0, 1))
-    m.buffer = pyo.ConstraintList()
-    m.hold = pyo.ConstraintList()
-    m.switch = pyo.ConstraintList()
-    m.cap = pyo.ConstraintList()
-    m.demand = pyo.ConstraintList()
+                b_index[(s, c, n, k)] = len(keys) + len(b_index)
+    m.add_vars(len(b_index))
     for (s, c, n, k), bi in b_index.items():
-        incoming = pyo.quicksum(m.F[j] for j in arrive.get((s, c, n, k), ()))
+        incoming = arrive.get((s, c, n, k), ())
         landing = 1 if start.pending.get((s, c, n)) == k else 0
         if k == 0:
-            m.buffer.add(m.B[bi] == landing)
+            m.add_row([bi], [1.0], landing, landing)
         else:
-            m.buffer.add(m.B[bi] == m.B[b_index[(s, c, n, k - 1)]] + incoming + landing)
+            m.add_row([bi, b_index[(s, c, n, k - 1)], *incoming], [1.0, -1.0] + [-1.0] * len(incoming),
+                      landing, landing)
     for (s, c, n, k), idxs in send.items():
         if n in start.holders.get((s, c), {s}):
             continue
         if n in compute:
             for j in idxs:
-                m.hold.add(m.F[j] <= m.B[b_index[(s, c, n, k)]])
+                m.add_row([j, b_index[(s, c, n, k)]], [1.0, -1.0], -INF, 0.0)
         elif switch_copy:
             incoming = arrive.get((s, c, n, k), ())
             for j in idxs:
-                m.switch.add(m.F[j] <= pyo.quicksum(m.F[a] for a in incoming))
+                m.add_row([j, *incoming], [1.0] + [-1.0] * len(incoming), -INF, 0.0)
     if not switch_copy:
         for w in topo.switch_nodes:
             for (s, c) in opened:
@@ -166,7 +167,7 @@ def build_milp(topo: Topology, demand: Demand, t: Timing, horizon: int, switch_c
                     out = send.get((s, c, w, k), ())
                     incoming = arrive.get((s, c, w, k), ())
                     if out or incoming:
-                        m.switch.add(pyo.quicksum(m.F[j] for j in out) == pyo.quicksum(m.F[a] for a in incoming))
+                        m.add_row([*out, *incoming], [1.0] * len(out) + [-1.0] * len(incoming), 0.0, 0.0)
     for i, l in enumerate(topo.links):
         if l.src == l.dst:
             continue
@@ -175,26 +176,78 @@ def build_milp(topo: Topology, demand: Demand, t: Timing, horizon: int, switch_c
         for k in range(horizon):
             window = [j for kk in range(k - kappa + 1, k + 1) for j in per_link.get((i, kk), ())]
             if len(window) > cap:
-                m.cap.add(pyo.quicksum(m.F[j] for j in window) <= cap)
+                m.add_row(window, [1.0] * len(window), -INF, cap)
     if forced:
         for s, c, d in demand.wants:
-            m.demand.add(m.B[b_index[(s, c, d, horizon)]] == 1)
+            m.add_row([b_index[(s, c, d, horizon)]], [1.0], 1.0, 1.0)
     reward = early_reward(horizon)
-    terms = []
     dist = lag_distances(topo, lag) if progress_weight else None
     for j, (s, c, i, k) in enumerate(keys):
         dst = topo.links[i].dst
         dests = opened[(s, c)]
         if dst in dests:
-            terms.append(reward[min(k + lag[i], horizon + 1)] * m.F[j])
+            m.cost[j] = reward[min(k + lag[i], horizon + 1)]
         elif progress_weight and dst in compute:
-            terms.append(progress_weight / (1.0 + float(dist[dst, list(dests)].min())) * m.F[j])
-    m.obj = pyo.Objective(expr=pyo.quicksum(terms), sense=pyo.maximize)
-    return FlowModel(m, keys, horizon, lag)
+            m.cost[j] = progress_weight / (1.0 + float(dist[dst, list(dests)].min()))
+    fresh = forced and not start.holders and not start.pending
+    added = add_entry_cuts(m, topo, t, keys, b_index, boxes(topo)) if cuts and fresh else 0
+    return FlowModel(m, keys, horizon, lag, {"b_index": b_index, "entry_cuts": added,
+                                               "dst": [l.dst for l in topo.links]})
+
+
+def start_vector(fm: FlowModel, flows) -> np.ndarray | None:
+    """The model's variables for a schedule given as flows (σ, c, link, k) (a greedy one, a smaller K's), to hand
+    HiGHS as its first incumbent: F = 1 on the flows, B[σ,c,n,k] = 1 from the epoch the chunk lands at n. None
+    when a flow has no variable in this model (it cannot matter by its horizon)."""
+    where = {key: j for j, key in enumerate(fm.keys)}
+    x = np.zeros(fm.model.nvariables())
+    landed: dict = {}
+    for f in flows:
+        j = where.get(tuple(f))
+        if j is None:
+            return None
+        x[j] = 1.0
+        s, c, i, k = f
+        key = (s, c, fm.extra["dst"][i])
+        landed[key] = min(landed.get(key, k + fm.lag[i]), k + fm.lag[i])
+    for (s, c, n, k), bi in fm.extra["b_index"].items():
+        a = landed.get((s, c, n))
+        x[bi] = 1.0 if a is not None and a <= k else 0.0
+    return x
 
 
 def chosen_flows(fm: FlowModel) -> list[tuple[int, int, int, int]]:
     """The (σ, c, link, k) with F = 1 in the loaded solution."""
-    import pyomo.environ as pyo
+    values = fm.model.values
+    return [] if values is None else [fm.keys[j] for j in np.flatnonzero(values[:len(fm.keys)] > 0.5)]
 
-    return [fm.keys[j] for j in fm.model.F if (pyo.value(fm.model.F[j], exception=False) or 0) > 0.5]
+
+def add_entry_cuts(m: Linear, topo: Topology, t: Timing, keys: list, b_index: dict, sets: list) -> int:
+    """Valid inequalities for boxes S (``instance.boxes``): node d ∈ S holds chunk x (σ ∉ S) at the start of
+    epoch a only if x entered S on a cut link e in an epoch k with k + L_e + dist(head_e, d) <= a:
+
+        B[x, d, a] <= Σ_{e into S} Σ_{k <= a - L_e - dist(head_e, d)} F[x, e, k]
+
+    The buffer rows imply this for S = {d}; for a box they do not, because the LP relaxation can add up fractions
+    of the same chunk arriving on several links (the paper's Figure 4) and so deliver more than ever crossed the
+    cut. Returns the number of rows added."""
+    dist = lag_distances(topo, t.lag)
+    lag = t.lag
+    entering: dict = {}               # (σ, c, box) -> [(epoch of arrival, head, var index)]
+    where = {v: b for b, box in enumerate(sets) for v in box}
+    for j, (s, c, i, k) in enumerate(keys):
+        l = topo.links[i]
+        b = where.get(l.dst)
+        if b is not None and where.get(l.src) != b:
+            entering.setdefault((s, c, b), []).append((k + lag[i], l.dst, j))
+    added = 0
+    for (s, c, n, a), bi in b_index.items():
+        b = where.get(n)
+        if b is None or s in sets[b] or a == 0:
+            continue
+        ins = entering.get((s, c, b), [])
+        useful = [j for arrival, head, j in ins if arrival + dist[head, n] <= a]
+        m.add_row([bi, *useful], [1.0] + [-1.0] * len(useful), -INF, 0.0)
+        added += 1
+    return added
+

@@ -1,4 +1,5 @@
-"""Solving a TE-CCL Pyomo model with HiGHS under a time limit and a relative gap, and reading back what it found.
+"""Solving a TE-CCL model with HiGHS under a time limit and a relative gap, and reading back what it found: a Pyomo
+model (the LP, TACOS's ILP) through Pyomo's HiGHS interface, the MILP (``linear.Linear``) through highspy directly.
 
 Every solve has a time limit (there is no way to call one without). The outcome is one of
 
@@ -40,12 +41,17 @@ class Outcome:
 
 def solve(model, time_limit: float, gap: float = 1e-4, first_solution: bool = False,
           options: dict | None = None) -> Outcome:
-    """Solve ``model`` (a Pyomo ConcreteModel) with HiGHS; load the solution into it when there is one.
-    ``first_solution`` stops at the first feasible point (a feasibility probe)."""
-    from pyomo.contrib.solver.common.factory import SolverFactory
+    """Solve ``model`` (a Pyomo ConcreteModel, or a ``linear.Linear`` handed to highspy directly) with HiGHS;
+    load the solution into it when there is one. ``first_solution`` stops at the first feasible point (a
+    feasibility probe)."""
+    from .linear import Linear, solve_linear
 
     if not time_limit or time_limit <= 0:
         raise ValueError("every TE-CCL solve needs a positive time limit")
+    if isinstance(model, Linear):
+        return solve_linear(model, time_limit, gap, first_solution, options)
+    from pyomo.contrib.solver.common.factory import SolverFactory
+
     opts = dict(options or {})
     if first_solution:
         opts["mip_max_improving_sols"] = 1

@@ -1,0 +1,142 @@
+"""A MILP held as arrays and handed to HiGHS through highspy, without a Pyomo model in between.
+
+The TE-CCL MILP (``milp``) is tens of thousands of 0/1 flow variables whose rows all have coefficients +-1; Pyomo
+took about as long to build and hand it over (1-2 s on the DGX1 and NDv2 instances of bench/teccl.py) as HiGHS
+took to solve the small ones. ``Linear`` collects the columns and rows in lists, ``solve_linear`` passes them to
+HiGHS in one call, optionally with a known schedule as the incumbent to start from (a MIP start: HiGHS only has
+to prove it, or improve on it), and returns the same ``Outcome`` as ``solve.solve`` does for Pyomo models.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+
+class Linear:
+    """Columns (cost, bounds, integrality) and rows (lo <= Σ coef x <= hi) of one maximisation or minimisation
+    problem; ``values`` holds the loaded solution after a solve, ``start`` an optional incumbent."""
+
+    def __init__(self, maximize: bool = True):
+        self.maximize = maximize
+        self.cost: list[float] = []
+        self.lower: list[float] = []
+        self.upper: list[float] = []
+        self.integer: list[bool] = []
+        self.row_lo: list[float] = []
+        self.row_hi: list[float] = []
+        self.starts: list[int] = [0]
+        self.index: list[int] = []
+        self.coef: list[float] = []
+        self.values: np.ndarray | None = None
+        self.start: np.ndarray | None = None
+
+    def add_vars(self, n: int, lower: float = 0.0, upper: float = 1.0, integer: bool = False) -> range:
+        """``n`` new columns with zero cost; their indices."""
+        first = len(self.cost)
+        self.cost.extend([0.0] * n)
+        self.lower.extend([lower] * n)
+        self.upper.extend([upper] * n)
+        self.integer.extend([integer] * n)
+        return range(first, first + n)
+
+    def add_row(self, index, coef, lo: float, hi: float) -> None:
+        """lo <= Σ coef[i] x[index[i]] <= hi (use ±inf for a one-sided row)."""
+        self.index.extend(index)
+        self.coef.extend(coef)
+        self.starts.append(len(self.index))
+        self.row_lo.append(lo)
+        self.row_hi.append(hi)
+
+    def nvariables(self) -> int:
+        return len(self.cost)
+
+    def nconstraints(self) -> int:
+        return len(self.row_lo)
+
+    def value(self, j: int) -> float:
+        return 0.0 if self.values is None else float(self.values[j])
+
+
+def column_order(lm: Linear) -> np.ndarray:
+    """The columns in the order the rows first mention them, then the rest (the order in which Pyomo handed the
+    same model to HiGHS; HiGHS breaks ties by column order, and A*'s rounds depend on its ties)."""
+    n = lm.nvariables()
+    index = np.asarray(lm.index, dtype=np.int64)
+    first = np.full(n, len(index) + np.arange(n), dtype=np.int64)
+    np.minimum.at(first, index, np.arange(len(index)))
+    return np.argsort(first, kind="stable")
+
+
+def _highs(lm: Linear, order: np.ndarray):
+    import highspy
+
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    where = np.empty_like(order)
+    where[order] = np.arange(len(order))
+    lp = highspy.HighsLp()
+    lp.num_col_ = lm.nvariables()
+    lp.num_row_ = lm.nconstraints()
+    lp.col_cost_ = np.asarray(lm.cost, dtype=float)[order]
+    lp.col_lower_ = np.asarray(lm.lower, dtype=float)[order]
+    lp.col_upper_ = np.asarray(lm.upper, dtype=float)[order]
+    lp.row_lower_ = np.asarray(lm.row_lo, dtype=float)
+    lp.row_upper_ = np.asarray(lm.row_hi, dtype=float)
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
+    lp.a_matrix_.start_ = np.asarray(lm.starts, dtype=np.int32)
+    lp.a_matrix_.index_ = where[np.asarray(lm.index, dtype=np.int64)].astype(np.int32)
+    lp.a_matrix_.value_ = np.asarray(lm.coef, dtype=float)
+    lp.a_matrix_.num_col_ = lp.num_col_
+    lp.a_matrix_.num_row_ = lp.num_row_
+    lp.sense_ = highspy.ObjSense.kMaximize if lm.maximize else highspy.ObjSense.kMinimize
+    if any(lm.integer):
+        kinds = np.asarray(lm.integer)[order]
+        lp.integrality_ = [highspy.HighsVarType.kInteger if x else highspy.HighsVarType.kContinuous for x in kinds]
+    h.passModel(lp)
+    return h, highspy
+
+
+def solve_linear(lm: Linear, time_limit: float, gap: float = 1e-4, first_solution: bool = False,
+                 options: dict | None = None):
+    """Solve ``lm`` with HiGHS (``solve.solve``'s outcomes); ``lm.start``, when set, is passed as the incumbent."""
+    from .solve import FEASIBLE, INFEASIBLE, OPTIMAL, TIMEOUT, Outcome
+
+    start = time.perf_counter()
+    order = column_order(lm)
+    h, highspy = _highs(lm, order)
+    h.setOptionValue("time_limit", float(time_limit))
+    h.setOptionValue("mip_rel_gap", float(gap))
+    if first_solution:
+        h.setOptionValue("mip_max_improving_sols", 1)
+    for key, value in (options or {}).items():
+        h.setOptionValue(key, value)
+    if lm.start is not None:
+        sol = highspy.HighsSolution()
+        sol.col_value = np.asarray(lm.start, dtype=float)[order]
+        sol.value_valid = True
+        h.setSolution(sol)
+    h.run()
+    seconds = time.perf_counter() - start
+    status = h.getModelStatus()
+    info = h.getInfo()
+    found = info.primal_solution_status == 2
+    if status in (highspy.HighsModelStatus.kInfeasible, highspy.HighsModelStatus.kUnboundedOrInfeasible):
+        out = INFEASIBLE
+        found = False
+    elif found and status == highspy.HighsModelStatus.kOptimal:
+        out = OPTIMAL
+    elif found:
+        out = FEASIBLE
+    else:
+        out = TIMEOUT
+    if found:
+        lm.values = np.empty(lm.nvariables())
+        lm.values[order] = np.asarray(h.getSolution().col_value, dtype=float)
+    else:
+        lm.values = None
+    objective = float(info.objective_function_value) if found else None
+    bound = float(info.mip_dual_bound) if any(lm.integer) else objective
+    if bound is not None and not np.isfinite(bound):
+        bound = None
+    return Outcome(out, objective, bound, seconds, lm.nvariables(), lm.nconstraints())
