@@ -106,6 +106,30 @@ def test_parallel_and_serial_paths_agree(monkeypatch):
     assert parallel.count == serial.count
 
 
+def _bfb_in_a_daemon(queue) -> None:
+    bfb_module.PARALLEL_MIN_NODES = 1          # would fork workers, which a daemon may not have
+    try:
+        topo = parse_topology("gkautz(3,40)")
+        queue.put(("ok", bfb_allgather(topo).count, verify(topo, bfb_allgather(topo)).ok))
+    except BaseException as exc:               # noqa: BLE001 - reported to the test
+        queue.put(("error", repr(exc), False))
+
+
+def test_bfb_inside_a_daemon_process_runs_serially():
+    """Dask's worker processes are daemons: BFB on a large topology there (a sweep task) must not fork its pool
+    (it raised 'daemonic processes are not allowed to have children')."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_bfb_in_a_daemon, args=(queue,), daemon=True)
+    child.start()
+    status, count, ok = queue.get(timeout=120)
+    child.join(30)
+    assert status == "ok", count
+    assert ok and count == bfb_allgather(parse_topology("gkautz(3,40)")).count
+
+
 @pytest.mark.parametrize("expr", ["gkautz(2,7)", "circulant(8,[2,3])", "debruijn(2,3)", "torus(3,4)"])
 @pytest.mark.parametrize("collective", ["reduce_scatter", "allreduce"])
 def test_reduce_scatter_and_allreduce(expr, collective):

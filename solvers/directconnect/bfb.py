@@ -348,7 +348,8 @@ def _workers() -> int:
 def _solve_all(topo: Topology, dist: np.ndarray, progress) -> list[_Partial]:
     n = topo.num_nodes
     jobs = min(_workers(), 4)
-    if n < PARALLEL_MIN_NODES or jobs < 2 or "fork" not in multiprocessing.get_all_start_methods():
+    if (n < PARALLEL_MIN_NODES or jobs < 2 or "fork" not in multiprocessing.get_all_start_methods()
+            or multiprocessing.current_process().daemon):       # a daemon (a Dask worker) may not have children
         return [_solve_receivers(topo, dist, range(n), progress)]
     global _FORKED
     _FORKED = (topo, dist)
