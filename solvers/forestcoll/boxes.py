@@ -4,19 +4,21 @@ packing of ``packing`` (ForestColl section 4.4), tried first by ``pack_trees(met
 
 The boxes are the weakly connected components of the arcs of D* wider than its narrowest arc (a fabric whose
 arcs are all equally wide has none, and this method does not apply). An arc between two boxes is "inter", one
-inside a box "internal". Let in(v) be the inter capacity entering v. A global tree is then
+inside a box "internal". A global tree is then
 
     an internal tree of the root's box P rooted at the root,
     then for every edge P' -> C of a tree over the boxes (the quotient): one inter arc u -> v (u in P', v in C)
     and an internal tree of C rooted at v.
 
-So it suffices to have (a) in every box C a packing of k + in(v) internal trees rooted at each v in C (k for the
-box's own roots, in(v) for the trees that enter C at v: no more can, since each enters over one unit of an inter
-arc into v), and (b) a packing of |P| k trees rooted at each box P in the quotient, whose arc P -> C has the total
-inter capacity from P to C. Every inter unit and every internal tree is then used at most once, so the loads stay
-within the capacities of D*. Both packings are small (the box's nodes; the number of boxes) and run with
-``packing``'s own methods after a flow check of Theorem 10's condition. Boxes with the same internal arcs and
-the same in(v) up to the order of their nodes (the identical boxes of a cluster) are packed once.
+So it suffices to have (b) a packing of |P| k trees rooted at each box P in the quotient, whose arc P -> C has
+the total inter capacity from P to C; then the quotient's load on each box pair is spread over that pair's inter
+arcs, one unit at a time to the target with the fewest entries so far, which fixes e(v), the trees entering a box
+at v (at most the inter capacity into v); and (a) in every box C a packing of k + e(v) internal trees rooted at
+each v in C (k for the box's own roots, e(v) for the trees entering there). Every inter unit and every internal
+tree is then used at most once, so the loads stay within the capacities of D*. Both packings are small (the
+number of boxes; the box's nodes) and run with ``packing``'s own methods after a flow check of Theorem 10's
+condition. Boxes with the same internal arcs and the same e(v) up to the order of their nodes (the identical
+boxes of a cluster) are packed once.
 
 (a) and (b) are sufficient, not necessary: where either fails, ``box_packing`` returns None and the caller goes
 on with the other methods. Where the inter links are the bottleneck (they are on every cluster the paper
@@ -25,6 +27,7 @@ for the sets (V minus a box) plus part of it. ``check_packing`` checks the resul
 """
 from __future__ import annotations
 
+import heapq
 from collections import defaultdict, deque
 
 from ..core.components import components
@@ -101,12 +104,10 @@ class _Pool:
         return out
 
 
-def _entries(quotient_load: dict, crossing: dict, boxes: list[list[int]]) -> tuple[dict, dict]:
+def _entries(quotient_load: dict, crossing: dict) -> tuple[dict, dict]:
     """Which inter arcs carry the quotient's load: for each box pair (P, C), ``load`` units spread over the
     arcs P -> C so that the trees entering each node v of C, e(v), stay as even as the arcs allow (one unit at a
     time to the node with the fewest so far). Returns (pair -> _Pool of arcs, e)."""
-    import heapq
-
     entries: dict[int, int] = defaultdict(int)
     pools: dict[tuple[int, int], _Pool] = {}
     for pair in sorted(quotient_load):
@@ -165,7 +166,7 @@ def box_packing(nodes, arcs: dict, k: int, progress=None) -> list[Batch] | None:
     for top in tops:
         for edge in top.edges:
             load[edge] += top.mult
-    inter, entries = _entries(load, crossing, boxes)
+    inter, entries = _entries(load, crossing)
 
     solved: dict = {}
     trees: dict[int, _Pool] = {}              # node -> pool of internal trees rooted there (edge lists)

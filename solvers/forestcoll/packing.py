@@ -18,10 +18,14 @@ Theorem 10 guarantees the packing exists when min over v of F(s, v; D⃗*_k) >= 
   R is a set whose condition (3), g(δ⁺(R)) >= p(R) = Σ{m(R_i) : R_i ⊆ R}, the run broke: the greedy starts
   again with R watched. For a watched set S the run keeps its slack g(δ⁺(S)) - p(S) and adds an edge (x, y)
   with x in S, y outside and R_1 ⊄ S to at most that many copies (eq. (4) restricted to the watched sets), so
-  S never breaks again. After ``MAX_RESTARTS`` restarts, or a set that breaks although watched, Algorithm 5
-  runs instead (``method="auto"``).
+  the condition of a watched set never breaks. After ``MAX_RESTARTS`` restarts, or when a batch gets stuck on a
+  set already watched (its way out held back by other watched sets), Algorithm 5 runs instead
+  (``method="auto"``).
 
-Either way ``check_packing`` confirms the result: Σ m = k per root, every batch a spanning arborescence of its
+* ``boxes`` (tried first on fabrics made of boxes): ``boxes.box_packing`` assembles the trees from a packing
+  inside each box and one over the boxes.
+
+Whichever way, ``check_packing`` confirms the result: Σ m = k per root, every batch a spanning arborescence of its
 root, every edge's load within its capacity.
 """
 from __future__ import annotations
