@@ -15,7 +15,8 @@ A row: the parameters, ``expr``, ``algo``, ``collective``, ``bytes``, ``status``
 
 A time limit per task (``time_limit_s``) is kept cooperatively: the synthesis's progress reports check the clock
 and stop it once the limit has passed (status ``time-out``). Synthesizers that report progress (BFB, ForestColl,
-TACOS, the baselines that take long) stop at their next report; TE-CCL gets the limit as its own solver limit.
+TACOS) stop at their next report; TE-CCL gets the limit as its own solver limit; the others, and the runtime
+model after a synthesis, run to their end.
 
 Resuming. ``run`` is told the task keys already written (``done``) and skips them; a task's rows are handed to
 ``on_rows`` together, so an interrupted sweep leaves whole tasks behind.
