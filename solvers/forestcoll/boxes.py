@@ -28,13 +28,15 @@ for the sets (V minus a box) plus part of it. ``check_packing`` checks the resul
 from __future__ import annotations
 
 import heapq
-from collections import defaultdict, deque
+from collections import defaultdict
 
 from ..core.components import components
-from ..core.maxflow import Network
+from .mapping import UnitPool
 from .packing import Batch, pack_trees
+from .search import first_shortfall
 
 MIN_BOXES = 2
+DRY = "a box packing pool ran dry"      # the counts of the module docstring rule it out
 
 
 def find_boxes(nodes, arcs: dict) -> list[list[int]] | None:
@@ -51,65 +53,23 @@ def find_boxes(nodes, arcs: dict) -> list[list[int]] | None:
     return boxes
 
 
-def meets_condition(nodes, arcs: dict, counts: dict) -> bool:
-    """Theorem 10's condition with ``counts[v]`` trees rooted at v: every node receives all Σ counts units from
-    a source joined to each v by ``counts[v]``."""
-    nodes = sorted(nodes)
-    if len(nodes) == 1:
-        return True
-    pos = {v: i for i, v in enumerate(nodes)}
-    s = len(nodes)
-    net_arcs = {(pos[u], pos[v]): c for (u, v), c in arcs.items() if c > 0}
-    for v, c in counts.items():
-        if c > 0:
-            net_arcs[(s, pos[v])] = c
-    need = sum(counts.values())
-    net = Network(s + 1, net_arcs)
-    return all(net.flow(s, pos[v]) >= need for v in nodes)
-
-
 def _small_packing(nodes, arcs: dict, counts: dict) -> list[Batch] | None:
-    """``counts[v]`` trees rooted at each v, or None when Theorem 10's condition fails."""
+    """``counts[v]`` trees rooted at each v of ``nodes`` (0 .. n-1), or None when Theorem 10's condition fails."""
     if len(nodes) == 1:
         (v,) = nodes
         return [Batch(v, counts[v])]
-    if not meets_condition(nodes, arcs, counts):
+    if first_shortfall(len(nodes), nodes, arcs, 1, counts, list(nodes)) is not None:    # Theorem 10's condition
         return None
     batches, _ = pack_trees(nodes, arcs, counts, "flat")
     return batches
 
 
-class _Pool:
-    """Units to hand out in order: ``take(m)`` -> [(item, amount), ...] summing to m."""
-
-    def __init__(self):
-        self.items: deque = deque()
-
-    def add(self, item, amount: int) -> None:
-        if amount > 0:
-            self.items.append([item, amount])
-
-    def take(self, m: int) -> list:
-        out = []
-        while m > 0:
-            if not self.items:
-                raise AssertionError("a box packing pool ran dry")     # the counts above rule it out
-            entry = self.items[0]
-            a = min(m, entry[1])
-            out.append((entry[0], a))
-            entry[1] -= a
-            m -= a
-            if entry[1] == 0:
-                self.items.popleft()
-        return out
-
-
 def _entries(quotient_load: dict, crossing: dict) -> tuple[dict, dict]:
     """Which inter arcs carry the quotient's load: for each box pair (P, C), ``load`` units spread over the
     arcs P -> C so that the trees entering each node v of C, e(v), stay as even as the arcs allow (one unit at a
-    time to the node with the fewest so far). Returns (pair -> _Pool of arcs, e)."""
+    time to the node with the fewest so far). Returns (pair -> UnitPool of arcs, e)."""
     entries: dict[int, int] = defaultdict(int)
-    pools: dict[tuple[int, int], _Pool] = {}
+    pools: dict[tuple[int, int], UnitPool] = {}
     for pair in sorted(quotient_load):
         need = quotient_load[pair]
         by_target: dict[int, list] = defaultdict(list)
@@ -127,7 +87,7 @@ def _entries(quotient_load: dict, crossing: dict) -> tuple[dict, dict]:
             room[v] -= 1
             if room[v] > 0:
                 heapq.heappush(heap, (e + 1, v))
-        pool = pools[pair] = _Pool()
+        pool = pools[pair] = UnitPool(DRY)
         for v in sorted(given):
             left = given[v]
             for arc in by_target[v]:
@@ -169,7 +129,7 @@ def box_packing(nodes, arcs: dict, k: int, progress=None) -> list[Batch] | None:
     inter, entries = _entries(load, crossing)
 
     solved: dict = {}
-    trees: dict[int, _Pool] = {}              # node -> pool of internal trees rooted there (edge lists)
+    trees: dict[int, UnitPool] = {}              # node -> pool of internal trees rooted there (edge lists)
     for i, box in enumerate(boxes):
         rank = {v: r for r, v in enumerate(box)}
         local = tuple(sorted((rank[u], rank[v], c) for (u, v), c in internal[i].items()))
@@ -182,13 +142,13 @@ def box_packing(nodes, arcs: dict, k: int, progress=None) -> list[Batch] | None:
         if found is None:
             return None
         for v in box:
-            trees[v] = _Pool()
+            trees[v] = UnitPool(DRY)
         for b in found:
             trees[box[b.root]].add([(box[x], box[y]) for x, y in b.edges], b.mult)
         if progress:
             progress("tree packing (boxes)", 0.5 * (i + 1) / len(boxes))
 
-    own = {i: _Pool() for i in range(len(boxes))}        # the roots of each box, k trees each
+    own = {i: UnitPool(DRY) for i in range(len(boxes))}     # the roots of each box, k trees each
     for i, box in enumerate(boxes):
         for v in box:
             own[i].add(v, k)

@@ -14,6 +14,7 @@ arrived. Switches only forward, each piece once per route, as the verifier deman
 """
 from __future__ import annotations
 
+from collections import deque
 from fractions import Fraction
 
 from topologies.model import Topology
@@ -45,40 +46,51 @@ class Router:
             pool = self.pools.setdefault((u, t), [])
             for w, amount in entries:
                 pool.append(["via", w, amount])
-        self.paths: dict[tuple[int, int], list[list]] = {}
-        self.cursor: dict[tuple[int, int], int] = {}
+        self.paths: dict[tuple[int, int], UnitPool] = {}
 
-    def _expanded(self, u: int, t: int) -> list[list]:
-        """The pool of (u, t) as [[units left, link path], ...] (expanded on first use)."""
+    def _expanded(self, u: int, t: int) -> "UnitPool":
+        """The pool of (u, t) as whole link paths (expanded on first use)."""
         known = self.paths.get((u, t))
         if known is None:
-            known = []
+            known = UnitPool(f"no capacity left from node {u} to node {t}")
             for kind, what, units in self.pools.get((u, t), []):
                 if kind == "link":
-                    known.append([units, [what]])
+                    known.add([what], units)
                 else:
-                    known.extend([a, path] for a, path in _zip_paths(self.route(u, what, units),
-                                                                     self.route(what, t, units)))
+                    for a, path in _zip_paths(self.route(u, what, units), self.route(what, t, units)):
+                        known.add(path, a)
             self.paths[(u, t)] = known
         return known
 
     def route(self, u: int, t: int, amount) -> list[tuple[Fraction, list[int]]]:
         """``amount`` units from u to t as [(units, [link indices of the path]), ...]."""
-        pool = self._expanded(u, t)
-        i = self.cursor.get((u, t), 0)
-        out: list[tuple[int, list[int]]] = []
-        while amount > 0:
-            if i >= len(pool):
-                raise AssertionError(f"no capacity left from node {u} to node {t}")
-            entry = pool[i]
-            take = entry[0] if entry[0] <= amount else amount
-            if take > 0:
-                entry[0] -= take
-                amount -= take
-                out.append((take, entry[1]))
-            if entry[0] == 0:
-                i += 1
-        self.cursor[(u, t)] = i
+        return [(a, path) for path, a in self._expanded(u, t).take(amount)]
+
+
+class UnitPool:
+    """Units to hand out first come, first served: ``add(item, amount)``, then ``take(m)`` -> [(item, amount),
+    ...] summing to m, the items in the order added (also the box packing's pools of trees and inter arcs)."""
+
+    def __init__(self, dry: str = "a pool ran dry"):
+        self.items: deque = deque()
+        self.dry = dry
+
+    def add(self, item, amount) -> None:
+        if amount > 0:
+            self.items.append([item, amount])
+
+    def take(self, m) -> list:
+        out = []
+        while m > 0:
+            if not self.items:
+                raise AssertionError(self.dry)             # the capacities behind every pool rule it out
+            entry = self.items[0]
+            a = min(m, entry[1])
+            out.append((entry[0], a))
+            entry[1] -= a
+            m -= a
+            if entry[1] == 0:
+                self.items.popleft()
         return out
 
 

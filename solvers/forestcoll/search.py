@@ -83,21 +83,25 @@ def check_eulerian(fab: Fabric, arcs: dict | None = None, what: str = "") -> Non
                                 "equal at every node (bidirectional links do that)")
 
 
-def with_source(n: int, compute, arcs: dict, link_mult: int, source_cap: int) -> dict:
+def with_source(n: int, compute, arcs: dict, link_mult: int, source_cap: int | dict) -> dict:
     """The arcs of G⃗ on nodes 0..n: every arc times ``link_mult``, and the source s = n with an arc of
-    ``source_cap`` to every compute node (Theorem 1's network; Theorem 5's D⃗_k with link_mult 1, cap k)."""
+    ``source_cap`` to every compute node (Theorem 1's network; Theorem 5's D⃗_k with link_mult 1, cap k), or of
+    ``source_cap[c]`` to c when it is a mapping (Theorem 10's condition with that many trees rooted at c)."""
     scaled = {a: c * link_mult for a, c in arcs.items()}
     for c in compute:
-        scaled[(n, c)] = source_cap
+        cap = source_cap[c] if isinstance(source_cap, dict) else source_cap
+        if cap:
+            scaled[(n, c)] = cap
     return scaled
 
 
-def first_shortfall(n: int, compute, arcs: dict, link_mult: int, source_cap: int,
+def first_shortfall(n: int, compute, arcs: dict, link_mult: int, source_cap: int | dict,
                     order: list[int]) -> tuple[int, frozenset] | None:
     """The first compute node (in ``order``, which is updated: the failing node moves to the front) whose
-    max-flow from s in ``with_source(...)`` falls below N ``source_cap`` (all that s sends), with the source side
-    of its minimum cut (s removed); None when every node receives it all."""
-    s, need = n, len(compute) * source_cap
+    max-flow from s in ``with_source(...)`` falls below N ``source_cap`` (all that s sends; the sum of a
+    mapping), with the source side of its minimum cut (s removed); None when every node receives it all."""
+    s = n
+    need = sum(source_cap[c] for c in compute) if isinstance(source_cap, dict) else len(compute) * source_cap
     net = Network(n + 1, with_source(n, compute, arcs, link_mult, source_cap))
     for i, c in enumerate(order):
         if net.flow(s, c) < need:

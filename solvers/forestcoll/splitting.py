@@ -306,15 +306,7 @@ def remove_switches(n: int, compute, arcs: dict, k: int, method: str = "auto", p
     * "unchecked": greedy with no check; the caller must establish the invariant (a packing of k trees per
       root in the result proves it: k trees from every root carry N k units to every node).
     """
-    if method == "unchecked":
-        sp = _Splitter(n, compute, arcs, k)
-        order = switch_order(n, compute, arcs)
-        for i, w in enumerate(order):
-            if progress:
-                progress("switch removal", i / len(order))
-            sp.greedy_switch(w)
-        return Logical(sp.arcs, dict(sp.via), sp.discarded, "greedy" if order else "none")
-    if method not in ("auto", "greedy", "exact"):
+    if method not in ("auto", "greedy", "exact", "unchecked"):
         raise ValueError(f"unknown switch-removal method {method!r}")
     order = switch_order(n, compute, arcs)
     if not order:
@@ -324,12 +316,12 @@ def remove_switches(n: int, compute, arcs: dict, k: int, method: str = "auto", p
         if progress:
             progress(text, i / len(order))
 
-    if method in ("auto", "greedy"):
+    if method in ("auto", "greedy", "unchecked"):
         sp = _Splitter(n, compute, arcs, k)
         for i, w in enumerate(order):
             tell("switch removal", i)
             sp.greedy_switch(w)
-        if meets_invariant(n, compute, sp.arcs, k):
+        if method == "unchecked" or meets_invariant(n, compute, sp.arcs, k):
             return Logical(sp.arcs, dict(sp.via), sp.discarded, "greedy")
         if method == "greedy":
             raise AssertionError("the greedy splitting broke the invariant of Theorem 5")
