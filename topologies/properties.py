@@ -58,13 +58,92 @@ def compute_distances(topo: Topology) -> np.ndarray:
     return cached
 
 
+LEVELS_BY_BITS = 32     # the bit-parallel search below runs when the diameter is at most this (a cheap bound says)
+
+
+def _eccentricity_bound(topo: Topology) -> int | None:
+    """An upper bound on the diameter: the farthest node from node 0 plus the farthest node to it (every pair
+    meets through node 0); None when node 0 does not reach every node both ways."""
+    reach = []
+    for adjacency in (topo.out_links, topo.in_links):
+        ends = [[topo.links[i].dst if adjacency is topo.out_links else topo.links[i].src for i in adjacency[u]]
+                for u in range(topo.num_nodes)]
+        seen, frontier, depth = {0}, [0], 0
+        while frontier:
+            nxt = [w for u in frontier for w in ends[u] if w not in seen]
+            nxt = list(dict.fromkeys(nxt))
+            seen.update(nxt)
+            frontier = nxt
+            depth += 1 if nxt else 0
+        if len(seen) < topo.num_nodes:
+            return None
+        reach.append(depth)
+    return reach[0] + reach[1]
+
+
+def distances_into(topo: Topology) -> np.ndarray:
+    """Hop distances of a switch-free topology as a compact integer matrix with one row per *target*: row u holds
+    d(v, u) for every node v (the transpose of ``distance_matrix``), in the smallest unsigned type that holds the
+    diameter, with that type's largest value where v does not reach u. Cached on the topology.
+
+    On graphs of small diameter (at most LEVELS_BY_BITS by a cheap bound) every source is searched at once: row x
+    of a bit-packed frontier holds the sources first reaching x in the current level, and the next level is the
+    OR of the in-neighbours' rows. At 16384 nodes this takes a quarter of a gigabyte where the float matrix takes
+    two, and a fraction of its time. Larger diameters go through ``distance_matrix``."""
+    if topo.switch_nodes:
+        raise ValueError("distances_into is for switch-free topologies")
+    cached = topo._meta.get("distances_into")
+    if cached is not None:
+        return cached
+    n = topo.num_nodes
+    bound = _eccentricity_bound(topo)
+    if bound is not None and bound <= LEVELS_BY_BITS:
+        out = np.full((n, n), 255, dtype=np.uint8)
+        np.fill_diagonal(out, 0)
+        ins = [sorted({topo.links[i].src for i in topo.in_links[x]} - {x}) for x in range(n)]
+        width = max((len(x) for x in ins), default=0)
+        padded = np.full((n, max(width, 1)), n, dtype=np.int64)      # row n of the frontier stays empty
+        for x, srcs in enumerate(ins):
+            padded[x, :len(srcs)] = srcs
+        frontier = np.zeros((n + 1, (n + 7) // 8), dtype=np.uint8)
+        frontier[:n] = np.packbits(np.eye(n, dtype=bool), axis=1)
+        reached = frontier[:n].copy()
+        level = 0
+        while True:
+            level += 1
+            new = frontier[padded[:, 0]]
+            for j in range(1, width):
+                new |= frontier[padded[:, j]]
+            new &= ~reached
+            if not new.any():
+                break
+            np.copyto(out, np.uint8(level), where=np.unpackbits(new, axis=1, count=n).view(bool))
+            reached |= new
+            frontier[:n] = new
+    else:
+        dist = distance_matrix(topo).T
+        finite = np.isfinite(dist)
+        top = int(dist[finite].max(initial=0))
+        dtype = np.uint8 if top < 255 else np.uint16 if top < 65535 else np.uint32
+        out = np.where(finite, dist, np.iinfo(dtype).max).astype(dtype)
+    topo._meta["distances_into"] = out
+    return out
+
+
 def is_strongly_connected(topo: Topology) -> bool:
     """Every compute node reaches every other compute node."""
+    if not topo.switch_nodes:
+        into = distances_into(topo)
+        return bool((into != np.iinfo(into.dtype).max).all())
     return bool(np.isfinite(compute_distances(topo)).all())
 
 
 def diameter(topo: Topology) -> int | None:
     """D(G): the largest hop distance between two compute nodes; None when not strongly connected."""
+    if not topo.switch_nodes:
+        into = distances_into(topo)
+        top = int(into.max()) if into.size else 0
+        return None if top == np.iinfo(into.dtype).max else top
     dist = compute_distances(topo)
     if not np.isfinite(dist).all():
         return None

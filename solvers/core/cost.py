@@ -53,21 +53,41 @@ def _exact_bincount(keys: np.ndarray, weights: np.ndarray, size: int) -> np.ndar
             + (np.bincount(keys, weights=high, minlength=size).astype(np.int64) << 26))
 
 
+LOAD_TABLE_MAX = 50_000_000    # (steps + 1) x links entries summed at once
+LOAD_BATCH = 1 << 22
+
+
+def _load_table(schedule: Schedule, limit: int | None = None) -> tuple[np.ndarray, int] | None:
+    """(sums, one): ``sums[step, link]`` = the scaled widths hi - lo a link carries in a step, exact integers over
+    the common denominator ``one``, read from the schedule's columns in batches (their stored types widened one
+    batch at a time); None for small schedules, without integer columns, or when the table has more than
+    ``limit`` entries."""
+    cols = columns(schedule, compact=True) if schedule.count > 1000 else None
+    if cols is None or cols.lo.dtype == object:
+        return None
+    n_links, last = int(cols.link.max()) + 1, int(cols.step.max())
+    size = (last + 1) * n_links
+    if limit is not None and size > limit:
+        return None
+    sums = np.zeros(size, dtype=np.int64)
+    batch = max(LOAD_BATCH, size)
+    for a in range(0, len(cols.step), batch):
+        b = a + batch
+        keys = cols.step[a:b].astype(np.int64) * n_links + cols.link[a:b]
+        sums += _exact_bincount(keys, cols.hi[a:b].astype(np.int64) - cols.lo[a:b], size)
+    return sums.reshape(last + 1, n_links), cols.one
+
+
 def link_loads(schedule: Schedule) -> dict[int, dict[int, Fraction]]:
     """``loads[step][link]``: the data a link carries in a step, in shards (M/N), exact.
 
     Large schedules are summed on integers (bounds scaled by their common denominator, ``schedule.columns``)."""
-    cols = columns(schedule) if schedule.count > 1000 else None
-    if cols is not None and cols.lo.dtype == np.int64:
-        width = int(cols.link.max()) + 1
-        keys = cols.step * width + cols.link
-        widths = cols.hi - cols.lo
-        sums = _exact_bincount(keys, widths, int(keys.max()) + 1)
-        used = np.flatnonzero(sums)
-        sums = sums[used]
+    table = _load_table(schedule)
+    if table is not None:
+        sums, one = table
         loads: dict[int, dict[int, Fraction]] = defaultdict(dict)
-        for key, total in zip(used.tolist(), sums.tolist()):
-            loads[key // width][key % width] = Fraction(total, cols.one)
+        for step, link in zip(*(x.tolist() for x in np.nonzero(sums))):
+            loads[step][link] = Fraction(int(sums[step, link]), one)
         return loads
     exact: dict[int, dict[int, Fraction]] = defaultdict(lambda: defaultdict(Fraction))
     for t in schedule.transfers:
@@ -78,20 +98,17 @@ def link_loads(schedule: Schedule) -> dict[int, dict[int, Fraction]]:
 def step_factors(topo: Topology, schedule: Schedule) -> dict[int, Fraction]:
     """T_B(A_t) / (M/B) for every step t: max over links of load / N * B / bandwidth."""
     n, big_b = topo.n, node_bandwidth(topo)
-    cols = columns(schedule) if schedule.count > 1000 else None
-    if cols is not None and cols.lo.dtype == np.int64:
-        n_links, last = len(topo.links), int(cols.step.max())
-        if (last + 1) * n_links <= 50_000_000:
-            sums = _exact_bincount(cols.step * n_links + cols.link, cols.hi - cols.lo,
-                                   (last + 1) * n_links).reshape(last + 1, n_links)
-            by_bandwidth: dict[Fraction, list[int]] = defaultdict(list)
-            for i, link in enumerate(topo.links):
-                by_bandwidth[link.bandwidth].append(i)
-            out = {}
-            for step in np.flatnonzero(sums.any(axis=1)).tolist():
-                out[step] = max(Fraction(int(sums[step, idx].max()), cols.one) * big_b / (n * bw)
-                                for bw, idx in by_bandwidth.items() if sums[step, idx].any())
-            return out
+    table = _load_table(schedule, LOAD_TABLE_MAX)
+    if table is not None:
+        sums, one = table
+        by_bandwidth: dict[Fraction, list[int]] = defaultdict(list)
+        for i, link in enumerate(topo.links[:sums.shape[1]]):
+            by_bandwidth[link.bandwidth].append(i)
+        out = {}
+        for step in np.flatnonzero(sums.any(axis=1)).tolist():
+            out[step] = max(Fraction(int(sums[step, idx].max()), one) * big_b / (n * bw)
+                            for bw, idx in by_bandwidth.items() if sums[step, idx].any())
+        return out
     return {step: max(load * big_b / (n * topo.links[l].bandwidth) for l, load in per_link.items())
             for step, per_link in sorted(link_loads(schedule).items())}
 

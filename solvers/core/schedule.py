@@ -178,7 +178,11 @@ def split_interval(lo: Fraction, hi: Fraction, parts: int) -> list[tuple[Fractio
 @dataclass
 class Columns:
     """A schedule's transfers as numpy columns, chunk bounds scaled to integers by their common denominator
-    ``one`` (so [lo, hi) of the shard is [lo/one, hi/one)). Built for the vectorized verifier and cost paths."""
+    ``one`` (so [lo, hi) of the shard is [lo/one, hi/one)). Built for the vectorized verifier and cost paths.
+
+    A producer may store narrow integer types (``narrowest``: BFB on 16384 nodes keeps 268M transfers in 10
+    bytes each, where int64 takes 41); ``columns(schedule)`` hands readers int64 columns, and only readers that
+    take ``compact=True`` (the verifier, the cost) see the stored types and widen what they compute with."""
 
     step: np.ndarray
     link: np.ndarray
@@ -190,13 +194,32 @@ class Columns:
 
 
 MAX_SCALED = 2 ** 40
+_WIDE = ("step", "link", "shard", "lo", "hi")
 
 
-def columns(schedule: Schedule) -> Columns | None:
-    """The columns of ``schedule``, or None when a bound is not an exact Fraction or the numbers do not fit
-    64-bit arithmetic (callers then take their exact per-transfer path)."""
+def narrowest(top: int) -> np.dtype:
+    """The smallest signed integer type that holds 0..``top``."""
+    for kind in (np.int8, np.int16, np.int32):
+        if top <= np.iinfo(kind).max:
+            return np.dtype(kind)
+    return np.dtype(np.int64)
+
+
+def widened(cols: Columns) -> Columns:
+    """``cols`` with every integer column as int64 (itself when they already are; object bounds stay)."""
+    fields = {f: getattr(cols, f) for f in _WIDE}
+    if all(a.dtype == np.int64 or a.dtype == object for a in fields.values()):
+        return cols
+    wide = {f: a if a.dtype == object else a.astype(np.int64) for f, a in fields.items()}
+    return Columns(reduce=cols.reduce, one=cols.one, **wide)
+
+
+def columns(schedule: Schedule, compact: bool = False) -> Columns | None:
+    """The columns of ``schedule`` as int64 (``compact``: in the types they are stored in), or None when a bound
+    is not an exact Fraction or the numbers do not fit 64-bit arithmetic (callers then take their exact
+    per-transfer path)."""
     if schedule.stored_columns() is not None:
-        return schedule.stored_columns()
+        return schedule.stored_columns() if compact else widened(schedule.stored_columns())
     transfers = schedule.transfers
     count = len(transfers)
     if not all(type(t.lo) is Fraction and type(t.hi) is Fraction for t in transfers):
@@ -226,6 +249,7 @@ def columns(schedule: Schedule) -> Columns | None:
 def rescale(cols: Columns, one: int) -> Columns:
     """The same transfers with bounds over the common denominator ``one`` (a multiple of ``cols.one``)."""
     k = one // cols.one
+    cols = widened(cols)
     return Columns(cols.step, cols.link, cols.shard, cols.lo * k, cols.hi * k, cols.reduce, one)
 
 

@@ -37,8 +37,9 @@ import numpy as np
 from topologies.model import Topology
 
 from .errors import ScheduleError
+from .receipt_table import receipt_table_proves
+from .schedule import ONE, ZERO, Collective, Columns, Schedule, Transfer, columns, widened
 from .sorted_unique import sorted_unique
-from .schedule import ONE, ZERO, Collective, Columns, Schedule, Transfer, columns
 
 MAX_ERRORS = 10
 _ARTICLE_NAME = {Collective.ALLGATHER: "an allgather", Collective.ALLTOALL: "an all-to-all",
@@ -460,7 +461,7 @@ def _fast_verify(topo: Topology, schedule: Schedule) -> Verification | None:
         return None         # all-to-all and custom: the simulator decides (the fast checks prove allgathers)
     if topo.switch_nodes or schedule.count < FAST_MIN_TRANSFERS:
         return None
-    cols = columns(schedule)
+    cols = columns(schedule, compact=True)
     if cols is None:
         return None
     n_links = len(topo.links)
@@ -468,27 +469,33 @@ def _fast_verify(topo: Topology, schedule: Schedule) -> Verification | None:
             or (cols.shard >= topo.num_nodes).any() or (cols.lo < 0).any() or (cols.lo >= cols.hi).any()
             or (cols.hi > cols.one).any()):
         return None
-    reduce_rows, copy_rows = np.flatnonzero(cols.reduce), np.flatnonzero(~cols.reduce)
+    n_reduce = int(np.count_nonzero(cols.reduce))
+    n_copy = len(cols.reduce) - n_reduce
     collective = schedule.collective
-    if collective is Collective.ALLGATHER and len(reduce_rows):
+    if collective is Collective.ALLGATHER and n_reduce:
         return None
-    if collective is Collective.REDUCE_SCATTER and len(copy_rows):
+    if collective is Collective.REDUCE_SCATTER and n_copy:
         return None
-    if collective is Collective.ALLREDUCE and (not len(reduce_rows) or not len(copy_rows)
-                                              or cols.step[reduce_rows].max() >= cols.step[copy_rows].min()):
+    if collective is Collective.ALLREDUCE and (not n_reduce or not n_copy
+                                              or cols.step[cols.reduce].max() >= cols.step[~cols.reduce].min()):
         return None
+    mixed = n_reduce and n_copy
     redundant = 0
-    if len(reduce_rows):
-        last = int(cols.step[reduce_rows].max())
-        flipped = Columns(last + 1 - cols.step, cols.link, cols.shard, cols.lo, cols.hi, cols.reduce, cols.one)
-        if not _fast_partition_phase(topo.transpose(), flipped, reduce_rows):
-            ok, again = _fast_copy_phase(topo.transpose(), flipped, reduce_rows)
-            if not ok or again:
+    if n_reduce:
+        last = int(cols.step[cols.reduce].max()) if mixed else int(cols.step.max())
+        if not receipt_table_proves(topo.transpose(), cols, True if mixed else None, last):
+            wide, reduce_rows = widened(cols), np.flatnonzero(cols.reduce)
+            flipped = Columns(last + 1 - wide.step, wide.link, wide.shard, wide.lo, wide.hi, wide.reduce, wide.one)
+            if not _fast_partition_phase(topo.transpose(), flipped, reduce_rows):
+                ok, again = _fast_copy_phase(topo.transpose(), flipped, reduce_rows)
+                if not ok or again:
+                    return None
+    if n_copy and not receipt_table_proves(topo, cols, False if mixed else None):
+        wide, copy_rows = widened(cols), np.flatnonzero(~cols.reduce)
+        if not _fast_partition_phase(topo, wide, copy_rows):
+            ok, redundant = _fast_copy_phase(topo, wide, copy_rows)
+            if not ok:
                 return None
-    if len(copy_rows) and not _fast_partition_phase(topo, cols, copy_rows):
-        ok, redundant = _fast_copy_phase(topo, cols, copy_rows)
-        if not ok:
-            return None
     return Verification(True, [], redundant)
 
 
