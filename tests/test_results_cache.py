@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import pickle
 
 import pytest
 import streamlit as st
@@ -132,3 +133,19 @@ def test_the_schedule_page_says_cached_and_its_button_clears_it(store):
     assert not at.exception
     assert len(store.entries()) == 1                # cleared, then solved again and stored afresh
     assert not [c for c in at.caption if "Cached" in c.value]
+
+
+def test_a_result_whose_columns_are_over_the_limit_is_not_pickled(store, monkeypatch):
+    """The size check reads the schedule's column bytes first: a 268M-transfer BFB schedule is never pickled
+    into memory only to be refused."""
+    topo = parse_topology("gkautz(4,64)")
+    result = synthesize(topo, "bfb", "allgather")
+    cols = result.schedule.stored_columns()
+    size = sum(getattr(cols, f).nbytes for f in ("step", "link", "shard", "lo", "hi", "reduce"))
+    real = pickle.dumps
+    monkeypatch.setattr(results_cache, "MAX_ENTRY_BYTES", size - 1)
+    monkeypatch.setattr(results_cache.pickle, "dumps", _no_solving)
+    assert store.put("big", result) is False and not store._path("big").exists()
+    monkeypatch.setattr(results_cache, "MAX_ENTRY_BYTES", size * 10)
+    monkeypatch.setattr(results_cache.pickle, "dumps", real)
+    assert store.put("small", result) is True and store.get("small") is not None

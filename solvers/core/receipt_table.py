@@ -1,19 +1,22 @@
-"""A memory-lean proof that one phase of a schedule is a correct allgather: the receipt table.
+"""Memory-lean proofs that one phase of a schedule is a correct allgather with no piece received twice.
 
-Cut [0, 1) at every chunk bound the phase uses (G cells, the same cuts on every shard) and keep one entry per
-(node, shard, cell): the step in which the node received that cell. The phase's copies form a correct allgather
-on a switch-free topology, with no piece received twice, when
+The phase's copies form such an allgather on a switch-free topology when
 
-1. no node receives a piece of its own shard, every entry of a node for a foreign shard is written, and the
-   transfers cover n(n-1)G cells in all, so each entry is written exactly once (a node's receipts of a foreign
-   shard tile [0, 1)): every node ends with every shard;
-2. every transfer whose sender does not own the shard sends cells its sender received in an earlier step
-   (causality: the sender holds them at the end of the previous step).
+1. no node receives a piece of its own shard, and every node's receipts of every foreign shard tile [0, 1)
+   exactly once (so every node ends with every shard);
+2. every transfer whose sender does not own the shard sends only what its sender received in an earlier step
+   (causality: the sender holds it at the end of the previous step; a point of a shard arrives exactly once).
 
-This is the verifier's partition check (``verify._fast_partition_phase``) with a dense table in place of a sort
-of all transfers: the transfers are read in fixed-size batches, twice, so the memory is the table (n^2 G entries
-of one or two bytes) and one batch. On gkautz(4,16384), 268M transfers, that is a quarter of a gigabyte, where
-sorting them takes ten.
+Two ways to check it, each reading the transfers in fixed-size batches so that memory stays linear in their
+number with a small constant (the verifier's sort of every transfer takes about 40 bytes each on top):
+
+* the receipt table, when the phase uses few distinct chunk bounds (at most TABLE_MAX_CELLS cells): cut [0, 1) at all of them (G cells, the same
+  cuts on every shard) and keep the receiving step of every (node, shard, cell), n^2 G entries of one or two
+  bytes, filled in one pass and read in a second. Condition 1 holds when every foreign entry is written and the
+  transfers cover n(n-1)G cells in all. On gkautz(4,16384), 268M transfers, the table is a quarter of a gigabyte.
+* shard batches otherwise (torus(100,100): dozens of distinct bounds over a denominator of 10^10): the transfers
+  are grouped by shard with a counting sort (one 4-byte row index each), and each batch of shards, whose
+  receipts and sends involve no other shard, is checked by sorting only its own transfers (``partition_ok``).
 """
 from __future__ import annotations
 
@@ -22,66 +25,114 @@ import numpy as np
 from topologies.model import Topology
 
 from .schedule import Columns
+from .sorted_unique import sorted_unique
 
 TABLE_MAX_BYTES = 1 << 30
-MAX_ONE = 1 << 20          # a common denominator beyond this has too many possible bounds for a presence array
+TABLE_MAX_CELLS = 4        # a transfer writes and reads one entry per cell it spans: few cells, or shard batches
+MAX_ONE = 1 << 20          # bounds up to this are marked in a presence array; beyond it, found by sorting
 BATCH = 1 << 22
 
 
-def _batches(cols: Columns, select: bool | None):
-    """(start, end, mask or None) over the rows; the mask keeps the rows whose ``reduce`` equals ``select``."""
-    total = len(cols.step)
-    for a in range(0, total, BATCH):
-        b = min(a + BATCH, total)
-        yield a, b, None if select is None else cols.reduce[a:b] == select
-
-
-def _take(column: np.ndarray, a: int, b: int, mask) -> np.ndarray:
-    part = column[a:b]
-    return (part if mask is None else part[mask]).astype(np.int64)
-
-
-def receipt_table_proves(topo: Topology, cols: Columns, select: bool | None = None, last: int | None = None) -> bool:
-    """True when the transfers of ``cols`` (those with ``reduce == select`` when ``select`` is given) are proven a
-    correct allgather on the switch-free ``topo`` with no piece received twice; False when this check cannot
-    prove it (the table would not fit, bounds are not small integers, or a condition above fails), and the
-    caller's other checks decide. ``last``: read step t as last + 1 - t (a reduce-scatter phase as its time
-    reverse on the transposed topology, Theorem 1)."""
-    n, one = topo.num_nodes, cols.one
-    if cols.lo.dtype == object or one > MAX_ONE or not len(cols.step):
+def partition_ok(n: int, first: int, count: int, one: int, shard, src, dst, lo, hi, step) -> bool:
+    """Conditions 1 and 2 for the shards first..first+count-1, given every transfer of those shards as int64
+    arrays (shard ids global, bounds over ``one``, steps positive): each node other than a shard's owner receives
+    that shard's pieces exactly once, tiling [0, one), and every relay sends only pieces it received earlier."""
+    width = one + 1
+    if n * count * width >= 2 ** 62 or (dst == shard).any() or len(shard) < (n - 1) * count:
         return False
-    present = np.zeros(one + 1, dtype=bool)
-    present[[0, one]] = True
-    top = 0
-    for a, b, mask in _batches(cols, select):
-        present[_take(cols.lo, a, b, mask)] = True
-        present[_take(cols.hi, a, b, mask)] = True
-        steps = _take(cols.step, a, b, mask)
-        if len(steps):
-            top = max(top, int(steps.max()) if last is None else last + 1 - int(steps.min()))
-    cuts = np.flatnonzero(present)
-    g = len(cuts) - 1
-    kind = np.uint8 if top < 255 else np.uint16 if top < 65535 else None
-    if kind is None or n * n * g * np.dtype(kind).itemsize > TABLE_MAX_BYTES:
+    key = dst * count + (shard - first)
+    order = np.lexsort((lo, key))
+    key, lo_r, hi_r, step_r = key[order], lo[order], hi[order], step[order]
+    new = np.ones(len(key), dtype=bool)
+    new[1:] = key[1:] != key[:-1]
+    end = np.ones(len(key), dtype=bool)
+    end[:-1] = new[1:]
+    if (lo_r[new] != 0).any() or (hi_r[end] != one).any() or (lo_r[1:][~new[1:]] != hi_r[:-1][~new[1:]]).any():
         return False
-    cell_of = np.zeros(one + 1, dtype=np.int64)
-    cell_of[cuts] = np.arange(g + 1)
-    link_src = np.array([l.src for l in topo.links], dtype=np.int64)
-    link_dst = np.array([l.dst for l in topo.links], dtype=np.int64)
+    if int(new.sum()) != (n - 1) * count:
+        return False
+    sends = np.flatnonzero(src != shard)
+    if len(sends) == 0:
+        return True
+    starts = np.concatenate([[0], np.cumsum(np.bincount(key, minlength=n * count))])   # pair p: its tiles
+    pair = src[sends] * count + (shard[sends] - first)
+    begin, stop = starts[pair], starts[pair + 1]
+    s_lo, s_hi, s_step = lo[sends], hi[sends], step[sends]
+    for offset in range(int((starts[1:] - starts[:-1]).max())):   # the pair's tiles in order, few per pair
+        j = begin + offset
+        live = j < stop
+        j = np.where(live, j, 0)
+        overlaps = live & (lo_r[j] < s_hi) & (hi_r[j] > s_lo)
+        if (step_r[j][overlaps] >= s_step[overlaps]).any():
+            return False
+    return True
+
+
+class _Phase:
+    """The rows of one phase of ``cols`` read in batches, as int64 arrays, steps reversed when ``last`` is given."""
+
+    def __init__(self, topo: Topology, cols: Columns, select: bool | None, last: int | None):
+        self.cols, self.select, self.last = cols, select, last
+        self.n, self.one = topo.num_nodes, cols.one
+        self.link_src = np.array([l.src for l in topo.links], dtype=np.int64)
+        self.link_dst = np.array([l.dst for l in topo.links], dtype=np.int64)
+
+    def batches(self):
+        """(start, end, mask or None): the mask keeps the rows whose ``reduce`` equals ``select``."""
+        total = len(self.cols.step)
+        for a in range(0, total, BATCH):
+            b = min(a + BATCH, total)
+            yield a, b, None if self.select is None else self.cols.reduce[a:b] == self.select
+
+    def take(self, field: str, a: int, b: int, mask=None, rows=None) -> np.ndarray:
+        column = getattr(self.cols, field)
+        part = column[rows] if rows is not None else column[a:b] if mask is None else column[a:b][mask]
+        part = part.astype(np.int64)
+        if field == "step" and self.last is not None:
+            part = self.last + 1 - part
+        return part
+
+    def cuts(self) -> np.ndarray:
+        """Every chunk bound the phase uses, with 0 and ``one``, ascending."""
+        if self.one <= MAX_ONE:
+            present = np.zeros(self.one + 1, dtype=bool)
+            present[[0, self.one]] = True
+            for a, b, mask in self.batches():
+                present[self.take("lo", a, b, mask)] = True
+                present[self.take("hi", a, b, mask)] = True
+            return np.flatnonzero(present)
+        found = np.array([0, self.one], dtype=np.int64)
+        for a, b, mask in self.batches():
+            found = sorted_unique(np.concatenate([found, self.take("lo", a, b, mask), self.take("hi", a, b, mask)]))
+        return found
+
+    def top_step(self) -> int:
+        top = 0
+        for a, b, mask in self.batches():
+            steps = self.take("step", a, b, mask)
+            if len(steps):
+                top = max(top, int(steps.max()))
+        return top
+
+
+def _table_proves(ph: _Phase, cuts: np.ndarray, kind) -> bool:
+    n, g = ph.n, len(cuts) - 1
+    if ph.one <= MAX_ONE:
+        lookup = np.zeros(ph.one + 1, dtype=np.int64)
+        lookup[cuts] = np.arange(g + 1)
+        cell_of = lookup.__getitem__
+    else:
+        cell_of = cuts.searchsorted
     table = np.zeros(n * n * g, dtype=kind)
 
     def rows(a, b, mask, ends):
-        shard = _take(cols.shard, a, b, mask)
-        node = ends[_take(cols.link, a, b, mask)]
-        step = _take(cols.step, a, b, mask)
-        if last is not None:
-            step = last + 1 - step
-        c0, c1 = cell_of[_take(cols.lo, a, b, mask)], cell_of[_take(cols.hi, a, b, mask)]
-        return shard, node, step, c0, c1 - c0
+        c0, c1 = cell_of(ph.take("lo", a, b, mask)), cell_of(ph.take("hi", a, b, mask))
+        return (ph.take("shard", a, b, mask), ends[ph.take("link", a, b, mask)], ph.take("step", a, b, mask),
+                c0, c1 - c0)
 
     covered = 0
-    for a, b, mask in _batches(cols, select):
-        shard, dst, step, c0, span = rows(a, b, mask, link_dst)
+    for a, b, mask in ph.batches():
+        shard, dst, step, c0, span = rows(a, b, mask, ph.link_dst)
         if (dst == shard).any():
             return False
         covered += int(span.sum())
@@ -91,8 +142,8 @@ def receipt_table_proves(topo: Topology, cols: Columns, select: bool | None = No
             table[base[keep] + offset] = step[keep]
     if covered != n * (n - 1) * g or np.count_nonzero(table) != n * (n - 1) * g:
         return False
-    for a, b, mask in _batches(cols, select):
-        shard, src, step, c0, span = rows(a, b, mask, link_src)
+    for a, b, mask in ph.batches():
+        shard, src, step, c0, span = rows(a, b, mask, ph.link_src)
         relay = src != shard
         base = (src * n + shard) * g + c0
         for offset in range(int(span.max(initial=0))):
@@ -100,3 +151,51 @@ def receipt_table_proves(topo: Topology, cols: Columns, select: bool | None = No
             if (table[base[keep] + offset] >= step[keep]).any():
                 return False
     return True
+
+
+def _shard_batches_prove(ph: _Phase) -> bool:
+    n = ph.n
+    counts = np.zeros(n, dtype=np.int64)
+    for a, b, mask in ph.batches():
+        counts += np.bincount(ph.take("shard", a, b, mask), minlength=n)
+    offsets = np.concatenate([[0], np.cumsum(counts)])
+    order = np.empty(int(offsets[-1]), dtype=np.int32 if len(ph.cols.step) < 2 ** 31 else np.int64)
+    fill = offsets[:-1].copy()
+    for a, b, mask in ph.batches():           # a counting sort by shard, stable
+        shard = ph.take("shard", a, b, mask)
+        index = np.arange(a, b) if mask is None else np.flatnonzero(mask) + a
+        by_shard = np.argsort(shard, kind="stable")
+        sorted_shard = shard[by_shard]
+        rank = np.arange(len(shard)) - np.searchsorted(sorted_shard, sorted_shard, side="left")
+        order[fill[sorted_shard] + rank] = index[by_shard]
+        fill += np.bincount(shard, minlength=n)
+    first = 0
+    while first < n:
+        stop = int(np.searchsorted(offsets, offsets[first] + BATCH, side="right")) - 1
+        stop = min(max(stop, first + 1), n)
+        rows = order[offsets[first]:offsets[stop]]
+        link = ph.take("link", 0, 0, rows=rows)
+        if not partition_ok(n, first, stop - first, ph.one, ph.take("shard", 0, 0, rows=rows), ph.link_src[link],
+                            ph.link_dst[link], ph.take("lo", 0, 0, rows=rows), ph.take("hi", 0, 0, rows=rows),
+                            ph.take("step", 0, 0, rows=rows)):
+            return False
+        first = stop
+    return True
+
+
+def receipt_table_proves(topo: Topology, cols: Columns, select: bool | None = None, last: int | None = None) -> bool:
+    """True when the transfers of ``cols`` (those with ``reduce == select`` when ``select`` is given) are proven a
+    correct allgather on the switch-free ``topo`` with no piece received twice (conditions 1 and 2 above, by the
+    receipt table when its cells are few and it fits in TABLE_MAX_BYTES, else by shard batches); False when not proven (bounds that are
+    not int64, a condition that fails), and the caller's other checks decide. ``last``: read step t as
+    last + 1 - t (a reduce-scatter phase as its time reverse on the transposed topology, Theorem 1)."""
+    if cols.lo.dtype == object or not len(cols.step):
+        return False
+    ph = _Phase(topo, cols, select, last)
+    top = ph.top_step()
+    cuts = ph.cuts()
+    kind = np.uint8 if top < 255 else np.uint16 if top < 65535 else None
+    cells = len(cuts) - 1
+    if kind is not None and cells <= TABLE_MAX_CELLS and ph.n * ph.n * cells * np.dtype(kind).itemsize <= TABLE_MAX_BYTES:
+        return _table_proves(ph, cuts, kind)
+    return _shard_batches_prove(ph)

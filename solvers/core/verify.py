@@ -37,7 +37,7 @@ import numpy as np
 from topologies.model import Topology
 
 from .errors import ScheduleError
-from .receipt_table import receipt_table_proves
+from .receipt_table import partition_ok, receipt_table_proves
 from .schedule import ONE, ZERO, Collective, Columns, Schedule, Transfer, columns, widened
 from .sorted_unique import sorted_unique
 
@@ -410,43 +410,15 @@ def _fast_copy_phase(topo: Topology, cols: Columns, rows) -> tuple[bool, int]:
 def _fast_partition_phase(topo: Topology, cols: Columns, rows) -> bool:
     """The common case of ``_fast_copy_phase`` without its segment tables: when every node receives the pieces
     of every other shard exactly once (its receipts of a shard tile [0, 1)) and never its own, it holds a point
-    from the step of the receipt covering it, so a send is valid iff every receipt it overlaps came earlier.
-    True only when the allgather is proven correct with no redundant receipt."""
-    n, one = topo.num_nodes, cols.one
-    width = one + 1
-    if n * n * width >= 2 ** 62:
-        return False
+    from the step of the receipt covering it, so a send is valid iff every receipt it overlaps came earlier
+    (``receipt_table.partition_ok`` on every shard at once). True only when the allgather is proven correct with
+    no redundant receipt."""
     rows = np.asarray(rows)
     link_src = np.array([l.src for l in topo.links], dtype=np.int64)
     link_dst = np.array([l.dst for l in topo.links], dtype=np.int64)
-    shard, lo, hi, step = cols.shard[rows], cols.lo[rows], cols.hi[rows], cols.step[rows]
-    src, dst = link_src[cols.link[rows]], link_dst[cols.link[rows]]
-    if (dst == shard).any() or len(rows) < n * (n - 1):
-        return False
-    key = dst * n + shard
-    order = np.lexsort((lo, key))
-    key, lo_r, hi_r, step_r = key[order], lo[order], hi[order], step[order]
-    new = np.ones(len(key), dtype=bool)
-    new[1:] = key[1:] != key[:-1]
-    end = np.ones(len(key), dtype=bool)
-    end[:-1] = new[1:]
-    if (lo_r[new] != 0).any() or (hi_r[end] != one).any() or (lo_r[1:][~new[1:]] != hi_r[:-1][~new[1:]]).any():
-        return False
-    if int(new.sum()) != n * (n - 1):
-        return False
-    sends = np.flatnonzero(src != shard)
-    if len(sends) == 0:
-        return True
-    tiles = key * width + lo_r
-    want = (src[sends] * n + shard[sends]) * width
-    first = np.searchsorted(tiles, want + lo[sends], side="right") - 1
-    last = np.searchsorted(tiles, want + hi[sends], side="left") - 1
-    lengths = last - first + 1
-    if (lengths < 1).any():
-        return False
-    offsets = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    latest = np.maximum.reduceat(step_r[np.repeat(first, lengths) + offsets], np.cumsum(lengths) - lengths)
-    return bool((latest < step[sends]).all())
+    n = topo.num_nodes
+    return partition_ok(n, 0, n, cols.one, cols.shard[rows], link_src[cols.link[rows]], link_dst[cols.link[rows]],
+                        cols.lo[rows], cols.hi[rows], cols.step[rows])
 
 
 def _fast_verify(topo: Topology, schedule: Schedule) -> Verification | None:
