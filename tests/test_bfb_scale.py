@@ -231,3 +231,23 @@ def test_receipt_table_agrees_with_the_simulator_on_random_bfb_allgathers(topo):
     cols = schedule.stored_columns()
     assert table_module.receipt_table_proves(topo, cols) is True
     assert verify_module._Simulator(topo, schedule).run(schedule).ok
+
+
+def test_reverse_and_allreduce_keep_narrow_columns_and_widen_steps_past_int8():
+    from solvers.core.transform import compose_allreduce
+
+    topo = load("gkautz(4,64)")
+    ag = bfb_allgather(topo)
+    c = ag.stored_columns()
+    late = Schedule(Collective.ALLGATHER, cols=Columns(c.step + np.int8(124), c.link, c.shard, c.lo, c.hi,
+                                                       c.reduce, c.one))   # steps 125..127, the int8 ceiling
+    assert late.stored_columns().step.dtype == np.int8 and late.steps == 127
+    rs = reverse(late)
+    assert rs.stored_columns().step.dtype == np.int16
+    assert sorted(rs.stored_columns().step.tolist()) == sorted((128 - late.stored_columns().step.astype(np.int64)).tolist())
+    ar = compose_allreduce(reverse(ag), late)          # the allgather phase shifted by 3 steps: up to 130
+    cols = ar.stored_columns()
+    assert cols.link.dtype == c.link.dtype and cols.shard.dtype == c.shard.dtype and cols.lo.dtype == c.lo.dtype
+    assert int(cols.step.max()) == 130 and cols.step.dtype == np.int16
+    expected = reverse(ag).transfers + [t._replace(step=t.step + 3) for t in late.transfers]
+    assert ar.transfers == expected

@@ -249,12 +249,14 @@ def columns(schedule: Schedule, compact: bool = False) -> Columns | None:
 def rescale(cols: Columns, one: int) -> Columns:
     """The same transfers with bounds over the common denominator ``one`` (a multiple of ``cols.one``)."""
     k = one // cols.one
+    if k == 1:
+        return cols
     cols = widened(cols)
     return Columns(cols.step, cols.link, cols.shard, cols.lo * k, cols.hi * k, cols.reduce, one)
 
 
 def concat(parts: list[Columns]) -> Columns:
-    """All transfers of ``parts`` in one set of columns."""
+    """All transfers of ``parts`` in one set of columns (each column in the widest type among the parts)."""
     one = 1
     for c in parts:
         one = one * c.one // gcd(one, c.one)

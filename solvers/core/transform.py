@@ -15,7 +15,7 @@ import numpy as np
 from topologies.model import Topology
 
 from .errors import NotApplicable
-from .schedule import Collective, Columns, Schedule, Transfer, columns, concat
+from .schedule import Collective, Columns, Schedule, Transfer, columns, concat, narrowest
 
 _REVERSED = {Collective.ALLGATHER: Collective.REDUCE_SCATTER, Collective.REDUCE_SCATTER: Collective.ALLGATHER}
 
@@ -28,7 +28,7 @@ def reverse(schedule: Schedule) -> Schedule:
     to_reduce = schedule.collective is Collective.ALLGATHER
     cols = schedule.stored_columns()
     if cols is not None:
-        flipped = Columns(last + 1 - cols.step, cols.link, cols.shard, cols.lo, cols.hi,
+        flipped = Columns(last + 1 - cols.step.astype(narrowest(last + 1)), cols.link, cols.shard, cols.lo, cols.hi,
                           np.full(len(cols.step), to_reduce), cols.one)
         return Schedule(_REVERSED[schedule.collective], algo=schedule.algo, notes=schedule.notes, cols=flipped)
     transfers = [Transfer(t.shard, t.lo, t.hi, t.link, last - t.step + 1, to_reduce) for t in schedule.transfers]
@@ -41,9 +41,10 @@ def compose_allreduce(rs: Schedule, ag: Schedule) -> Schedule:
         raise ValueError("compose_allreduce takes a reduce-scatter and an allgather")
     shift = rs.steps
     if rs.stored_columns() is not None or ag.stored_columns() is not None:
-        a, b = columns(rs), columns(ag)
+        a, b = columns(rs, compact=True), columns(ag, compact=True)
         if a is not None and b is not None:
-            b = Columns(b.step + shift, b.link, b.shard, b.lo, b.hi, b.reduce, b.one)
+            steps = b.step.astype(narrowest(shift + int(b.step.max(initial=0)))) + shift
+            b = Columns(steps, b.link, b.shard, b.lo, b.hi, b.reduce, b.one)
             return Schedule(Collective.ALLREDUCE, algo=ag.algo or rs.algo, notes={"rs_steps": shift},
                             cols=concat([a, b]))
     transfers = list(rs.transfers) + [t._replace(step=t.step + shift) for t in ag.transfers]
