@@ -40,6 +40,16 @@ def best_of(repeat, fn):
     return best, value
 
 
+def verified_cost(topo, schedule):
+    """(verified, verify s, cost, cost s)."""
+    start = time.perf_counter()
+    ok = verify(topo, schedule).ok
+    verify_s = time.perf_counter() - start
+    start = time.perf_counter()
+    c = cost(topo, schedule)
+    return ok, verify_s, c, time.perf_counter() - start
+
+
 def _kernel_peak_gb() -> float:
     """ru_maxrss of this process plus that of its largest finished child (Linux: KiB), an upper bound on what
     they held at once."""
@@ -62,12 +72,7 @@ def _large_case(expr: str, queue) -> None:
             queue.put((topo.n, schedule.count, schedule.steps, None, seconds, synthesis.gb, kernel, None, None, None,
                        None, None))
             return
-        start = time.perf_counter()
-        ok = verify(topo, schedule).ok
-        verify_s = time.perf_counter() - start
-        start = time.perf_counter()
-        c = cost(topo, schedule)
-        cost_s = time.perf_counter() - start
+        ok, verify_s, c, cost_s = verified_cost(topo, schedule)
     queue.put((topo.n, schedule.count, c.steps, float(c.tb_factor), seconds, synthesis.gb, kernel, verify_s, cost_s,
                whole.gb, _kernel_peak_gb(), ok))
 
@@ -114,12 +119,7 @@ def main() -> None:
             return bfb_allgather(parse_topology(expr, max_nodes=10 ** 5))   # fresh: no cached distances
         seconds, schedule = best_of(args.repeat, build)
         topo = parse_topology(expr, max_nodes=10 ** 5)
-        start = time.perf_counter()
-        ok = verify(topo, schedule).ok
-        verify_s = time.perf_counter() - start
-        start = time.perf_counter()
-        c = cost(topo, schedule)
-        cost_s = time.perf_counter() - start
+        ok, verify_s, c, cost_s = verified_cost(topo, schedule)
         ratio = f"{paper / seconds:7.1f}" if paper else f"{'-':>7}"
         row = (f"{expr:<30} {topo.n:>6} {c.steps:>5} {float(c.tb_factor):>12.8f} {seconds:>7.2f} "
                f"{paper if paper else '-':>8} {ratio} {verify_s:>8.2f} {cost_s:>7.2f}")
