@@ -24,6 +24,7 @@ bfb_module = importlib.import_module("solvers.directconnect.bfb")
 props = importlib.import_module("topologies.properties")
 table_module = importlib.import_module("solvers.core.receipt_table")
 verify_module = importlib.import_module("solvers.core.verify")
+cost_module = importlib.import_module("solvers.core.cost")
 
 
 @st.composite
@@ -268,3 +269,80 @@ def test_a_schedule_too_large_to_simulate_is_reported_not_verified(monkeypatch):
     assert not result.ok and "more than the simulator takes" in result.errors[0]
     with pytest.raises(ScheduleError, match="more than the simulator takes"):
         synthesize(topo, "ring", "allgather")
+
+
+# --- a bounds table: exact bounds beyond int64 kept as positions in a table of their values (Columns.bounds)
+
+def _coded(topo, monkeypatch, collective=Collective.ALLGATHER):
+    """BFB with the table forced (as if every denominator passed MAX_SCALED), and the same built plainly."""
+    plain = build_collective(topo, collective, bfb_allgather)
+    with monkeypatch.context() as m:
+        m.setattr(bfb_module, "MAX_SCALED", 1)
+        coded = build_collective(topo, collective, bfb_allgather)
+    return coded, plain
+
+
+@pytest.mark.parametrize("expr", ["circulant(16,[3,4])", "torus(4,4)", "torus(8,8)"])
+@pytest.mark.parametrize("collective", list(Collective))
+def test_a_bounds_table_gives_the_same_transfers_verdict_and_cost(expr, collective, monkeypatch):
+    topo = load(expr)
+    coded, plain = _coded(topo, monkeypatch, collective)
+    table = coded.stored_columns().bounds
+    assert table is not None and table[0] == 0 and table[-1] == coded.stored_columns().one
+    from solvers.core.schedule import columns
+
+    values = columns(coded)                                   # resolved: the table fits int64 here
+    assert values.bounds is None and values.lo.dtype == np.int64
+    assert verify(topo, coded).ok
+    assert cost(topo, coded) == cost(topo, plain)
+    assert link_loads(coded) == link_loads(plain)
+    assert sorted(coded.transfers) == sorted(plain.transfers)
+
+
+@pytest.mark.parametrize("strategy", ["table", "shards"])
+@pytest.mark.parametrize("collective", list(Collective))
+def test_the_lean_checks_read_a_bounds_table_as_ranks(strategy, collective, monkeypatch):
+    topo = load("torus(4,4)")
+    coded, _ = _coded(topo, monkeypatch, collective)
+    _with_only(strategy, monkeypatch)
+    fast = verify_module._fast_verify(topo, coded)
+    assert fast is not None and fast.ok
+
+
+@pytest.mark.parametrize("mutation", ["earlier", "shrink"])
+def test_a_broken_schedule_with_a_bounds_table_is_not_confirmed(mutation, monkeypatch):
+    topo = load("torus(4,4)")
+    coded, _ = _coded(topo, monkeypatch)
+    c = coded.stored_columns()
+    step, hi = c.step.copy(), c.hi.copy()
+    relayed = int(np.flatnonzero(step > 1)[0])
+    if mutation == "earlier":
+        step[relayed] -= 1                     # sent in the step its sender receives it
+    else:
+        spans = np.flatnonzero(hi.astype(np.int64) - c.lo.astype(np.int64) > 1)
+        hi[spans[0]] -= 1                      # a piece that ends one table position early: a gap in the shard
+    broken = Schedule(Collective.ALLGATHER, cols=Columns(step, c.link, c.shard, c.lo, hi, c.reduce, c.one, c.bounds))
+    assert not verify(topo, broken).ok
+
+
+def test_the_cost_sums_bounds_beyond_int64_exactly():
+    """The same schedule over a denominator 2^70 times larger (a bounds table of 90-bit values): the same exact
+    loads and tb_factor, summed LIMB bits at a time."""
+    from solvers.core.schedule import rescale
+
+    topo = load("torus(8,8)")                  # over 1000 transfers: the batched sums, not the Fraction loop
+    plain = bfb_allgather(topo)
+    c = plain.stored_columns()
+    values = sorted({0, c.one} | set(c.lo.tolist()) | set(c.hi.tolist()))
+    where = {v: i for i, v in enumerate(values)}
+    coded = Columns(c.step, c.link, c.shard, np.array([where[v] for v in c.lo.tolist()]),
+                    np.array([where[v] for v in c.hi.tolist()]), c.reduce, c.one, np.array(values, dtype=object))
+    huge = Schedule(Collective.ALLGATHER, cols=rescale(coded, c.one * 2 ** 70))
+    assert huge.stored_columns().bounds[-1].bit_length() > 70
+    from solvers.core.schedule import columns
+
+    assert columns(huge) is None                              # no int64 values: readers take the exact path
+    sums, one = cost_module._load_table(huge)
+    assert sums.dtype == object and one == c.one * 2 ** 70
+    assert link_loads(huge) == link_loads(plain) and cost(topo, huge) == cost(topo, plain)
+    assert verify(topo, huge).ok

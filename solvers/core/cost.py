@@ -69,13 +69,41 @@ def _load_table(schedule: Schedule, limit: int | None = None) -> tuple[np.ndarra
     size = (last + 1) * n_links
     if limit is not None and size > limit:
         return None
-    sums = np.zeros(size, dtype=np.int64)
     batch = max(LOAD_BATCH, size)
+
+    def keys(a, b):
+        return cols.step[a:b].astype(np.int64) * n_links + cols.link[a:b]
+
+    if cols.bounds is None:
+        sums = np.zeros(size, dtype=np.int64)
+        for a in range(0, len(cols.step), batch):
+            sums += _exact_bincount(keys(a, a + batch), cols.hi[a:a + batch].astype(np.int64) - cols.lo[a:a + batch],
+                                    size)
+        return sums.reshape(last + 1, n_links), cols.one
+    return _table_sums(cols, keys, size, batch).reshape(last + 1, n_links), cols.one
+
+
+LIMB = 20      # bits of a bound per float64 bincount: a batch of 2^22 rows sums below 2^53, exactly
+
+
+def _table_sums(cols, keys, size: int, batch: int) -> np.ndarray:
+    """Per key, the exact sum of bounds[hi] - bounds[lo] for columns with a bounds table (values beyond int64):
+    the sum of the hi values minus the sum of the lo values, each summed LIMB bits at a time and put together
+    as Python ints (an object array)."""
+    values = [int(v) for v in cols.bounds.tolist()]
+    limbs = max(1, -(-max(values).bit_length() // LIMB))
+    parts = [np.array([(v >> (LIMB * k)) & ((1 << LIMB) - 1) for v in values], dtype=np.float64)
+             for k in range(limbs)]
+    acc = [np.zeros(size, dtype=np.int64) for _ in range(limbs)]
     for a in range(0, len(cols.step), batch):
-        b = a + batch
-        keys = cols.step[a:b].astype(np.int64) * n_links + cols.link[a:b]
-        sums += _exact_bincount(keys, cols.hi[a:b].astype(np.int64) - cols.lo[a:b], size)
-    return sums.reshape(last + 1, n_links), cols.one
+        key, lo, hi = keys(a, a + batch), cols.lo[a:a + batch], cols.hi[a:a + batch]
+        for k in range(limbs):
+            acc[k] += (np.bincount(key, weights=parts[k][hi], minlength=size).astype(np.int64)
+                       - np.bincount(key, weights=parts[k][lo], minlength=size).astype(np.int64))
+    total = np.zeros(size, dtype=object)
+    for k in range(limbs):
+        total += acc[k].astype(object) * (1 << (LIMB * k))
+    return total
 
 
 def link_loads(schedule: Schedule) -> dict[int, dict[int, Fraction]]:
@@ -86,7 +114,7 @@ def link_loads(schedule: Schedule) -> dict[int, dict[int, Fraction]]:
     if table is not None:
         sums, one = table
         loads: dict[int, dict[int, Fraction]] = defaultdict(dict)
-        for step, link in zip(*(x.tolist() for x in np.nonzero(sums))):
+        for step, link in zip(*(x.tolist() for x in np.nonzero(sums != 0))):
             loads[step][link] = Fraction(int(sums[step, link]), one)
         return loads
     exact: dict[int, dict[int, Fraction]] = defaultdict(lambda: defaultdict(Fraction))
@@ -104,10 +132,11 @@ def step_factors(topo: Topology, schedule: Schedule) -> dict[int, Fraction]:
         by_bandwidth: dict[Fraction, list[int]] = defaultdict(list)
         for i, link in enumerate(topo.links[:sums.shape[1]]):
             by_bandwidth[link.bandwidth].append(i)
+        busy = sums != 0
         out = {}
-        for step in np.flatnonzero(sums.any(axis=1)).tolist():
+        for step in np.flatnonzero(busy.any(axis=1)).tolist():
             out[step] = max(Fraction(int(sums[step, idx].max()), one) * big_b / (n * bw)
-                            for bw, idx in by_bandwidth.items() if sums[step, idx].any())
+                            for bw, idx in by_bandwidth.items() if busy[step, idx].any())
         return out
     return {step: max(load * big_b / (n * topo.links[l].bandwidth) for l, load in per_link.items())
             for step, per_link in sorted(link_loads(schedule).items())}

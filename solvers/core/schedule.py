@@ -20,13 +20,15 @@ at the start, and transfers never reduce:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum, EnumMeta
 from fractions import Fraction
 from math import gcd
 from typing import NamedTuple
 
 import numpy as np
+
+from .sorted_unique import sorted_unique
 
 ZERO, ONE = Fraction(0), Fraction(1)
 
@@ -127,11 +129,12 @@ class Schedule:
             c = self._cols
             one = c.one
             cache: dict[int, Fraction] = {}
+            table = None if c.bounds is None else c.bounds.tolist()
 
             def frac(x: int) -> Fraction:
                 f = cache.get(x)
                 if f is None:
-                    f = cache[x] = Fraction(x, one)
+                    f = cache[x] = Fraction(x if table is None else table[x], one)
                 return f
 
             self._transfers = [Transfer(sh, frac(lo), frac(hi), li, st, bool(rd)) for sh, lo, hi, li, st, rd in
@@ -182,7 +185,13 @@ class Columns:
 
     A producer may store narrow integer types (``narrowest``: BFB on 16384 nodes keeps 268M transfers in 10
     bytes each, where int64 takes 41); ``columns(schedule)`` hands readers int64 columns, and only readers that
-    take ``compact=True`` (the verifier, the cost) see the stored types and widen what they compute with."""
+    take ``compact=True`` (the verifier, the cost) see the stored types and widen what they compute with.
+
+    ``bounds``, when given, is the sorted table of every distinct bound as an exact integer over ``one`` (an
+    object array holding 0 and ``one``), and ``lo``/``hi`` are positions in it: how bounds whose common
+    denominator passes MAX_SCALED are kept (BFB on torus(100,100): 119 of them over a denominator near 3e21).
+    ``columns(schedule)`` resolves them to values where they fit int64 and gives None otherwise; the verifier's
+    proofs read the positions (only the order of bounds matters to them) and the cost sums the table's values."""
 
     step: np.ndarray
     link: np.ndarray
@@ -191,6 +200,7 @@ class Columns:
     hi: np.ndarray
     reduce: np.ndarray
     one: int
+    bounds: np.ndarray | None = None
 
 
 MAX_SCALED = 2 ** 40
@@ -206,20 +216,47 @@ def narrowest(top: int) -> np.dtype:
 
 
 def widened(cols: Columns) -> Columns:
-    """``cols`` with every integer column as int64 (itself when they already are; object bounds stay)."""
+    """``cols`` with every integer column as int64 (itself when they already are; object bounds and a bounds
+    table stay)."""
     fields = {f: getattr(cols, f) for f in _WIDE}
     if all(a.dtype == np.int64 or a.dtype == object for a in fields.values()):
         return cols
     wide = {f: a if a.dtype == object else a.astype(np.int64) for f, a in fields.items()}
-    return Columns(reduce=cols.reduce, one=cols.one, **wide)
+    return replace(cols, **wide)
+
+
+def resolved(cols: Columns) -> Columns | None:
+    """``cols`` with bounds as values over ``one`` (not positions in a bounds table); None when they do not fit
+    64-bit arithmetic."""
+    if cols.bounds is None:
+        return cols
+    if cols.one > MAX_SCALED:
+        return None
+    table = cols.bounds.astype(np.int64)
+    return replace(cols, lo=table[cols.lo], hi=table[cols.hi], bounds=None)
+
+
+def ranked(cols: Columns) -> Columns:
+    """``cols`` with a bounds table read as ranks: ``lo``/``hi`` stay positions in the table and ``one`` becomes
+    the position of the shard's end. Order and equalities between bounds are kept, so any check that only
+    compares bounds gives the same verdict. Columns without a table come back as they are."""
+    if cols.bounds is None:
+        return cols
+    if not len(cols.bounds) or cols.bounds[0] != 0 or cols.bounds[-1] != cols.one:
+        raise ValueError("a bounds table runs from 0 to one")
+    return replace(cols, one=len(cols.bounds) - 1, bounds=None)
 
 
 def columns(schedule: Schedule, compact: bool = False) -> Columns | None:
-    """The columns of ``schedule`` as int64 (``compact``: in the types they are stored in), or None when a bound
-    is not an exact Fraction or the numbers do not fit 64-bit arithmetic (callers then take their exact
-    per-transfer path)."""
+    """The columns of ``schedule`` as int64 values (``compact``: as stored, narrow types and a bounds table
+    included), or None when a bound is not an exact Fraction or the numbers do not fit 64-bit arithmetic
+    (callers then take their exact per-transfer path)."""
     if schedule.stored_columns() is not None:
-        return schedule.stored_columns() if compact else widened(schedule.stored_columns())
+        stored = schedule.stored_columns()
+        if compact:
+            return stored
+        values = resolved(stored)
+        return None if values is None else widened(values)
     transfers = schedule.transfers
     count = len(transfers)
     if not all(type(t.lo) is Fraction and type(t.hi) is Fraction for t in transfers):
@@ -251,15 +288,42 @@ def rescale(cols: Columns, one: int) -> Columns:
     k = one // cols.one
     if k == 1:
         return cols
+    if cols.bounds is not None:
+        return replace(cols, bounds=cols.bounds * k, one=one)
     cols = widened(cols)
-    return Columns(cols.step, cols.link, cols.shard, cols.lo * k, cols.hi * k, cols.reduce, one)
+    return replace(cols, lo=cols.lo * k, hi=cols.hi * k, one=one)
+
+
+def _as_positions(cols: Columns, table: dict[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """``cols``'s bounds as positions in the table ``value -> position`` (which holds every one of them)."""
+    if cols.bounds is not None:
+        values = cols.bounds.tolist()
+        lo, hi = cols.lo, cols.hi
+    else:
+        distinct = sorted_unique(np.concatenate([cols.lo, cols.hi]))
+        values = distinct.tolist()
+        lo, hi = np.searchsorted(distinct, cols.lo), np.searchsorted(distinct, cols.hi)
+    remap = np.array([table[int(v)] for v in values], dtype=narrowest(len(table)))
+    return remap[lo], remap[hi]
 
 
 def concat(parts: list[Columns]) -> Columns:
-    """All transfers of ``parts`` in one set of columns (each column in the widest type among the parts)."""
+    """All transfers of ``parts`` in one set of columns (each column in the widest type among the parts; one
+    bounds table for all when any part has one)."""
     one = 1
     for c in parts:
         one = one * c.one // gcd(one, c.one)
     parts = [rescale(c, one) for c in parts]
-    return Columns(*(np.concatenate([getattr(c, f) for c in parts])
-                     for f in ("step", "link", "shard", "lo", "hi", "reduce")), one)
+    fields = ("step", "link", "shard", "lo", "hi", "reduce")
+    if all(c.bounds is None for c in parts):
+        return Columns(*(np.concatenate([getattr(c, f) for c in parts]) for f in fields), one)
+    values = {0, one}
+    for c in parts:
+        values.update(int(v) for v in (c.bounds if c.bounds is not None else
+                                       sorted_unique(np.concatenate([c.lo, c.hi]))).tolist())
+    table = sorted(values)
+    position = {v: i for i, v in enumerate(table)}
+    coded = [_as_positions(c, position) for c in parts]
+    return Columns(*(np.concatenate([getattr(c, f) for c in parts]) for f in ("step", "link", "shard")),
+                   np.concatenate([lo for lo, _ in coded]), np.concatenate([hi for _, hi in coded]),
+                   np.concatenate([c.reduce for c in parts]), one, np.array(table, dtype=object))

@@ -8,6 +8,7 @@ Allreduce is reduce-scatter followed by allgather (section 3.4).
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable
 
 import numpy as np
@@ -15,7 +16,7 @@ import numpy as np
 from topologies.model import Topology
 
 from .errors import NotApplicable
-from .schedule import Collective, Columns, Schedule, Transfer, columns, concat, narrowest
+from .schedule import Collective, Schedule, Transfer, columns, concat, narrowest
 
 _REVERSED = {Collective.ALLGATHER: Collective.REDUCE_SCATTER, Collective.REDUCE_SCATTER: Collective.ALLGATHER}
 
@@ -28,8 +29,8 @@ def reverse(schedule: Schedule) -> Schedule:
     to_reduce = schedule.collective is Collective.ALLGATHER
     cols = schedule.stored_columns()
     if cols is not None:
-        flipped = Columns(last + 1 - cols.step.astype(narrowest(last + 1)), cols.link, cols.shard, cols.lo, cols.hi,
-                          np.full(len(cols.step), to_reduce), cols.one)
+        flipped = replace(cols, step=last + 1 - cols.step.astype(narrowest(last + 1)),
+                          reduce=np.full(len(cols.step), to_reduce))
         return Schedule(_REVERSED[schedule.collective], algo=schedule.algo, notes=schedule.notes, cols=flipped)
     transfers = [Transfer(t.shard, t.lo, t.hi, t.link, last - t.step + 1, to_reduce) for t in schedule.transfers]
     return Schedule(_REVERSED[schedule.collective], transfers, schedule.algo, dict(schedule.notes))
@@ -44,7 +45,7 @@ def compose_allreduce(rs: Schedule, ag: Schedule) -> Schedule:
         a, b = columns(rs, compact=True), columns(ag, compact=True)
         if a is not None and b is not None:
             steps = b.step.astype(narrowest(shift + int(b.step.max(initial=0)))) + shift
-            b = Columns(steps, b.link, b.shard, b.lo, b.hi, b.reduce, b.one)
+            b = replace(b, step=steps)
             return Schedule(Collective.ALLREDUCE, algo=ag.algo or rs.algo, notes={"rs_steps": shift},
                             cols=concat([a, b]))
     transfers = list(rs.transfers) + [t._replace(step=t.step + shift) for t in ag.transfers]

@@ -421,8 +421,17 @@ def bfb_allgather(topo: Topology, progress: Callable[[float], None] | None = Non
     one = lcm(*{x.denominator for pair in intervals for x in pair})
     lo_tab = np.array([lo.numerator * (one // lo.denominator) for lo, _ in intervals], dtype=object)
     hi_tab = np.array([hi.numerator * (one // hi.denominator) for _, hi in intervals], dtype=object)
-    bound_type = narrowest(one) if one <= MAX_SCALED else object
-    lo_tab, hi_tab = lo_tab.astype(bound_type), hi_tab.astype(bound_type)
+    table = None
+    if one <= MAX_SCALED:
+        bound_type = narrowest(one)
+        lo_tab, hi_tab = lo_tab.astype(bound_type), hi_tab.astype(bound_type)
+    else:       # too large for int64 arithmetic: positions in a table of the exact values (Columns.bounds)
+        values = sorted({0, one} | set(lo_tab.tolist()) | set(hi_tab.tolist()))
+        position = {v: i for i, v in enumerate(values)}
+        bound_type = narrowest(len(values) - 1)
+        lo_tab = np.array([position[v] for v in lo_tab.tolist()], dtype=bound_type)
+        hi_tab = np.array([position[v] for v in hi_tab.tolist()], dtype=bound_type)
+        table = np.array(values, dtype=object)
     total = sum(len(s) for part in parts for s in part.shards)
     step_type = narrowest(max(worst, default=0))
     link_type = narrowest(max(len(topo.links) - 1, 0))
@@ -444,7 +453,7 @@ def bfb_allgather(topo: Topology, progress: Callable[[float], None] | None = Non
             hi[at:end] = p_hi[pc]
             part.shards[r] = part.pieces[r] = None
             at = end
-    cols = Columns(step, link, shard, lo, hi, np.zeros(total, dtype=bool), one)
+    cols = Columns(step, link, shard, lo, hi, np.zeros(total, dtype=bool), one, table)
     report = [StepReport(t, w[0], topo.names[w[1]], w[2], w[3], w[4], w[5], w[6]) for t, w in sorted(worst.items())]
     if progress is not None:
         progress(1.0)
