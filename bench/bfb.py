@@ -12,9 +12,9 @@ time; "ratio" is paper s / bfb s. Timings are the best of ``--repeat`` runs (def
 ``--large`` runs gkautz(4,16384) (issue 24: at most 60 s and 8 GB) and torus(100,100), each once in a fresh
 process: "peak GB" is the largest sampled RSS of that process and its forked workers together
 (``bench.peak_memory``), during synthesis and then over synthesis, verification and cost; "kernel GB" is the
-kernel's peak of the process plus its worker's (``ru_maxrss``), an upper bound that a sample cannot miss. torus(100,100)'s exact
-chunk bounds need a common denominator near 3e21, beyond int64: its columns keep positions in a table of the 119
-exact values (``Columns.bounds``), which the verifier reads as ranks and the cost sums exactly.
+kernel's peak of the process plus its worker's (``ru_maxrss``), an upper bound that a sample cannot miss.
+torus(100,100)'s exact chunk bounds need a common denominator near 3e21, beyond int64: its columns keep positions
+in a table of the 119 exact values (``Columns.bounds``), which the verifier reads as ranks and the cost sums.
 """
 import argparse
 import time

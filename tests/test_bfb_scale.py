@@ -245,7 +245,8 @@ def test_reverse_and_allreduce_keep_narrow_columns_and_widen_steps_past_int8():
     assert late.stored_columns().step.dtype == np.int8 and late.steps == 127
     rs = reverse(late)
     assert rs.stored_columns().step.dtype == np.int16
-    assert sorted(rs.stored_columns().step.tolist()) == sorted((128 - late.stored_columns().step.astype(np.int64)).tolist())
+    flipped = 128 - late.stored_columns().step.astype(np.int64)
+    assert sorted(rs.stored_columns().step.tolist()) == sorted(flipped.tolist())
     ar = compose_allreduce(reverse(ag), late)          # the allgather phase shifted by 3 steps: up to 130
     cols = ar.stored_columns()
     assert cols.link.dtype == c.link.dtype and cols.shard.dtype == c.shard.dtype and cols.lo.dtype == c.lo.dtype

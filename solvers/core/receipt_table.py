@@ -10,13 +10,16 @@ The phase's copies form such an allgather on a switch-free topology when
 Two ways to check it, each reading the transfers in fixed-size batches so that memory stays linear in their
 number with a small constant (the verifier's sort of every transfer takes about 40 bytes each on top):
 
-* the receipt table, when the phase uses few distinct chunk bounds (at most TABLE_MAX_CELLS cells): cut [0, 1) at all of them (G cells, the same
-  cuts on every shard) and keep the receiving step of every (node, shard, cell), n^2 G entries of one or two
-  bytes, filled in one pass and read in a second. Condition 1 holds when every foreign entry is written and the
-  transfers cover n(n-1)G cells in all. On gkautz(4,16384), 268M transfers, the table is a quarter of a gigabyte.
-* shard batches otherwise (torus(100,100): dozens of distinct bounds over a denominator of 10^10): the transfers
-  are grouped by shard with a counting sort (one 4-byte row index each), and each batch of shards, whose
-  receipts and sends involve no other shard, is checked by sorting only its own transfers (``partition_ok``).
+* the receipt table, when the phase uses few distinct chunk bounds (at most TABLE_MAX_CELLS cells): cut [0, 1)
+  at all of them (G cells, the same cuts on every shard) and keep the receiving step of every (node, shard, cell),
+  n^2 G entries of one or two bytes, filled in one pass and read in a second. Condition 1 holds when every
+  foreign entry is written and the transfers cover n(n-1)G cells in all. On gkautz(4,16384), 268M transfers, the
+  table is a quarter of a gigabyte.
+* shard batches otherwise (BFB on torus(100,100): 119 distinct bounds, 125M transfers): the transfers are grouped
+  by shard with a counting sort (one 4-byte row index each), and each batch of shards, whose receipts and sends
+  involve no other shard, is checked by sorting only its own transfers (``partition_ok``).
+
+Both only compare bounds, so a bounds table (``Columns.bounds``) is read as ranks.
 """
 from __future__ import annotations
 
@@ -24,7 +27,7 @@ import numpy as np
 
 from topologies.model import Topology
 
-from .schedule import Columns
+from .schedule import Columns, ranked
 from .sorted_unique import sorted_unique
 
 TABLE_MAX_BYTES = 1 << 30
@@ -185,17 +188,23 @@ def _shard_batches_prove(ph: _Phase) -> bool:
 
 def receipt_table_proves(topo: Topology, cols: Columns, select: bool | None = None, last: int | None = None) -> bool:
     """True when the transfers of ``cols`` (those with ``reduce == select`` when ``select`` is given) are proven a
-    correct allgather on the switch-free ``topo`` with no piece received twice (conditions 1 and 2 above, by the
-    receipt table when its cells are few and it fits in TABLE_MAX_BYTES, else by shard batches); False when not proven (bounds that are
-    not int64, a condition that fails), and the caller's other checks decide. ``last``: read step t as
-    last + 1 - t (a reduce-scatter phase as its time reverse on the transposed topology, Theorem 1)."""
+    correct allgather on the switch-free ``topo`` with no piece received twice (conditions 1 and 2 above: by the
+    receipt table when its cells are few and it fits in TABLE_MAX_BYTES, else by shard batches; a bounds table is
+    read as ranks); False when not proven (Python-int bounds, a condition that fails), and the caller's other
+    checks decide. ``last``: read step t as last + 1 - t (a reduce-scatter phase as its time reverse on the
+    transposed topology, Theorem 1)."""
     if cols.lo.dtype == object or not len(cols.step):
+        return False
+    try:
+        cols = ranked(cols)
+    except ValueError:
         return False
     ph = _Phase(topo, cols, select, last)
     top = ph.top_step()
     cuts = ph.cuts()
     kind = np.uint8 if top < 255 else np.uint16 if top < 65535 else None
     cells = len(cuts) - 1
-    if kind is not None and cells <= TABLE_MAX_CELLS and ph.n * ph.n * cells * np.dtype(kind).itemsize <= TABLE_MAX_BYTES:
+    if (kind is not None and cells <= TABLE_MAX_CELLS
+            and ph.n * ph.n * cells * np.dtype(kind).itemsize <= TABLE_MAX_BYTES):
         return _table_proves(ph, cuts, kind)
     return _shard_batches_prove(ph)
