@@ -138,7 +138,7 @@ def test_lean_checks_confirm_correct_bfb_collectives(strategy, expr, collective,
 def test_the_table_is_taken_for_few_cells_and_shard_batches_otherwise(expr, cells, strategy, monkeypatch):
     topo = load(expr)
     cols = bfb_allgather(topo).stored_columns()
-    assert len(table_module._Phase(topo, cols, None, None).cuts()) - 1 == cells
+    assert len(table_module._Phase(topo, cols, None, None).scan()[0]) - 1 == cells
     taken = []
     monkeypatch.setattr(table_module, "_table_proves", lambda *a: taken.append("table") or True)
     monkeypatch.setattr(table_module, "_shard_batches_prove", lambda *a: taken.append("shards") or True)

@@ -87,35 +87,40 @@ class _Phase:
             b = min(a + BATCH, total)
             yield a, b, None if self.select is None else self.cols.reduce[a:b] == self.select
 
-    def take(self, field: str, a: int, b: int, mask=None, rows=None) -> np.ndarray:
-        column = getattr(self.cols, field)
-        part = column[rows] if rows is not None else column[a:b] if mask is None else column[a:b][mask]
+    def _read(self, field: str, part: np.ndarray) -> np.ndarray:
         part = part.astype(np.int64)
         if field == "step" and self.last is not None:
             part = self.last + 1 - part
         return part
 
-    def cuts(self) -> np.ndarray:
-        """Every chunk bound the phase uses, with 0 and ``one``, ascending."""
-        if self.one <= MAX_ONE:
+    def take(self, field: str, a: int, b: int, mask) -> np.ndarray:
+        """Column ``field`` of the batch's rows (those ``mask`` keeps)."""
+        column = getattr(self.cols, field)[a:b]
+        return self._read(field, column if mask is None else column[mask])
+
+    def gather(self, field: str, rows: np.ndarray) -> np.ndarray:
+        """Column ``field`` of the rows ``rows``."""
+        return self._read(field, getattr(self.cols, field)[rows])
+
+    def scan(self) -> tuple[np.ndarray, int]:
+        """(every chunk bound the phase uses, with 0 and ``one``, ascending; the last step), in one pass."""
+        top = 0
+        small = self.one <= MAX_ONE
+        if small:
             present = np.zeros(self.one + 1, dtype=bool)
             present[[0, self.one]] = True
-            for a, b, mask in self.batches():
-                present[self.take("lo", a, b, mask)] = True
-                present[self.take("hi", a, b, mask)] = True
-            return np.flatnonzero(present)
-        found = np.array([0, self.one], dtype=np.int64)
+        else:
+            found = np.array([0, self.one], dtype=np.int64)
         for a, b, mask in self.batches():
-            found = sorted_unique(np.concatenate([found, self.take("lo", a, b, mask), self.take("hi", a, b, mask)]))
-        return found
-
-    def top_step(self) -> int:
-        top = 0
-        for a, b, mask in self.batches():
-            steps = self.take("step", a, b, mask)
+            lo, hi, steps = self.take("lo", a, b, mask), self.take("hi", a, b, mask), self.take("step", a, b, mask)
+            if small:
+                present[lo] = True
+                present[hi] = True
+            else:
+                found = sorted_unique(np.concatenate([found, lo, hi]))
             if len(steps):
                 top = max(top, int(steps.max()))
-        return top
+        return (np.flatnonzero(present) if small else found), top
 
 
 def _table_proves(ph: _Phase, cuts: np.ndarray, kind) -> bool:
@@ -177,10 +182,9 @@ def _shard_batches_prove(ph: _Phase) -> bool:
         stop = int(np.searchsorted(offsets, offsets[first] + BATCH, side="right")) - 1
         stop = min(max(stop, first + 1), n)
         rows = order[offsets[first]:offsets[stop]]
-        link = ph.take("link", 0, 0, rows=rows)
-        if not partition_ok(n, first, stop - first, ph.one, ph.take("shard", 0, 0, rows=rows), ph.link_src[link],
-                            ph.link_dst[link], ph.take("lo", 0, 0, rows=rows), ph.take("hi", 0, 0, rows=rows),
-                            ph.take("step", 0, 0, rows=rows)):
+        link = ph.gather("link", rows)
+        if not partition_ok(n, first, stop - first, ph.one, ph.gather("shard", rows), ph.link_src[link],
+                            ph.link_dst[link], ph.gather("lo", rows), ph.gather("hi", rows), ph.gather("step", rows)):
             return False
         first = stop
     return True
@@ -200,8 +204,7 @@ def receipt_table_proves(topo: Topology, cols: Columns, select: bool | None = No
     except ValueError:
         return False
     ph = _Phase(topo, cols, select, last)
-    top = ph.top_step()
-    cuts = ph.cuts()
+    cuts, top = ph.scan()
     kind = np.uint8 if top < 255 else np.uint16 if top < 65535 else None
     cells = len(cuts) - 1
     if (kind is not None and cells <= TABLE_MAX_CELLS

@@ -294,17 +294,12 @@ def rescale(cols: Columns, one: int) -> Columns:
     return replace(cols, lo=cols.lo * k, hi=cols.hi * k, one=one)
 
 
-def _as_positions(cols: Columns, table: dict[int, int]) -> tuple[np.ndarray, np.ndarray]:
-    """``cols``'s bounds as positions in the table ``value -> position`` (which holds every one of them)."""
+def _coded(cols: Columns) -> tuple[list[int], np.ndarray, np.ndarray]:
+    """(the distinct bound values over ``one``, ascending; lo and hi as positions among them)."""
     if cols.bounds is not None:
-        values = cols.bounds.tolist()
-        lo, hi = cols.lo, cols.hi
-    else:
-        distinct = sorted_unique(np.concatenate([cols.lo, cols.hi]))
-        values = distinct.tolist()
-        lo, hi = np.searchsorted(distinct, cols.lo), np.searchsorted(distinct, cols.hi)
-    remap = np.array([table[int(v)] for v in values], dtype=narrowest(len(table)))
-    return remap[lo], remap[hi]
+        return [int(v) for v in cols.bounds.tolist()], cols.lo, cols.hi
+    distinct = sorted_unique(np.concatenate([cols.lo, cols.hi]))
+    return distinct.tolist(), np.searchsorted(distinct, cols.lo), np.searchsorted(distinct, cols.hi)
 
 
 def concat(parts: list[Columns]) -> Columns:
@@ -317,13 +312,11 @@ def concat(parts: list[Columns]) -> Columns:
     fields = ("step", "link", "shard", "lo", "hi", "reduce")
     if all(c.bounds is None for c in parts):
         return Columns(*(np.concatenate([getattr(c, f) for c in parts]) for f in fields), one)
-    values = {0, one}
-    for c in parts:
-        values.update(int(v) for v in (c.bounds if c.bounds is not None else
-                                       sorted_unique(np.concatenate([c.lo, c.hi]))).tolist())
-    table = sorted(values)
+    coded = [_coded(c) for c in parts]
+    table = sorted({0, one}.union(*(values for values, _, _ in coded)))
     position = {v: i for i, v in enumerate(table)}
-    coded = [_as_positions(c, position) for c in parts]
+    remaps = [np.array([position[v] for v in values], dtype=narrowest(len(table))) for values, _, _ in coded]
     return Columns(*(np.concatenate([getattr(c, f) for c in parts]) for f in ("step", "link", "shard")),
-                   np.concatenate([lo for lo, _ in coded]), np.concatenate([hi for _, hi in coded]),
+                   np.concatenate([remap[lo] for remap, (_, lo, _) in zip(remaps, coded)]),
+                   np.concatenate([remap[hi] for remap, (_, _, hi) in zip(remaps, coded)]),
                    np.concatenate([c.reduce for c in parts]), one, np.array(table, dtype=object))
