@@ -252,11 +252,12 @@ def teccl(topo: Topology, collective="allgather", *, chunks: int = 1, chunk_byte
                                 "(the farthest demand's lag or the capacity into a node or a box)")
         tell(f"solving at K = {epochs}", 0.1)
         fm = build(epochs)
-        if left() <= 0:
-            raise NotApplicable(f"the {time_limit:g} s time limit ran out while the model was built")
         if greedy and upper <= epochs:
             fm.model.start = start_vector(fm, greedy[0])
-        out = solve(fm.model, left(), gap)
+        rest = left()          # read once: a second reading may find the limit spent
+        if rest <= 0:
+            raise NotApplicable(f"the {time_limit:g} s time limit ran out while the model was built")
+        out = solve(fm.model, rest, gap)
         probes.append(Probe(epochs, out.status, out.seconds))
         if out.status == INFEASIBLE:
             raise NotApplicable(f"no schedule fits in {epochs} epochs (proven infeasible); allow more epochs")
@@ -318,7 +319,10 @@ def _search(build, left, tell, probes: list, whole: bool, gap: float, lower_boun
             break
         tell(f"probing K = {k}", 0.1 + 0.5 * (len(probes) / (len(probes) + 4)))
         fm = build(k)
-        out = solve(fm.model, left(), gap, first_solution=whole)
+        rest = left()
+        if rest <= 0:
+            break
+        out = solve(fm.model, rest, gap, first_solution=whole)
         probes.append(Probe(k, out.status, out.seconds))
         if out.has_solution:
             feasible_at, found = k, (k, fm, out)
@@ -335,7 +339,10 @@ def _search(build, left, tell, probes: list, whole: bool, gap: float, lower_boun
         mid = (lo + hi) // 2
         tell(f"bisecting K in ({lo}, {hi}]", 0.6)
         fm = build(mid)
-        out = solve(fm.model, left(), gap, first_solution=whole)
+        rest = left()
+        if rest <= 0:
+            break
+        out = solve(fm.model, rest, gap, first_solution=whole)
         probes.append(Probe(mid, out.status, out.seconds))
         if out.has_solution:
             hi, found = mid, (mid, fm, out)
@@ -359,9 +366,10 @@ def _optimise(build, left, tell, probes: list, gap: float, k: int, found, greedy
     else:
         fm.model.start = fm.model.values
     known = fm.model.start
-    if left() > 0:
+    rest = left()
+    if rest > 0:
         tell(f"optimising delivery at K = {k}", 0.8)
-        better = solve(fm.model, left(), gap)
+        better = solve(fm.model, rest, gap)
         probes.append(Probe(k, better.status, better.seconds))
         if better.has_solution:
             return k, fm, better

@@ -57,6 +57,10 @@ def astar_flows(topo: Topology, demand: Demand, t: Timing, round_epochs: int, sw
             raise NotApplicable(f"an A* round of {round_epochs} epochs has {size:,} flow variables (more than "
                                 f"{MAX_BINARIES:,}); use shorter rounds or fewer chunks")
         fm = build_milp(topo, demand, t, horizon, switch_copy, start, PROGRESS_WEIGHT)
+        left = deadline - time.perf_counter()      # the build took part of it
+        if left <= 0:
+            raise NotApplicable(f"A* ran out of its time limit while building round {r + 1} with "
+                                f"{len(open_wants)} of {total} demands open; raise the time limit")
         out = solve(fm.model, left, gap)
         solver_s += out.seconds
         variables = max(variables, out.variables)
