@@ -98,3 +98,18 @@ def test_reverse_link_pairing():
     t = biring(4, 5)
     assert pair is not None and len(set(pair)) == len(pair)
     assert all((t.links[pair[i]].src, t.links[pair[i]].dst) == (l.dst, l.src) for i, l in enumerate(t.links))
+
+
+def test_link_ends_index_every_link_and_cannot_be_written():
+    """The shared (src, dst) arrays: one entry per link in link order (parallel links and self-loops kept), made
+    once, and read-only so that no caller can change what the others index."""
+    topo = Topology(("a", "b", "s"), (COMPUTE, COMPUTE, SWITCH),
+                    (Link(0, 2), Link(2, 1), Link(0, 2), Link(1, 1), Link(2, 0)))
+    src, dst = topo.link_ends
+    assert src.tolist() == [l.src for l in topo.links] == [0, 2, 0, 1, 2]
+    assert dst.tolist() == [l.dst for l in topo.links] == [2, 1, 2, 1, 0]
+    assert topo.link_ends[0] is src
+    with pytest.raises(ValueError):
+        src[0] = 1
+    empty = Topology(("a",), (COMPUTE,), ())
+    assert [len(a) for a in empty.link_ends] == [0, 0]

@@ -174,6 +174,18 @@ class Topology:
             inn[l.dst].append(i)
         return tuple(tuple(x) for x in inn)
 
+    @cached_property
+    def link_ends(self):
+        """(src, dst): two read-only int64 numpy arrays, ``src[i]`` and ``dst[i]`` the ends of link ``i`` (made
+        once; the vectorized verifier, cost, runtime model, export and TACOS index them by link)."""
+        import numpy as np
+
+        ends = np.array([(l.src, l.dst) for l in self.links], dtype=np.int64).reshape(-1, 2)
+        src, dst = np.ascontiguousarray(ends[:, 0]), np.ascontiguousarray(ends[:, 1])
+        src.setflags(write=False)
+        dst.setflags(write=False)
+        return src, dst
+
     def index(self, name: str) -> int:
         """The index of the node with id ``name``."""
         try:

@@ -77,8 +77,7 @@ class _Phase:
     def __init__(self, topo: Topology, cols: Columns, select: bool | None, last: int | None):
         self.cols, self.select, self.last = cols, select, last
         self.n, self.one = topo.num_nodes, cols.one
-        self.link_src = np.array([l.src for l in topo.links], dtype=np.int64)
-        self.link_dst = np.array([l.dst for l in topo.links], dtype=np.int64)
+        self.link_src, self.link_dst = topo.link_ends
 
     def batches(self):
         """(start, end, mask or None): the mask keeps the rows whose ``reduce`` equals ``select``."""

@@ -365,8 +365,7 @@ def _fast_copy_phase(topo: Topology, cols: Columns, rows) -> tuple[bool, int]:
     first = np.searchsorted(bounds, shard * width + lo)
     last = np.searchsorted(bounds, shard * width + hi)
     starts, ends = np.searchsorted(bounds, own), np.searchsorted(bounds, own + one)
-    link_src = np.array([l.src for l in topo.links], dtype=np.int64)
-    link_dst = np.array([l.dst for l in topo.links], dtype=np.int64)
+    link_src, link_dst = topo.link_ends
     budget = max(FAST_MAX_CELLS // max(n, 1), 1)
     redundant = 0
     v = 0
@@ -414,8 +413,7 @@ def _fast_partition_phase(topo: Topology, cols: Columns, rows) -> bool:
     (``receipt_table.partition_ok`` on every shard at once). True only when the allgather is proven correct with
     no redundant receipt."""
     rows = np.asarray(rows)
-    link_src = np.array([l.src for l in topo.links], dtype=np.int64)
-    link_dst = np.array([l.dst for l in topo.links], dtype=np.int64)
+    link_src, link_dst = topo.link_ends
     n = topo.num_nodes
     return partition_ok(n, 0, n, cols.one, cols.shard[rows], link_src[cols.link[rows]], link_dst[cols.link[rows]],
                         cols.lo[rows], cols.hi[rows], cols.step[rows])

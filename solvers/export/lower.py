@@ -141,8 +141,7 @@ def lowering(topo: Topology, schedule: Schedule, *, proto: str = "Simple", name:
         in_place = coll is not Collective.REDUCE_SCATTER
     work = O_BUF if coll is Collective.ALLGATHER or (coll is Collective.ALLREDUCE and not in_place) else I_BUF
     items = _items(cols, per, copies, instances)
-    link_src = np.array([l.src for l in topo.links], dtype=np.int64)
-    link_dst = np.array([l.dst for l in topo.links], dtype=np.int64)
+    link_src, link_dst = topo.link_ends
     src, dst = link_src[items["link"]], link_dst[items["link"]]
     _check_instructions_per_rank(src, dst, per)
     first_copies = []            # out of place: (rank, source offset in i, offset in o, count) before anything

@@ -330,8 +330,7 @@ def _alpha_distances(topo: Topology, alpha: np.ndarray) -> np.ndarray:
         return np.zeros((topo.n, topo.n))
     if not topo.switch_nodes and np.all(alpha == alpha[0]):
         return compute_distances(topo) * float(alpha[0])
-    src = np.array([l.src for l in topo.links])
-    dst = np.array([l.dst for l in topo.links])
+    src, dst = topo.link_ends
     comp = list(topo.compute_nodes)
     dist = np.full((len(comp), topo.num_nodes), np.inf)
     dist[np.arange(len(comp)), comp] = 0.0

@@ -87,8 +87,7 @@ def message_graph(topo: Topology, schedule: Schedule) -> MessageGraph:
         red = np.array([t.reduce for t in ts], dtype=bool)
         one = 1
     n_tr = len(step)
-    link_src = np.array([l.src for l in topo.links], dtype=np.int64)
-    link_dst = np.array([l.dst for l in topo.links], dtype=np.int64)
+    link_src, link_dst = topo.link_ends
     if n_tr == 0:
         empty = np.zeros(0, dtype=np.int64)
         return MessageGraph(empty, empty, np.zeros(0), np.zeros(1, dtype=np.int64), empty, empty, empty, 0)

@@ -59,8 +59,7 @@ def greedy_allgather_vec(topo: Topology, chunks: int, chunk_bytes: float, seed: 
     rng = np.random.default_rng(seed)
     times_list = link_times(topo, chunk_bytes)
     times = np.array(times_list, dtype=np.float64)
-    src = np.array([l.src for l in topo.links], dtype=np.int64)
-    dst = np.array([l.dst for l in topo.links], dtype=np.int64)
+    src, dst = topo.link_ends
     total = chunks * n
     words = (total + 63) // 64
     degree = max(len(topo.in_links[d]) for d in range(n))

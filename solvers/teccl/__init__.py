@@ -42,7 +42,7 @@ from .instance import (ALPHA_THRESHOLD, Demand, Timing, allgather_demand, alltoa
 from .lp import build_lp, decompose, finish_epoch, fluid_values, lower_paths, lp_size
 from .greedy import greedy_flows
 from .milp import MAX_BINARIES, build_milp, chosen_flows, milp_size, start_vector
-from .solve import FEASIBLE, INFEASIBLE, OPTIMAL, TIMEOUT, Outcome, solve
+from .solve import FEASIBLE, INFEASIBLE, TIMEOUT, Outcome, solve
 
 __all__ = ["teccl", "collective_schedule", "TecclResult", "read_demand_matrix", "DEFAULT_TIME_LIMIT_S"]
 
