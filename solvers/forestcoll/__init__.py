@@ -147,16 +147,15 @@ def forestcoll(topo: Topology, fixed_k: int | None = None, *, progress: Progress
     deferred = split_method == "auto" and pack_method in ("auto", "flat")
     logical = remove_switches(fab.n, fab.compute, caps, k, "unchecked" if deferred else split_method, progress)
     lap("switch removal")
-    batches, used = pack_trees(fab.compute, logical.arcs, k, pack_method, progress, exact=not deferred)
+    unchecked = logical
+    ready = (lambda: meets_invariant(fab.n, fab.compute, unchecked.arcs, k)) if deferred else None
+    batches, used = pack_trees(fab.compute, logical.arcs, k, pack_method, progress, ready)
     lap("tree packing")
-    if batches is None:
-        method = "exact"                         # the faster packings already failed on this graph
-        if not meets_invariant(fab.n, fab.compute, logical.arcs, k):
-            logical = remove_switches(fab.n, fab.compute, caps, k, "auto", progress)
-            method = pack_method
+    if batches is None:                          # the unchecked split broke the invariant: split with checks
+        logical = remove_switches(fab.n, fab.compute, caps, k, "auto", progress)
         seconds["switch removal"] += time.perf_counter() - clock
         clock = time.perf_counter()
-        batches, used = pack_trees(fab.compute, logical.arcs, k, method, progress)
+        batches, used = pack_trees(fab.compute, logical.arcs, k, pack_method, progress)
         seconds["tree packing"] += time.perf_counter() - clock
         clock = time.perf_counter()
     units = {i: u_int * l.bandwidth * fab.scale for i, l in enumerate(topo.links) if l.src != l.dst}

@@ -33,10 +33,12 @@ from __future__ import annotations
 import heapq
 from collections import deque
 from dataclasses import dataclass, field
+from typing import Callable
 
 from ..core.maxflow import Network
 
 MAX_RESTARTS = 64
+PATIENCE = 4          # restarts in a row that finish no more batches than the best run before the greedy gives up
 
 
 @dataclass
@@ -143,28 +145,49 @@ class _MuOracle:
         return max(0, min(cap, self.flow(x, y) - self.base))
 
 
+@dataclass
+class Growth:
+    """Where a packing run stands: the residual capacities ``g``, the batches still growing (each with its node
+    set) in the order they will be grown, and the finished batches."""
+
+    g: dict
+    queue: deque
+    done: list
+
+    @classmethod
+    def fresh(cls, nodes, arcs: dict, k: int | dict) -> "Growth":
+        want = root_counts(nodes, k)
+        return cls({a: c for a, c in arcs.items() if c > 0},
+                   deque((Batch(v, want[v]), {v}) for v in sorted(nodes) if want[v] > 0), [])
+
+
 def _packing(nodes, arcs: dict, k: int | dict, exact: bool, progress=None,
-             watched: list[frozenset] = ()) -> tuple[list[Batch] | None, frozenset | None]:
+             watched: list[frozenset] = (), growth: Growth | None = None,
+             stop_after: int | None = None) -> tuple[list[Batch] | None, frozenset | None]:
     """Grow the batches one at a time in Prim's order (module docstring). With ``exact`` every edge is added to
     μ copies (eq. (5)), so the growth never gets stuck (Theorem 11/12); without, to min(g, m, the slack of
     every ``watched`` set it crosses) copies, and the run returns (None, the node set of the batch that could
-    not grow) if one gets stuck. Otherwise (batches, None)."""
+    not grow) if one gets stuck. Otherwise (batches, None). The run starts from ``growth`` (default: every root
+    alone, k copies each) and keeps it up to date; with ``stop_after`` it returns (None, None) once that many
+    batches are finished."""
     nodes = sorted(nodes)
     total = len(nodes)
-    g = {a: c for a, c in arcs.items() if c > 0}
+    if growth is None:
+        growth = Growth.fresh(nodes, arcs, k)
+    g, queue, done = growth.g, growth.queue, growth.done
     out: dict[int, list[int]] = {v: [] for v in nodes}
-    for (x, y) in sorted(g, key=lambda a: (-g[a], a)):
+    for (x, y) in sorted((a for a, c in arcs.items() if c > 0), key=lambda a: (-arcs[a], a)):
         out[x].append(y)
-    want = root_counts(nodes, k)
-    queue: deque = deque((Batch(v, want[v]), {v}) for v in nodes if want[v] > 0)
     member: dict[int, list[int]] = {v: [] for v in nodes}
     slack = []
     for i, side in enumerate(watched):
         for v in side:
             member[v].append(i)
-        slack.append(sum(c for (x, y), c in g.items() if x in side and y not in side) - sum(want[v] for v in side))
-    done: list[Batch] = []
+        slack.append(sum(c for (x, y), c in g.items() if x in side and y not in side)
+                     - sum(b.mult for b, have in queue if have <= side))
     while queue:
+        if stop_after is not None and len(done) >= stop_after:
+            return None, None
         b, have = queue.popleft()
         oracle = _MuOracle(nodes, g, list(queue)) if exact and queue else None
         ptr: dict[int, int] = {}
@@ -235,15 +258,82 @@ def _packing(nodes, arcs: dict, k: int | dict, exact: bool, progress=None,
 def greedy_packing(nodes, arcs: dict, k: int | dict, progress=None) -> list[Batch] | None:
     """The greedy of the module docstring, restarted with each set that breaks watched; None when it still
     gets stuck."""
+    return _greedy(nodes, arcs, k, progress)[0]
+
+
+def _greedy(nodes, arcs: dict, k: int | dict, progress=None) -> tuple[list[Batch] | None, list, int]:
+    """(batches or None, the sets the last run watched, how many batches it finished before it got stuck). The
+    restarts stop after ``MAX_RESTARTS``, on a set already watched, or after ``PATIENCE`` runs in a row that
+    finish no more batches than the best before them (gkautz(4,128): 33 restarts all stuck at 101-109 of the
+    ~140 batches, 4.3 s; where the restarts do help, mi250(clusters=2), the best count rose every 4 or fewer)."""
     watched: list[frozenset] = []
+    best, idle = -1, 0
     for _ in range(MAX_RESTARTS + 1):
-        batches, stuck = _packing(nodes, arcs, k, False, progress, watched)
+        ran_with = list(watched)
+        growth = Growth.fresh(nodes, arcs, k)
+        batches, stuck = _packing(nodes, arcs, k, False, progress, ran_with, growth)
         if batches is not None:
-            return batches
-        if stuck in watched:
-            return None
+            return batches, ran_with, len(batches)
+        best, idle = (len(growth.done), 0) if len(growth.done) > best else (best, idle + 1)
+        if stuck in watched or idle >= PATIENCE:
+            break
         watched.append(stuck)
-    return None
+    return None, ran_with, len(growth.done)
+
+
+def condition_holds(nodes, growth: Growth) -> bool:
+    """Condition (3) of Theorem 9 for the batches still growing: g(δ⁺(S)) >= p(S) for every S ≠ V, where p(S)
+    sums the multiplicities of the batches whose node set lies in S (digest 2.4). One max-flow per node v, from a
+    source s joined to each batch's node set R (an arc of capacity m(R) to a node for R, unbounded arcs on to R's
+    nodes): a cut that keeps X ∌ v on the source's side costs Σ{m(R) : R ⊄ X} + g(δ⁺(X)), which is at least
+    Σ m(R) for every such X exactly when g(δ⁺(X)) >= p(X). Finished batches (R = V) lie in no such S."""
+    nodes = sorted(nodes)
+    index = {v: i for i, v in enumerate(nodes)}
+    sides: dict[frozenset, int] = {}
+    for b, have in growth.queue:
+        sides[frozenset(have)] = sides.get(frozenset(have), 0) + b.mult
+    total = sum(sides.values())
+    unbounded = sum(growth.g.values()) + total + 1
+    source, size = len(nodes), len(nodes) + 1
+    net: dict = {(index[x], index[y]): c for (x, y), c in growth.g.items() if c > 0}
+    for side, m in sides.items():
+        if len(side) == 1:                  # a root alone: its arc goes straight to it
+            (v,) = side
+            net[(source, index[v])] = net.get((source, index[v]), 0) + m
+            continue
+        net[(source, size)] = m
+        for v in side:
+            net[(size, index[v])] = unbounded
+        size += 1
+    flows = Network(size, net)
+    return all(flows.flow(source, index[v]) >= total for v in nodes)
+
+
+def resumed_packing(nodes, arcs: dict, k: int | dict, watched: list, stuck_after: int,
+                    progress=None) -> tuple[list[Batch], int]:
+    """Algorithm 5 from the last point of a stuck greedy run where condition (3) still holds: (batches, how many
+    of them the greedy finished). The greedy run (with the same ``watched`` sets) is replayed up to j finished
+    batches; j is bisected between 0 (condition (3) holds there by Theorem 10: the caller checked the invariant)
+    and ``stuck_after`` + 1 (where it got stuck). A greedy step never raises the slack g(δ⁺(S)) - p(S) of any
+    set (an edge leaving S lowers g(δ⁺(S)) by what it takes; a batch leaving S lowers both sides alike), so
+    once the condition fails it stays failed and the bisection is sound. Algorithm 5 then finishes the packing
+    one max-flow per edge, for the batches the greedy had not finished only."""
+    def after(j: int) -> Growth:
+        growth = Growth.fresh(nodes, arcs, k)
+        _packing(nodes, arcs, k, False, None, watched, growth, stop_after=j)
+        return growth
+
+    lo, hi = 0, stuck_after + 1
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if progress:
+            progress(f"tree packing: greedy batches kept, bisecting ({lo}, {hi})", 0.1)
+        if condition_holds(nodes, after(mid)):
+            lo = mid
+        else:
+            hi = mid
+    batches, _ = _packing(nodes, arcs, k, True, progress, (), after(lo))
+    return batches, lo
 
 
 def exact_packing(nodes, arcs: dict, k: int | dict, progress=None) -> list[Batch]:
@@ -253,15 +343,16 @@ def exact_packing(nodes, arcs: dict, k: int | dict, progress=None) -> list[Batch
 
 
 def pack_trees(nodes, arcs: dict, k: int | dict, method: str = "auto", progress=None,
-               exact: bool = True) -> tuple[list[Batch] | None, str]:
+               ready: Callable[[], bool] | None = None) -> tuple[list[Batch] | None, str]:
     """(batches, method used). ``method``: "auto" (boxes, then greedy, then exact), "flat" (greedy, then
     exact), "boxes" (``boxes.box_packing``, an error where it does not apply), "greedy" or "exact" (module
-    docstring). With ``exact=False`` "auto" and "flat" stop short of Algorithm 5 and give (None, "") where
-    the others found nothing (Algorithm 5 needs Theorem 10's condition, which the caller may not have checked
-    yet). Whatever built them, the batches pass ``check_packing`` before they are returned."""
+    docstring). Where the greedy got stuck, Algorithm 5 takes over from the last point of its run that still
+    meets condition (3) (``resumed_packing``; method "greedy+exact"). Algorithm 5 needs Theorem 10's condition:
+    ``ready``, when given, is asked first, and (None, "") comes back where it says no (the caller then mends the
+    graph). Whatever built them, the batches pass ``check_packing`` before they are returned."""
     if method not in ("auto", "flat", "boxes", "greedy", "exact"):
         raise ValueError(f"unknown packing method {method!r}")
-    batches, used = None, "exact"
+    batches, used, stuck = None, "exact", None
     if method in ("auto", "boxes") and not isinstance(k, dict):
         from .boxes import box_packing           # boxes packs its small parts with this function
 
@@ -269,12 +360,17 @@ def pack_trees(nodes, arcs: dict, k: int | dict, method: str = "auto", progress=
         if batches is None and method == "boxes":
             raise PackingError("the fabric has no boxes, or a box or the boxes' quotient could not be packed")
     if batches is None and method in ("auto", "flat", "greedy"):
-        batches, used = greedy_packing(nodes, arcs, k, progress), "greedy"
+        batches, watched, finished = _greedy(nodes, arcs, k, progress)
+        used, stuck = "greedy", (watched, finished)
         if batches is None and method == "greedy":
             raise PackingError("the greedy packing got stuck")
     if batches is None:
-        if not exact and method != "exact":
+        if ready is not None and not ready():
             return None, ""
-        batches, used = exact_packing(nodes, arcs, k, progress), "exact"
+        if stuck is None:
+            batches, used = exact_packing(nodes, arcs, k, progress), "exact"
+        else:
+            batches, _ = resumed_packing(nodes, arcs, k, *stuck, progress)
+            used = "greedy+exact"
     check_packing(nodes, arcs, k, batches)
     return batches, used
