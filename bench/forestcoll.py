@@ -5,10 +5,14 @@
     python -m bench.forestcoll --fixed-k 1     # the same with k = 1 trees per root
     python -m bench.forestcoll --verify        # also lower to the schedule IR and run the verifier
     python -m bench.forestcoll --acceptance    # issue 24's two cases beside their 60 s target, 1/x* checked
+    python -m bench.forestcoll --flat          # gkautz(4,N), no boxes: the packing beside Algorithm 5 alone
 
 "total" is the generation time (search + switch removal + tree packing + map back); the paper's reference point
 is TACCL, which needed 10^4 s at 32 A100 GPUs and found nothing above 128 GPUs (ForestColl section 5.4).
-"pack" names the packing that succeeded (boxes, greedy or Algorithm 5: solvers/forestcoll/packing.py).
+"pack" names the packing that succeeded (boxes, greedy, greedy+exact: Algorithm 5 resumed where the greedy
+got stuck, or exact: Algorithm 5 alone; solvers/forestcoll/packing.py).
+With --flat: "pack s" is the packing as the pipeline runs it and "Alg. 5 s" Algorithm 5 from the start on the
+same logical graph (up to --reference-max nodes; minutes beyond), "ratio" the first over the second.
 With --acceptance: "target s" is issue 24's limit and "ratio" total / target; "optimal" says whether the
 forest's algbw N k / U equals the cut bound N x* (it must: k and U from Prop 3 at the optimum).
 """
@@ -26,14 +30,21 @@ def main() -> None:
     ap.add_argument("--fixed-k", type=int, default=None)
     ap.add_argument("--verify", action="store_true")
     ap.add_argument("--acceptance", action="store_true")
+    ap.add_argument("--flat", action="store_true")
+    ap.add_argument("--sizes", default="64:512:64", help="gkautz(4,N) sizes for --flat, first:last:step")
+    ap.add_argument("--reference-max", type=int, default=256)
     args = ap.parse_args()
     if args.acceptance:
         acceptance(args.verify)
         return
+    if args.flat:
+        first, last, step = (int(x) for x in args.sizes.split(":"))
+        flat(range(first, last + 1, step), args.reference_max)
+        return
     boxes = [2, 4, 8, 16, 32, 64] + ([128] if args.large else [])
     cases = [f"dgx_a100(boxes={b})" for b in boxes] + [f"mi250(clusters={c})" for c in (2, 3, 4, 8, 16)]
     print(f"{'topology':<22} {'GPUs':>5} {'k':>4} {'algbw':>8} {'optimum':>8} {'batches':>7} {'split':>7} "
-          f"{'pack':>6} {'search s':>8} {'split s':>8} {'pack s':>8} {'map s':>7} {'total s':>8} {'verify s':>8}")
+          f"{'pack':>12} {'search s':>8} {'split s':>8} {'pack s':>8} {'map s':>7} {'total s':>8} {'verify s':>8}")
     for expr in cases:
         topo = parse_topology(expr)
         t0 = time.perf_counter()
@@ -48,7 +59,7 @@ def main() -> None:
             ver = f"{time.perf_counter() - t1:8.1f}" + ("" if ok else " FAILED")
         split = f.logical.method.split(",")[0]
         print(f"{expr:<22} {topo.n:>5} {f.k:>4} {float(f.algbw):>8.2f} {float(f.optimal_algbw):>8.2f} "
-              f"{len(f.batches):>7} {split:>7} {f.packing_method:>6} {search:>8.2f} {sec['switch removal']:>8.2f} "
+              f"{len(f.batches):>7} {split:>7} {f.packing_method:>12} {search:>8.2f} {sec['switch removal']:>8.2f} "
               f"{sec['tree packing']:>8.2f} {sec['map back']:>7.2f} {total:>8.2f} {ver:>8}", flush=True)
 
 
@@ -71,6 +82,29 @@ def acceptance(check: bool) -> None:
             ver = f"{time.perf_counter() - t1:.1f}" + ("" if ok else " FAILED")
         print(f"{expr:<22} {topo.n:>5} {f.k:>3} {str(f.inv_x_star):>8} {same:>8} {f.packing_method:>6} "
               f"{total:>8.2f} {TARGET_S:>8.0f} {total / TARGET_S:>6.2f} {ver:>8}", flush=True)
+
+
+def flat(sizes, reference_max: int) -> None:
+    from solvers.forestcoll.packing import pack_trees
+
+    print(f"{'topology':<16} {'GPUs':>5} {'k':>3} {'pack':>12} {'total s':>8} {'pack s':>8} {'Alg. 5 s':>8} "
+          f"{'ratio':>6} {'optimal':>8}")
+    for n in sizes:
+        expr = f"gkautz(4,{n})"
+        topo = parse_topology(expr)
+        t0 = time.perf_counter()
+        f = forestcoll(topo)
+        total = time.perf_counter() - t0
+        pack = f.seconds["tree packing"]
+        ref, ratio = "-", "-"
+        if topo.n <= reference_max:
+            t1 = time.perf_counter()
+            pack_trees(topo.compute_nodes, f.logical.arcs, f.k, "exact")
+            alone = time.perf_counter() - t1
+            ref, ratio = f"{alone:.2f}", f"{pack / alone:.2f}"
+        same = "yes" if f.algbw == f.optimal_algbw else "NO"
+        print(f"{expr:<16} {topo.n:>5} {f.k:>3} {f.packing_method:>12} {total:>8.2f} {pack:>8.2f} {ref:>8} "
+              f"{ratio:>6} {same:>8}", flush=True)
 
 
 if __name__ == "__main__":

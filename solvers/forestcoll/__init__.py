@@ -147,8 +147,7 @@ def forestcoll(topo: Topology, fixed_k: int | None = None, *, progress: Progress
     deferred = split_method == "auto" and pack_method in ("auto", "flat")
     logical = remove_switches(fab.n, fab.compute, caps, k, "unchecked" if deferred else split_method, progress)
     lap("switch removal")
-    unchecked = logical
-    ready = (lambda: meets_invariant(fab.n, fab.compute, unchecked.arcs, k)) if deferred else None
+    ready = (lambda arcs=logical.arcs: meets_invariant(fab.n, fab.compute, arcs, k)) if deferred else None
     batches, used = pack_trees(fab.compute, logical.arcs, k, pack_method, progress, ready)
     lap("tree packing")
     if batches is None:                          # the unchecked split broke the invariant: split with checks
