@@ -9,12 +9,11 @@ from itertools import combinations
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from solvers.forestcoll import forestcoll
+from solvers.core.schedule import Collective
+from solvers.core.verify import verify
+from solvers.forestcoll import collective_schedule, forestcoll
 from solvers.forestcoll.packing import (Batch, Growth, _packing, check_packing, condition_holds, pack_trees,
                                         resumed_packing)
-from solvers.core.verify import verify
-from solvers.forestcoll import collective_schedule
-from solvers.core.schedule import Collective
 from topologies import parse_topology
 from topologies.model import COMPUTE, Link, Topology
 from topologies.properties import is_strongly_connected

@@ -98,7 +98,7 @@ class _MuOracle:
 
     def __init__(self, nodes: list[int], g: dict, others: list[tuple[Batch, set]]):
         import numpy as np
-        from scipy.sparse import csr_matrix
+        from scipy.sparse import csr_array
 
         self.pos = {v: i for i, v in enumerate(nodes)}
         n, nb = len(nodes), len(others)
@@ -115,7 +115,7 @@ class _MuOracle:
         for v in nodes:
             rows.append(self.sigma), cols.append(self.pos[v]), caps.append(0)
         self.exact = self.inf * (n + 1) >= 2 ** 31
-        m = csr_matrix((np.array(caps, dtype=np.int64), (rows, cols)), shape=(n + nb + 1, n + nb + 1))
+        m = csr_array((np.array(caps, dtype=np.int64), (rows, cols)), shape=(n + nb + 1, n + nb + 1))
         m.sum_duplicates()
         m.sort_indices()
         self.matrix = m if self.exact else m.astype(np.int32)
@@ -335,8 +335,8 @@ def resumed_packing(nodes, arcs: dict, k: int | dict, watched: list, stuck_after
         if progress:
             progress(f"tree packing: keeping greedy batches, bisecting ({lo}, {hi})", 0.1)
         probe = held.copy()
-        _packing(nodes, arcs, k, False, None, watched, probe, stop_after=mid)
-        if condition_holds(nodes, probe):
+        _, stuck = _packing(nodes, arcs, k, False, None, watched, probe, stop_after=mid)
+        if stuck is None and condition_holds(nodes, probe):      # a replay never sticks sooner; if it did: no
             lo, held = mid, probe
         else:
             hi = mid
