@@ -2,9 +2,9 @@
 
 Distances are hop counts over links (switches included as hops); the diameter is taken over pairs of compute
 nodes, the ranks of a collective. All-pairs distances use rustworkx, about 55x faster than networkx on 4096
-nodes (stack-feasibility.md section 3); on switch-free topologies the diameter and strong connectivity come from
-``distances_into``, one byte per pair (BFB's distances at 16384 nodes), by bit-parallel levels where the diameter
-is small.
+nodes (stack-feasibility.md section 3); on switch-free topologies the diameter comes from ``distances_into``, one
+byte per pair (BFB's distances at 16384 nodes), by bit-parallel levels where the diameter is small, and strong
+connectivity from two searches out of and into node 0.
 """
 from __future__ import annotations
 
@@ -65,18 +65,15 @@ LEVELS_BY_BITS = 32     # the bit-parallel search below runs when the diameter i
 
 def _eccentricity_bound(topo: Topology) -> int | None:
     """An upper bound on the diameter: the farthest node from node 0 plus the farthest node to it (every pair
-    meets through node 0); None when node 0 does not reach every node both ways."""
+    meets through node 0); None when node 0 does not reach every node both ways (not strongly connected)."""
+    src, dst = (ends.tolist() for ends in topo.link_ends)
     reach = []
-    for adjacency in (topo.out_links, topo.in_links):
-        ends = [[topo.links[i].dst if adjacency is topo.out_links else topo.links[i].src for i in adjacency[u]]
-                for u in range(topo.num_nodes)]
+    for adjacency, far in ((topo.out_links, dst), (topo.in_links, src)):
         seen, frontier, depth = {0}, [0], 0
         while frontier:
-            nxt = [w for u in frontier for w in ends[u] if w not in seen]
-            nxt = list(dict.fromkeys(nxt))
-            seen.update(nxt)
-            frontier = nxt
-            depth += 1 if nxt else 0
+            frontier = list(dict.fromkeys(far[i] for u in frontier for i in adjacency[u] if far[i] not in seen))
+            seen.update(frontier)
+            depth += 1 if frontier else 0
         if len(seen) < topo.num_nodes:
             return None
         reach.append(depth)
@@ -134,9 +131,8 @@ def distances_into(topo: Topology) -> np.ndarray:
 
 def is_strongly_connected(topo: Topology) -> bool:
     """Every compute node reaches every other compute node."""
-    if not topo.switch_nodes:
-        into = distances_into(topo)
-        return bool((into != np.iinfo(into.dtype).max).all())
+    if not topo.switch_nodes:           # every node is a compute node: node 0 reaches all and all reach it
+        return _eccentricity_bound(topo) is not None
     return bool(np.isfinite(compute_distances(topo)).all())
 
 
