@@ -30,6 +30,8 @@ from typing import Any
 
 from topologies.model import Topology
 
+from .core.schedule import COLUMN_FIELDS
+
 ENV = "TOPOLOGY_STUDIO_CACHE"
 MAX_ENTRY_BYTES = 256 * 2 ** 20
 MAX_TOTAL_BYTES = 2 * 2 ** 30
@@ -214,7 +216,7 @@ def _columns_bytes(result: Any) -> int:
     cols = schedule.stored_columns() if hasattr(schedule, "stored_columns") else None
     if cols is None:
         return 0
-    return sum(getattr(cols, f).nbytes for f in ("step", "link", "shard", "lo", "hi", "reduce"))
+    return sum(getattr(cols, f).nbytes for f in COLUMN_FIELDS)
 
 
 def cached_synthesize(topo: Topology, algo, collective, *, cache: ResultsCache | None, refresh: bool = False,

@@ -205,6 +205,7 @@ class Columns:
 
 MAX_SCALED = 2 ** 40
 _WIDE = ("step", "link", "shard", "lo", "hi")
+COLUMN_FIELDS = _WIDE + ("reduce",)          # the per-transfer arrays of Columns, in order
 
 
 def narrowest(top: int) -> np.dtype:
@@ -294,6 +295,13 @@ def rescale(cols: Columns, one: int) -> Columns:
     return replace(cols, lo=cols.lo * k, hi=cols.hi * k, one=one)
 
 
+def bounds_table(values) -> tuple[np.ndarray, dict[int, int]]:
+    """A ``Columns.bounds`` table of the distinct exact ``values`` (0 and ``one`` among them), ascending as an
+    object array, and each value's position in it."""
+    table = sorted(set(values))
+    return np.array(table, dtype=object), {v: i for i, v in enumerate(table)}
+
+
 def _coded(cols: Columns) -> tuple[list[int], np.ndarray, np.ndarray]:
     """(the distinct bound values over ``one``, ascending; lo and hi as positions among them)."""
     if cols.bounds is not None:
@@ -309,14 +317,12 @@ def concat(parts: list[Columns]) -> Columns:
     for c in parts:
         one = one * c.one // gcd(one, c.one)
     parts = [rescale(c, one) for c in parts]
-    fields = ("step", "link", "shard", "lo", "hi", "reduce")
     if all(c.bounds is None for c in parts):
-        return Columns(*(np.concatenate([getattr(c, f) for c in parts]) for f in fields), one)
+        return Columns(*(np.concatenate([getattr(c, f) for c in parts]) for f in COLUMN_FIELDS), one)
     coded = [_coded(c) for c in parts]
-    table = sorted({0, one}.union(*(values for values, _, _ in coded)))
-    position = {v: i for i, v in enumerate(table)}
+    table, position = bounds_table({0, one}.union(*(values for values, _, _ in coded)))
     remaps = [np.array([position[v] for v in values], dtype=narrowest(len(table))) for values, _, _ in coded]
     return Columns(*(np.concatenate([getattr(c, f) for c in parts]) for f in ("step", "link", "shard")),
                    np.concatenate([remap[lo] for remap, (_, lo, _) in zip(remaps, coded)]),
                    np.concatenate([remap[hi] for remap, (_, _, hi) in zip(remaps, coded)]),
-                   np.concatenate([c.reduce for c in parts]), one, np.array(table, dtype=object))
+                   np.concatenate([c.reduce for c in parts]), one, table)

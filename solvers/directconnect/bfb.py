@@ -31,7 +31,8 @@ from topologies.model import Topology
 from topologies.properties import compute_distances, distances_into, is_strongly_connected
 
 from ..core.errors import NotApplicable
-from ..core.schedule import MAX_SCALED, Collective, Columns, Schedule, Transfer, columns, narrowest
+from ..core.schedule import (MAX_SCALED, Collective, Columns, Schedule, Transfer, bounds_table, columns,
+                             narrowest)
 
 ONE = Fraction(1)
 
@@ -426,12 +427,10 @@ def bfb_allgather(topo: Topology, progress: Callable[[float], None] | None = Non
         bound_type = narrowest(one)
         lo_tab, hi_tab = lo_tab.astype(bound_type), hi_tab.astype(bound_type)
     else:       # too large for int64 arithmetic: positions in a table of the exact values (Columns.bounds)
-        values = sorted({0, one} | set(lo_tab.tolist()) | set(hi_tab.tolist()))
-        position = {v: i for i, v in enumerate(values)}
-        bound_type = narrowest(len(values) - 1)
+        table, position = bounds_table({0, one} | set(lo_tab.tolist()) | set(hi_tab.tolist()))
+        bound_type = narrowest(len(table) - 1)
         lo_tab = np.array([position[v] for v in lo_tab.tolist()], dtype=bound_type)
         hi_tab = np.array([position[v] for v in hi_tab.tolist()], dtype=bound_type)
-        table = np.array(values, dtype=object)
     total = sum(len(s) for part in parts for s in part.shards)
     step_type = narrowest(max(worst, default=0))
     link_type = narrowest(max(len(topo.links) - 1, 0))
