@@ -353,7 +353,7 @@ def test_malformed_text(text, reason):
 
 
 def test_size_cap(monkeypatch, small_plan):
-    import solvers.export.mscclpp as mod
+    import solvers.export.mscclpp.reader as mod
 
     monkeypatch.setattr(mod, "MAX_PLAN_BYTES", 100)
     with pytest.raises(PlanError, match="over the 100 bytes"):

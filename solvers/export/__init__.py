@@ -16,8 +16,8 @@ does all of it, one module per stage:
   both on a file (``check_xml``, a ``Report`` naming the target and the largest counts used);
 - ``tuning.py`` and ``bundle.py``: protocol and copies per size range by the runtime model, and the checked
   bundle of one file per range and placement (``export_bundle``);
-- ``mscclpp.py``: the same program as an MSCCL++ execution plan (JSON), with its own reader and checker
-  (``export_plan``, ``check_plan``).
+- ``mscclpp/``: the same program as an MSCCL++ execution plan (JSON), with its own reader and checker
+  (``export_plan`` in ``plan.py``, ``check_plan`` in ``reader.py``, the simulator in ``simulate.py``).
 
 Another export format or runtime target is one more module here that takes the program IR of ``program.py`` and
 writes the target's text, with a reader and checker beside it so that every file is validated and simulated before
