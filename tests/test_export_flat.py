@@ -21,7 +21,9 @@ from solvers.export.flat_check import runs, sound
 from solvers.export.program import READING_STEPS, RECEIVING_STEPS, SENDING_STEPS, STEP_TYPES, TARGETS, WRITING_STEPS
 from topologies import load
 
-RCCL = TARGETS["rccl"]
+# the programs of the fixture below, by index, and the runtime each is lowered for and checked against: full ops
+# (rcs, rrc, rrcs) for msccl-executor, receives into scratch and local reductions for RCCL, whose kernels lack them
+RUNTIME_OF = ["msccl-executor"] * 6 + ["rccl"] * 4
 
 
 def _program(expr, algo, coll, **kwargs):
@@ -38,15 +40,20 @@ def programs():
             _program("hypercube(2)", "ring", "allgather", in_place=False, copies=2),
             _program("gkautz(2,4)", "bfb", "reduce_scatter", in_place=False, merge=True, ops_per_tb=4),
             _program("hypercube(2)", "ring", "allreduce", in_place=False),
-            lower(cube, direct_alltoall(cube))]
+            lower(cube, direct_alltoall(cube)),
+            _program("hypercube(3)", "bfb", "allreduce", ops_per_tb=3, merge=True, full_ops=False),
+            _program("gkautz(2,4)", "bfb", "reduce_scatter", in_place=False, merge=True, ops_per_tb=4,
+                     full_ops=False),
+            _program("hypercube(2)", "ring", "allreduce", in_place=False, full_ops=False),
+            _program("circulant(8,[1,2])", "bfb", "reduce_scatter", full_ops=False)]
 
 
-def _fast(text):
+def _fast(text, runtime="rccl"):
     got = read_flat(text, None)
     if got is None:
         return None
     flat, dialect = got
-    valid = not validate_header(flat.header, dialect) and sound(flat, 108, RCCL)
+    valid = not validate_header(flat.header, dialect) and sound(flat, 108, TARGETS[runtime])
     return flat, valid, (runs(flat) if valid else None)
 
 
@@ -85,9 +92,9 @@ def test_any_other_form_is_left_to_the_object_reader(programs, change):
 
 def test_a_passing_file_reports_the_same_counts_either_way(programs, monkeypatch):
     texts = [to_xml(a) for a in programs]
-    fast = [check_xml(t, runtime="rccl") for t in texts]
+    fast = [check_xml(t, runtime=r) for t, r in zip(texts, RUNTIME_OF)]
     monkeypatch.setattr(check_module, "read_flat", lambda text, dialect: None)
-    slow = [check_xml(t, runtime="rccl") for t in texts]
+    slow = [check_xml(t, runtime=r) for t, r in zip(texts, RUNTIME_OF)]
     for f, s in zip(fast, slow):
         assert f.ok and s.ok and f.flat is not None and s.flat is None
         assert (f.ranks, f.threadblocks, f.steps, f.tbs_per_rank, f.steps_per_tb) == \
@@ -102,7 +109,7 @@ def test_many_waves_defer_to_the_event_driven_simulation(programs, monkeypatch):
     monkeypatch.setattr(flat_check, "FEW_WAVES", 0)
     monkeypatch.setattr(flat_check, "MIN_STEPS_PER_WAVE", 10 ** 9)
     assert runs(flat) is None
-    report = check_xml(text)
+    report = check_xml(text, runtime=RUNTIME_OF[1])
     assert report.ok and report.flat is None            # checked on objects instead
 
 
@@ -208,31 +215,36 @@ def _mutate(algo, mutations):
 
 
 @settings(max_examples=300, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(which=st.integers(0, 5), mutations=_mutations())
+@given(which=st.integers(0, len(RUNTIME_OF) - 1), mutations=_mutations())
 def test_column_verdicts_are_the_object_checkers(programs, which, mutations):
     text = to_xml(_mutate(programs[which], mutations))
+    runtime = RUNTIME_OF[which]
     algo, dialect = parse_xml(text)
-    want_valid = not validate(algo, dialect, 108, "rccl")
-    got = _fast(text)
+    want_valid = not validate(algo, dialect, 108, runtime)
+    got = _fast(text, runtime)
     assert got is not None
     flat, valid, simulated = got
     assert valid == want_valid
     if not valid:
-        assert check_xml(text, runtime="rccl").problems == validate(algo, dialect, 108, "rccl")
+        assert check_xml(text, runtime=runtime).problems == validate(algo, dialect, 108, runtime)
     if valid and simulated is not None:
         want_run = not simulate(algo)
         assert simulated == want_run or _racy(algo)
-        report = check_xml(text, runtime="rccl")
+        report = check_xml(text, runtime=runtime)
         assert report.ok == want_run or _racy(algo)
         if not report.ok:
             assert report.problems == simulate(algo)         # the message is the object checker's
 
 
 def test_unmutated_programs_pass_in_columns(programs):
-    for algo in programs:
-        flat, valid, simulated = _fast(to_xml(algo))
+    for algo, runtime in zip(programs, RUNTIME_OF, strict=True):
+        flat, valid, simulated = _fast(to_xml(algo), runtime)
         assert valid and simulated is True
         assert not _racy(algo)
+        types = {s.type for g in algo.gpus for t in g.tbs for s in t.steps}
+        assert types <= TARGETS[runtime].kernel_steps
+        if runtime == "rccl" and algo.coll != "allgather":
+            assert "re" in types            # the reductions are local steps of their own
 
 
 def test_sizes_the_runtime_cannot_read_or_we_cannot_simulate_get_one_line(programs):

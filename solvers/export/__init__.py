@@ -63,6 +63,9 @@ def export(topo: Topology, schedule: Schedule, dialect: str | None = None, sm_bu
     ``Report.ops_per_tb`` and ``Report.merged``, to skip the tries that program already made); ``guessed_from``
     says that ``start_ops`` is such a guess and where merging began.
 
+    The lowering uses only the step types the target's kernels run (``Target.kernel_steps``): for RCCL, whose
+    kernels have no fused receive steps, reductions go through scratch (``lowering(full_ops=False)``).
+
     On a switched fabric the schedule is first turned into the GPU-to-GPU sends the runtime issues
     (``solvers.core.switch_paths.network_view``), which are verified again. A custom collective is refused
     (NotApplicable)."""
@@ -81,6 +84,7 @@ def export(topo: Topology, schedule: Schedule, dialect: str | None = None, sm_bu
     ops = max(1, limits.max_steps * 5 // 8 if start_ops is None else start_ops)   # room for the dependency nops
     merge = start_merged
     tb_limit = min(limits.max_tbs, sm_budget)
+    kwargs.setdefault("full_ops", limits.full_ops)          # RCCL's kernels run no fused receive steps
     instructions = lowering(topo, schedule, **kwargs)      # what every try places on threadblocks its own way
     # merged tries over a limit, by instructions per threadblock; None: over the threadblock limit, its message
     # (the object validator's, seconds for a 256-rank program) made only if it is raised

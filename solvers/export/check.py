@@ -123,6 +123,11 @@ def _validate_body(algo: Algo, sm_budget: int, limits: Target) -> list[str]:
                 if st.type not in STEP_TYPES:
                     errs.append(f"{at}: unknown type {st.type!r}")
                     continue
+                if st.type not in limits.kernel_steps:
+                    errs.append(f"{at}: type {st.type} is read by {limits.name}'s parser but its kernels do not run "
+                                f"it (they run {', '.join(sorted(limits.kernel_steps))}): the first collective call "
+                                f"would fail (export for {limits.name} to get a file without it, or check "
+                                "for the runtime it is meant for)")
                 if st.type == "nop":
                     pending_nop = True
                 elif pending_nop and st.depid < 0:

@@ -88,6 +88,8 @@ def sound(p: FlatProgram, sm_budget: int, limits: Target) -> bool:
         return False
     if ((cnt < 0) | (cnt >= limits.max_count)).any() or ((st["hasdep"] != 0) & (st["hasdep"] != 1)).any():
         return False
+    if not np.isin(kind, _CODES(sorted(limits.kernel_steps & set(STEP_TYPES)))).all():   # the kernels run them
+        return False
     if (_SENDS[kind] & (p.tb_send[step_tb] < 0)).any() or (_RECVS[kind] & (p.tb_recv[step_tb] < 0)).any():
         return False
     sizes = np.stack([p.i_chunks, p.o_chunks, p.s_chunks], axis=1)[p.tb_gpu[step_tb]]

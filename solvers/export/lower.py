@@ -32,8 +32,8 @@ from topologies.model import Topology
 
 from ..core.errors import NotApplicable
 from ..core.schedule import Collective, Schedule, columns
-from .place import (CPY, I_BUF, LOCAL, O_BUF, R, RECV, RRC, S, S_BUF, SEND, Instructions, Placed, Rows, assemble,
-                    channels, dependencies, fuse_forwards, merge_pairs)
+from .place import (CPY, I_BUF, LOCAL, O_BUF, RE, R, RECV, RRC, S, S_BUF, SEND, Instructions, Placed, Rows,
+                    assemble, channels, dependencies, fuse_forwards, merge_pairs)
 from .program import (MAX_CHANNELS, MAX_CHUNKS_PER_LOOP, MAX_COUNT, MAX_NODES_PER_RANK, MAX_TBS_PER_CHANNEL,
                       OPS_PER_THREADBLOCK, PROTOCOLS, Algo)
 
@@ -55,10 +55,10 @@ class Lowering:
     names."""
 
     def __init__(self, topo, coll, ins: Instructions, item_link, item_copy, per, proto, name, min_bytes, max_bytes,
-                 in_place, scratch):
+                 in_place, scratch, full_ops: bool = True):
         self.topo, self.coll, self.ins, self.item_link, self.item_copy = topo, coll, ins, item_link, item_copy
         self.per, self.proto, self.name, self.min_bytes, self.max_bytes = per, proto, name, min_bytes, max_bytes
-        self.in_place, self.scratch = in_place, scratch
+        self.in_place, self.scratch, self.full_ops = in_place, scratch, full_ops
 
     def build(self, ops_per_tb: int = OPS_PER_THREADBLOCK, merge: bool = False,
               tbs_per_channel: int = MAX_TBS_PER_CHANNEL, max_channels: int = MAX_CHANNELS) -> Algo:
@@ -70,9 +70,9 @@ class Lowering:
         """The program, as columns (``place.Placed``: its ``text`` is the file): a link's instructions fill a
         threadblock up to ``ops_per_tb`` and continue on a further channel, no channel getting more than
         ``tbs_per_channel`` send (or receive) threadblocks of a rank (``place.channels``); ``merge`` pairs send and
-        receive threadblocks (``place.merge_pairs``) to halve their number and fuses a receive and the send that
-        forwards the same chunks into one ``rcs``/``rrcs`` step (``place.fuse_forwards``). NotApplicable when more
-        than ``max_channels`` channels would be needed."""
+        receive threadblocks (``place.merge_pairs``) to halve their number and, for a kernel with full ops, fuses a
+        receive and the send that forwards the same chunks into one ``rcs``/``rrcs`` step
+        (``place.fuse_forwards``). NotApplicable when more than ``max_channels`` channels would be needed."""
         ins, n = self.ins, self.topo.n
         of_item = channels(self.topo.links, self.item_link, self.item_copy, ops_per_tb, tbs_per_channel,
                            max_channels)
@@ -85,8 +85,9 @@ class Lowering:
         if merge:
             role, speer, rpeer = merge_pairs(node, role, speer, rpeer, chan, n)
             tb = np.unique(((node * 4 + role) * (n + 1) + speer + 1) * 64 + chan, return_inverse=True)[1]
-            keep, kind, src, dst = fuse_forwards(ins, role, tb, kind)
-            if not keep.all():
+            if self.full_ops:
+                keep, kind, src, dst = fuse_forwards(ins, role, tb, kind)
+            if keep is not None and not keep.all():
                 node, role, speer, rpeer, chan = node[keep], role[keep], speer[keep], rpeer[keep], chan[keep]
         n_per, coll = self.per, self.coll
         sizes = {("allgather", True): (0, n * n_per), ("allgather", False): (n_per, n * n_per),
@@ -103,7 +104,7 @@ class Lowering:
 
 def lowering(topo: Topology, schedule: Schedule, *, proto: str = "Simple", name: str | None = None,
              min_bytes: int = 0, max_bytes: int = 1 << 40, in_place: bool | None = None, copies: int = 1,
-             instances: int = 1) -> Lowering:
+             instances: int = 1, full_ops: bool = True) -> Lowering:
     """The instructions of a verified schedule's MSCCL program and their dependencies (see the module docstring).
     ``in_place`` picks the call the file serves (default: in place for allgather and allreduce, out of place for
     reduce-scatter). Out of place, the allgather first copies the input shard into its slot of ``o`` and the
@@ -115,7 +116,16 @@ def lowering(topo: Topology, schedule: Schedule, *, proto: str = "Simple", name:
     Performance knobs. ``copies`` c runs c copies of the schedule on their own threadblocks and channels, copy j
     on the j-th 1/c of every shard (the runtime's channels: c threadblock pairs share each link). ``instances``
     I cuts every chunk further into I pieces that the same threadblocks send one after the other, piece p of
-    step t in wave p + t (pipelining inside one loop of the runtime). Shards are then cut into c I L chunks."""
+    step t in wave p + t (pipelining inside one loop of the runtime). Shards are then cut into c I L chunks.
+
+    ``full_ops=False`` lowers for a kernel built without the fused receive steps (RCCL's: ``program.FULL_OPS``):
+    a receive that reduces becomes a plain ``r`` and a local ``re`` on the same threadblock right after it. Where
+    the partial sum stays in place (the receiver's own copy of the chunk is both summand and result), the ``r``
+    lands in scratch: each rank's scratch holds one slot per chunk it ever reduces into, in chunk order
+    (``_reduce_slots``), after the partial sums an out-of-place reduce-scatter keeps there. Where the result goes
+    elsewhere (the out-of-place reduce-scatter moving a partial sum out of ``i``), the ``r`` lands in the result's
+    place and the ``re`` adds the rank's own contribution to it. Nothing is fused into ``rcs``/``rrcs``. The
+    dependencies come from the same chunk touches, the scratch slots included."""
     _refuse_custom(schedule)
     if topo.switch_nodes:
         raise NotApplicable("MSCCL lowering needs GPUs linked directly; this topology has switches")
@@ -143,7 +153,7 @@ def lowering(topo: Topology, schedule: Schedule, *, proto: str = "Simple", name:
     items = _items(cols, per, copies, instances)
     link_src, link_dst = topo.link_ends
     src, dst = link_src[items["link"]], link_dst[items["link"]]
-    _check_instructions_per_rank(src, dst, per)
+    _check_instructions_per_rank(src, dst, per, None if full_ops else items["reduce"].astype(bool))
     first_copies = []            # out of place: (rank, source offset in i, offset in o, count) before anything
     if not in_place and coll is Collective.ALLGATHER:
         first_copies = [(r, a, r * per + a, min(per - a, MAX_COUNT - 1)) for r in range(n)
@@ -153,12 +163,15 @@ def lowering(topo: Topology, schedule: Schedule, *, proto: str = "Simple", name:
                         for a in range(0, n * per, MAX_COUNT - 1)]
     scratch = None
     if coll is Collective.REDUCE_SCATTER and not in_place:
-        ins = _split_home_instructions(topo, items, per)
-        scratch = {r: n * per for r in range(n)}
+        ins, scratch = _split_home_instructions(topo, items, per, full_ops)
     else:
-        ins = _instructions(items, src, dst, work, first_copies)
+        slots = None if full_ops else _reduce_slots(dst, items, n, 0)
+        ins = _instructions(items, src, dst, work, first_copies, slots)
+        if slots is not None:
+            scratch = dict(enumerate(slots[1].tolist()))
     return Lowering(topo, coll, ins, items["link"], items["copy"], per, proto,
-                    name or f"{schedule.algo or 'schedule'} {coll.value}", min_bytes, max_bytes, in_place, scratch)
+                    name or f"{schedule.algo or 'schedule'} {coll.value}", min_bytes, max_bytes, in_place, scratch,
+                    full_ops)
 
 
 def _items(cols, per: int, copies: int, instances: int) -> dict[str, np.ndarray]:
@@ -182,12 +195,15 @@ def _items(cols, per: int, copies: int, instances: int) -> dict[str, np.ndarray]
             "first": first[order], "cnt": cnt[order], "reduce": red[order]}
 
 
-def _check_instructions_per_rank(src: np.ndarray, dst: np.ndarray, per: int) -> None:
-    """NotApplicable when a rank would run more instructions than the runtime parser's XML nodes per rank."""
+def _check_instructions_per_rank(src: np.ndarray, dst: np.ndarray, per: int, local_reduce=None) -> None:
+    """NotApplicable when a rank would run more instructions than the runtime parser's XML nodes per rank
+    (``local_reduce``: the transfers whose receive is followed by an ``re`` of its own)."""
     if not len(src):
         return
     n = int(max(src.max(), dst.max())) + 1
     count = np.bincount(src, minlength=n) + np.bincount(dst, minlength=n)
+    if local_reduce is not None:
+        count += np.bincount(dst[local_reduce], minlength=n)
     most = int(count.max())
     if most + 1 + n <= MAX_NODES_PER_RANK:
         return
@@ -198,13 +214,51 @@ def _check_instructions_per_rank(src: np.ndarray, dst: np.ndarray, per: int) -> 
                         "shard, fewer copies or instances, or a schedule with fewer transfers")
 
 
-def _instructions(items: dict, src: np.ndarray, dst: np.ndarray, work: int, first_copies: list) -> Instructions:
+def _reduce_slots(dst: np.ndarray, items: dict, n: int, base: int) -> tuple[np.ndarray, np.ndarray]:
+    """Scratch slots for the receives that reduce, without full ops (``lowering``'s docstring): every rank keeps
+    one slot per chunk it ever reduces into, in chunk order from slot ``base``, so an instruction's run of chunks
+    has a run of slots. Returns (the first slot of each item, -1 where it does not reduce; the slots each rank
+    uses)."""
+    red = items["reduce"].astype(bool)
+    first, cnt = items["first"], items["cnt"]
+    slot = np.full(len(first), -1, np.int64)
+    size = np.zeros(n, np.int64)
+    if not red.any():
+        return slot, size
+    at = np.flatnonzero(red)
+    rank, lo, hi = dst[at], first[at], first[at] + cnt[at]
+    order = np.lexsort((lo, rank))
+    rank_o, lo_o, hi_o = rank[order], lo[order], hi[order]
+    # merge each rank's intervals: a new run starts where the rank changes or a gap opens
+    width = int(hi_o.max()) + 1
+    reach = np.maximum.accumulate(rank_o * width + hi_o) - rank_o * width   # the furthest end so far, per rank
+    new_run = np.ones(len(order), dtype=bool)
+    new_run[1:] = (rank_o[1:] != rank_o[:-1]) | (lo_o[1:] > reach[:-1])
+    run = np.cumsum(new_run) - 1
+    run_lo = lo_o[new_run]
+    run_hi = np.zeros(len(run_lo), np.int64)
+    np.maximum.at(run_hi, run, hi_o)
+    run_rank = rank_o[new_run]
+    length = run_hi - run_lo
+    before = np.cumsum(length) - length                    # slots of earlier runs, all ranks
+    rank_first_run = np.searchsorted(run_rank, run_rank)
+    run_slot = base + before - before[rank_first_run]
+    slot[at[order]] = run_slot[run] + lo_o - run_lo[run]
+    np.add.at(size, run_rank, length)
+    return slot, size
+
+
+def _instructions(items: dict, src: np.ndarray, dst: np.ndarray, work: int, first_copies: list,
+                  slots: tuple | None = None) -> Instructions:
     """The instructions of an allgather, an allreduce or an in-place reduce-scatter: the local copies, then for
     every batch (wave, step) its sends and then its receives, in item order, all in the ``work`` buffer; a send
-    reads its chunks, a receive (or copy) writes them."""
+    reads its chunks, a receive (or copy) writes them. With ``slots`` (``_reduce_slots``; no full ops) a receive
+    that reduces is an ``r`` into its scratch slots followed by an ``re`` of them into the chunks."""
     count = len(src)
     ncpy = len(first_copies)
-    m = ncpy + 2 * count
+    red = items["reduce"].astype(bool)
+    extra = (red if slots is not None else np.zeros(count, dtype=bool)).astype(np.int64)
+    m = ncpy + 2 * count + int(extra.sum())
     wave, step = items["wave"], items["step"]
     new = np.ones(count, dtype=bool)
     new[1:] = (wave[1:] != wave[:-1]) | (step[1:] != step[:-1])
@@ -212,7 +266,10 @@ def _instructions(items: dict, src: np.ndarray, dst: np.ndarray, work: int, firs
     batch = np.cumsum(new) - 1
     batch_start, batch_len = starts[batch], np.diff(np.append(starts, count))[batch]
     at = np.arange(count)
-    send_op, recv_op = ncpy + batch_start + at, ncpy + batch_start + batch_len + at
+    extra_before = np.cumsum(extra) - extra                 # ``re`` instructions of earlier items
+    base = ncpy + 2 * batch_start + extra_before[batch_start]
+    send_op = base + at - batch_start
+    recv_op = base + batch_len + at - batch_start + extra_before - extra_before[batch_start]
     cols = {name: np.empty(m, np.int64) for name in ("node", "role", "peer", "kind", "sbuf", "soff", "dbuf",
                                                      "doff", "cnt", "slot")}
     if ncpy:
@@ -221,23 +278,52 @@ def _instructions(items: dict, src: np.ndarray, dst: np.ndarray, work: int, firs
                             ("soff", a), ("dbuf", O_BUF), ("doff", b), ("cnt", c), ("slot", -1)):
             cols[name][:ncpy] = value
     first, cnt = items["first"], items["cnt"]
-    for ops, values in ((send_op, (src, SEND, dst, S)),
-                        (recv_op, (dst, RECV, src, np.where(items["reduce"], RRC, R)))):
+    split = extra.astype(bool)
+    recv_kind = np.where(red & ~split, RRC, R)
+    recv_buf = np.where(split, S_BUF, work)
+    recv_off = np.where(split, slots[0] if slots is not None else first, first)
+    for ops, values in ((send_op, (src, SEND, dst, S)), (recv_op, (dst, RECV, src, recv_kind))):
         for name, value in zip(("node", "role", "peer", "kind"), values):
             cols[name][ops] = value
         for name, value in (("sbuf", work), ("soff", first), ("dbuf", work), ("doff", first), ("cnt", cnt),
                             ("slot", at)):
             cols[name][ops] = value
-    ins_src, ins_dst = dependencies(np.arange(m), cols["node"], cols["dbuf"], cols["doff"], cols["cnt"],
-                                    cols["kind"] != S, m)
+    cols["sbuf"][recv_op] = cols["dbuf"][recv_op] = recv_buf
+    cols["soff"][recv_op] = cols["doff"][recv_op] = recv_off
+    if split.any():         # the local reduction, on the receiving threadblock right after its receive
+        re_op = recv_op[split] + 1
+        for name, value in (("node", dst[split]), ("role", RECV), ("peer", src[split]), ("kind", RE),
+                            ("sbuf", S_BUF), ("soff", recv_off[split]), ("dbuf", work), ("doff", first[split]),
+                            ("cnt", cnt[split]), ("slot", at[split])):
+            cols[name][re_op] = value
+    # touches in program order: every instruction its destination (a send: its source), and an ``re`` first reads
+    # its scratch slots
+    ops = np.arange(m)
+    is_re = cols["kind"] == RE
+    t_op = np.concatenate((ops, ops[is_re]))
+    t_sub = np.concatenate((np.ones(m, np.int64), np.zeros(int(is_re.sum()), np.int64)))
+    t_buf = np.concatenate((cols["dbuf"], cols["sbuf"][is_re]))
+    t_off = np.concatenate((cols["doff"], cols["soff"][is_re]))
+    t_cnt = np.concatenate((cols["cnt"], cols["cnt"][is_re]))
+    t_writes = np.concatenate((cols["kind"] != S, np.zeros(int(is_re.sum()), dtype=bool)))
+    order = np.lexsort((t_sub, t_op))
+    t_node = cols["node"][t_op]
+    ins_src, ins_dst = dependencies(t_op[order], t_node[order], t_buf[order], t_off[order], t_cnt[order],
+                                    t_writes[order], m)
     return Instructions(**cols, ends=np.zeros(m, dtype=bool), src=ins_src, dst=ins_dst)
 
 
-def _split_home_instructions(topo: Topology, items: dict, per: int) -> Instructions:
+def _split_home_instructions(topo: Topology, items: dict, per: int, full_ops: bool = True
+                              ) -> tuple[Instructions, dict]:
     """The out-of-place reduce-scatter's instructions (``lowering``'s docstring): transfers cut where the buffer
     their chunks live in changes (``_split_by_home``), receives naming both ends, and a final copy of every chunk
-    of the rank's own shard that no step reduced into."""
+    of the rank's own shard that no step reduced into; and each rank's scratch chunks. Without ``full_ops`` a
+    receive that reduces is an ``r`` and an ``re``: into the result's place, then the rank's contribution added,
+    where the two differ; into scratch slot N L + chunk (after the partial sums), then reduced, where they are
+    the same."""
     rows = Rows()
+    landing = topo.n * per            # scratch slots for receives that reduce in place, without full ops
+    used_landing = False
     home: dict[tuple, tuple] = {}
 
     def new_home(rank: int, first: int) -> tuple[str, int]:
@@ -256,17 +342,28 @@ def _split_home_instructions(topo: Topology, items: dict, per: int) -> Instructi
             rows.touch(op, l.src, _BUF_CODE[buf], off, cnt, False)
         for link, _, first, cnt, red, index, _, src, dst in batch:
             l = topo.links[link]
-            op = rows.add(l.dst, RECV, l.src, RRC if red else R, _BUF_CODE[src[0]], src[1], _BUF_CODE[dst[0]],
-                          dst[1], cnt, index, True)
+            s_buf, d_buf = _BUF_CODE[src[0]], _BUF_CODE[dst[0]]
+            if red and not full_ops:
+                at = (S_BUF, landing + first) if (s_buf, src[1]) == (d_buf, dst[1]) else (d_buf, dst[1])
+                used_landing |= at[0] == S_BUF and at[1] >= landing
+                op = rows.add(l.dst, RECV, l.src, R, *at, *at, cnt, index, True)
+                rows.touch(op, l.dst, *at, cnt, True)
+                other = at if at != (d_buf, dst[1]) else (s_buf, src[1])     # what the re adds to the result
+                op = rows.add(l.dst, RECV, l.src, RE, *other, d_buf, dst[1], cnt, index, True)
+                rows.touch(op, l.dst, *other, cnt, False)
+                rows.touch(op, l.dst, d_buf, dst[1], cnt, True)
+                continue
+            op = rows.add(l.dst, RECV, l.src, RRC if red else R, s_buf, src[1], d_buf, dst[1], cnt, index, True)
             if red:
-                rows.touch(op, l.dst, _BUF_CODE[src[0]], src[1], cnt, False)
-            rows.touch(op, l.dst, _BUF_CODE[dst[0]], dst[1], cnt, True)
+                rows.touch(op, l.dst, s_buf, src[1], cnt, False)
+            rows.touch(op, l.dst, d_buf, dst[1], cnt, True)
     for r in range(topo.n):     # a chunk of the rank's own shard that no step reduced into is still in i: copy it
         rest = [c for c in range(r * per, (r + 1) * per) if (r, c) not in home]
         for start, cnt in _runs(rest):
             op = rows.add(r, LOCAL, -1, CPY, I_BUF, start, O_BUF, start - r * per, cnt)
             rows.touch(op, r, O_BUF, start - r * per, cnt, True)
-    return rows.instructions()
+    size = 2 * landing if used_landing else landing
+    return rows.instructions(), {r: size for r in range(topo.n)}
 
 
 def _lower_alltoall(topo: Topology, schedule: Schedule, cols, proto: str, name: str | None, min_bytes: int,

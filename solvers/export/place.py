@@ -21,8 +21,8 @@ from .line_writer import write_lines
 from .msccl_xml import GPU_LINE, STEP_LINE, TB_LINE, algo_tag
 from .program import Algo, Gpu, Step, Tb
 
-KINDS = ("s", "r", "rrc", "cpy", "rcs", "rrcs", "nop")
-S, R, RRC, CPY, RCS, RRCS, NOP = range(len(KINDS))
+KINDS = ("s", "r", "rrc", "cpy", "rcs", "rrcs", "nop", "re")
+S, R, RRC, CPY, RCS, RRCS, NOP, RE = range(len(KINDS))
 BUFS = ("i", "o", "s")
 I_BUF, O_BUF, S_BUF = range(len(BUFS))
 PAIR, SEND, RECV, LOCAL = range(4)       # threadblock roles, in the order a rank lists its threadblocks

@@ -26,6 +26,7 @@ SENDING_STEPS = ("s", "rcs", "rrs", "rrcs")              # push chunks to the th
 RECEIVING_STEPS = ("r", "rcs", "rrs", "rrc", "rrcs")       # take the next message from its receive peer
 READING_STEPS = ("s", "rrs", "rrc", "rrcs", "cpy", "re")   # read srcbuf
 WRITING_STEPS = ("r", "rcs", "rrc", "rrcs", "cpy", "re")   # write dstbuf
+FULL_OPS = ("rcs", "rrs", "rrc", "rrcs")                   # the fused receive steps a kernel may be built without
 DIALECT_COLL = {"executor": {"allgather": "allgather", "reduce_scatter": "reducescatter", "allreduce": "allreduce",
                              "alltoall": "alltoall"},
                 "msccl": {"allgather": "allgather", "reduce_scatter": "reduce_scatter", "allreduce": "allreduce",
@@ -41,7 +42,9 @@ class Target:
     ``max_steps`` steps per threadblock (a step index s must stay below it), ``max_tbs`` threadblocks per rank,
     ``max_tbs_per_channel`` send (and receive) threadblocks per channel, ``max_channels`` channels (NCCL's and
     RCCL's MAXCHANNELS), ``max_count`` (cnt must stay below it), and the dialect of attributes and collective names
-    it reads (``DIALECT_COLL``). ``source`` cites where the numbers come from."""
+    it reads (``DIALECT_COLL``). ``source`` cites where the numbers come from. ``kernel_steps`` are the step types
+    its kernels run, which can be fewer than its reader accepts (RCCL reads ``rrc`` but its kernels are built
+    without it), cited by ``kernel_source``."""
 
     name: str
     dialect: str
@@ -51,20 +54,42 @@ class Target:
     max_channels: int
     max_count: int
     source: str
+    kernel_steps: frozenset = frozenset(STEP_TYPES)
+    kernel_source: str = ""
+
+    @property
+    def full_ops(self) -> bool:
+        """Whether the kernel runs the fused receive steps (``FULL_OPS``); without them a lowering receives into
+        scratch and reduces or forwards in steps of its own."""
+        return set(FULL_OPS) <= self.kernel_steps
 
 
 TARGETS = {t.name: t for t in (
     Target("rccl", "executor", 64, 64, 32, 32, 72,
-           "ROCm/rccl src/include/msccl/msccl_struct.h (commit b463f53): MSCCL_MAX_NUM_STEPS 64, "
+           "ROCm/rccl src/include/msccl/msccl_struct.h (commit b463f53; the same at 0cbce2a): MSCCL_MAX_NUM_STEPS "
+           "64 (the parser's fixed per-threadblock arrays: transmissions, dependentBid, dependentStep), "
            "MSCCL_MAX_NUM_THREAD_BLOCKS 64, MSCCL_MAX_NUM_THREAD_BLOCKS_PER_CHANNEL 32, MSCCL_MAX_COUNT 72; "
-           "src/include/devcomm.h MAXCHANNELS 32"),
+           "src/include/devcomm.h MAXCHANNELS 32",
+           frozenset(("s", "r", "re", "cpy", "nop")),
+           "ROCm/rccl (commit 0cbce2a): src/device/generate.py instantiates every MSCCL kernel with "
+           "MSCCL_IMPL_KERNEL_ENTRY_FUNC_DEVREDOP_TYPE(..., false), i.e. fullOps = false, so "
+           "src/device/msccl_kernel_impl.h runs only send, recv, reduce and local copy; "
+           "src/misc/msccl/msccl_setup.cc mscclSetupKernel returns ncclInternalError ('this version of MSCCL "
+           "build doesn't support full Ops') for any program whose typeMask has rcs, rrs, rrc or rrcs"),
     Target("msccl-executor", "executor", 64, 32 * 32, 32, 32, 72,
            "Azure/msccl-executor-nccl src/include/msccl/msccl_struct.h (commit 206e0c4): MSCCL_MAX_NUM_STEPS 64, "
            "MSCCL_MAX_NUM_THREAD_BLOCKS = 32 per channel x MAXCHANNELS (32, src/include/devcomm.h), "
-           "MSCCL_MAX_COUNT 72"),
+           "MSCCL_MAX_COUNT 72",
+           frozenset(("s", "r", "rcs", "rrs", "rrc", "rrcs", "cpy", "re", "nop")),
+           "Azure/msccl-executor-nccl (commit c6f6b36): src/device/msccl_kernel.cu runs recvCopySend, "
+           "recvReduceSend, recvReduceCopySend and recvReduceCopy with no fullOps switch; its parser "
+           "(src/misc/msccl/msccl_parser.cc) knows no 'ra'"),
     Target("msccl", "msccl", 256, 108 * 2, 32, 32, 72,
            "microsoft/msccl src/include/msccl.h (commit 75e5896): MSCCL_MAX_NUM_STEPS 256, "
-           "MSCCL_MAX_NUM_THREAD_BLOCKS 108*2, MSCCL_MAX_NUM_THREAD_BLOCKS_PER_CHANNEL 32, MSCCL_MAX_COUNT 72"),
+           "MSCCL_MAX_NUM_THREAD_BLOCKS 108*2, MSCCL_MAX_NUM_THREAD_BLOCKS_PER_CHANNEL 32, MSCCL_MAX_COUNT 72",
+           frozenset(STEP_TYPES),
+           "microsoft/msccl src/collectives/device/msccl_interpreter.h: every step type, MSCCL_RES_ADD ('ra') "
+           "included"),
 )}
 DEFAULT_TARGET = "rccl"
 
