@@ -83,15 +83,21 @@ MAX_BUNDLE_TRANSFERS = 100_000     # a bundle of a larger schedule takes minutes
 
 
 def export_panel(topo, schedule, prefix: str, name: str, file_stem: str, *, request: tuple = ()) -> None:
-    """The one export widget every page uses, in three tabs: a bundle for every buffer size (``bundle_panel``),
-    one MSCCL file (``file_panel``) and an MSCCL++ plan (``plan_panel``)."""
-    bundle_tab, file_tab, plan_tab = st.tabs(["Bundle for every size (zip)", "One file", "MSCCL++ plan (JSON)"])
+    """The one export widget every page uses, in four tabs: a bundle for every buffer size (``bundle_panel``),
+    one MSCCL file (``file_panel``), an MSCCL++ plan (``plan_panel``) and the design's NCCL graph file
+    (``studio.nccl_graph_view.nccl_graph_panel``)."""
+    from .nccl_graph_view import nccl_graph_panel
+
+    bundle_tab, file_tab, plan_tab, graph_tab = st.tabs(["Bundle for every size (zip)", "One file",
+                                                         "MSCCL++ plan (JSON)", "NCCL graph"])
     with bundle_tab:
         bundle_panel(topo, schedule, prefix, name, file_stem, request=request)
     with file_tab:
         file_panel(topo, schedule, prefix, name, file_stem, request=request)
     with plan_tab:
         plan_panel(topo, schedule, prefix, name, file_stem, request=request)
+    with graph_tab:
+        nccl_graph_panel(topo, prefix=prefix)
 
 
 def plan_panel(topo, schedule, prefix: str, name: str, file_stem: str, *, request: tuple = ()) -> None:
@@ -131,10 +137,12 @@ def file_panel(topo, schedule, prefix: str, name: str, file_stem: str, *, reques
     from solvers.export import DEFAULT_SM_BUDGET, TARGETS, export
 
     c1, c2, c3, c4 = st.columns(4)
-    runtime = c1.selectbox("Runtime", list(TARGETS), key=f"{prefix}runtime",
-                           help="The runtime that loads the file; the export meets its limits. "
+    runtime = c1.selectbox("Runtime", list(TARGETS), index=_default_runtime_index(topo), key=f"{prefix}runtime",
+                           help="The runtime that loads the file; the export meets its reader's limits and uses "
+                                "only the step types its kernels run. "
                                 + "; ".join(f"{t.name}: {t.max_steps} steps per threadblock, {t.max_tbs} "
-                                            f"threadblocks per rank ({t.dialect} dialect)" for t in TARGETS.values()))
+                                            f"threadblocks per rank, steps {' '.join(sorted(t.kernel_steps))} "
+                                            f"({t.dialect} dialect)" for t in TARGETS.values()))
     proto = c2.selectbox("Protocol", ["Simple", "LL", "LL128"], key=f"{prefix}proto")
     budget = c3.number_input("Threadblocks per GPU", 1, 1024, DEFAULT_SM_BUDGET, key=f"{prefix}budget",
                              help="How many threadblocks can be resident at once (SMs); 108 on an A100.")
@@ -149,14 +157,24 @@ def file_panel(topo, schedule, prefix: str, name: str, file_stem: str, *, reques
         return
     text, report = held
     limits = TARGETS[report.runtime]
-    st.success(f"Validated against {report.runtime}'s rules and limits and simulated: {report.ranks} ranks, "
+    st.success(f"Validated against {report.runtime}'s rules, limits and kernels and simulated: {report.ranks} ranks, "
                f"{report.threadblocks} threadblocks, {report.steps} steps; at most {report.tbs_per_rank} "
                f"threadblocks per rank (limit {limits.max_tbs}) and {report.steps_per_tb} steps per threadblock "
-               f"(limit {limits.max_steps}).")
+               f"(limit {limits.max_steps}); step types {' '.join(report.step_types)}.")
     stem = safe_stem(file_stem)
     st.download_button("Download MSCCL XML", text, file_name=f"{stem}.xml", mime="application/xml",
                        key=f"{prefix}download", on_click="ignore")
     st.markdown(HOW_TO_RUN)
+
+
+def _default_runtime_index(topo) -> int:
+    """The position in ``TARGETS`` of the runtime the fabric's vendor uses (``default_runtime``), said in a caption
+    beside the choice."""
+    from solvers.export import TARGETS, default_runtime
+
+    name, why = default_runtime(topo)
+    st.caption(f"Default runtime {name}: {why}.")
+    return list(TARGETS).index(name)
 
 
 def safe_stem(text: str, limit: int = 80) -> str:
@@ -200,8 +218,9 @@ def bundle_panel(topo, schedule, prefix: str, name: str, file_stem: str, *, requ
     from .figures import bundle_plan_figure
 
     c1, c2, c3, c4 = st.columns(4)
-    runtime = c1.selectbox("Runtime", list(TARGETS), key=f"{prefix}bruntime",
-                           help="The runtime that loads the bundle; every file meets its limits.")
+    runtime = c1.selectbox("Runtime", list(TARGETS), index=_default_runtime_index(topo), key=f"{prefix}bruntime",
+                           help="The runtime that loads the bundle; every file meets its limits and uses only the "
+                                "step types its kernels run.")
     prices = c2.selectbox("Link prices for the model", ["the links' own", "alpha-beta"], key=f"{prefix}bprices",
                           help="How the runtime model prices links when it picks protocol and copies per range.")
     alpha = c3.number_input("alpha (µs)", 0.0, 1e4, 0.7, key=f"{prefix}balpha", disabled=prices != "alpha-beta")

@@ -7,7 +7,10 @@ rings, max_rings, ring_search, ring_busbw_GBps), 23 when ``hierarchical`` joined
 largest threadblock counts (issue 22); 20 when compare's rows named the export's target and the limits it uses
 (``export_limits``, issue 22); 17 when each frontier row said whose schedule its steps and tb are (``schedule``:
 expansion or a BFB measurement, issue 23); 12 when TE-CCL's epoch search started at a cut lower bound
-(``lower_bound_epochs``, the note that K - 1 is below it, one probe instead of two; issue 24).
+(``lower_bound_epochs``, the note that K - 1 is below it, one probe instead of two; issue 24); 14, 15, 16 and
+20 when exports chose their runtime by the fabric's vendor and named the step types their kernels must run
+(msccl-executor for direct-connect designs, a summary line on stderr, ``step_types`` in check-xml's JSON, compare's
+``export_limits`` for msccl-executor; issue 38).
 
 Wall-clock figures (synthesis and solver seconds) are the only fields that differ between two runs of the same
 command; ``normalize`` replaces their values by ``<seconds>`` before comparing, and nothing else.

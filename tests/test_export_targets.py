@@ -150,7 +150,8 @@ def test_cli_export_names_the_runtime(tmp_path, capsys):
     assert main(["export", "gkautz(2,64)", "--algo", "ring", "--collective", "allreduce", "--runtime", "rccl",
                  "-o", str(out)]) == 0
     err = capsys.readouterr().err
-    assert "for rccl (executor dialect" in err and check_xml(out.read_text(), runtime="rccl").ok
+    assert "validated and simulated for rccl; executor dialect" in err and "step types s r re nop" in err
+    assert check_xml(out.read_text(), runtime="rccl").ok
     assert main(["export", "ring(4)", "--algo", "ring", "--runtime", "rccl", "--dialect", "msccl"]) == 2
     assert "reads the executor dialect, not msccl" in capsys.readouterr().err
 

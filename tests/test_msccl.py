@@ -60,7 +60,7 @@ def test_real_runtime_files_are_accepted(path, capsys):
 # --- hand-broken files ---------------------------------------------------------------------------------------
 def ring_allreduce_xml() -> str:
     topo = parse_topology("ring(4)")
-    return export(topo, synthesize(topo, "ring", "allreduce").schedule)[0]
+    return export(topo, synthesize(topo, "ring", "allreduce").schedule, runtime="rccl")[0]
 
 
 def first_match(text, pattern):

@@ -34,10 +34,11 @@ from ..core.schedule import Schedule
 from .check import Report, check_xml, runtime_for, simulate, validate
 from .lower import Lowering, _refuse_custom, lower, lowering
 from .msccl_xml import parse_xml, to_xml
-from .program import DEFAULT_SM_BUDGET, DEFAULT_TARGET, TARGETS, Algo, Gpu, Step, Target, Tb, XmlError, target
+from .runtime_choice import default_runtime
+from .program import DEFAULT_SM_BUDGET, TARGETS, Algo, Gpu, Step, Target, Tb, XmlError, target
 
-__all__ = ["Algo", "DEFAULT_SM_BUDGET", "DEFAULT_TARGET", "Gpu", "Lowering", "Report", "Step", "TARGETS", "Target",
-           "Tb", "XmlError", "check_xml", "export", "lower", "lowering", "parse_xml", "runtime_for", "simulate",
+__all__ = ["Algo", "DEFAULT_SM_BUDGET", "Gpu", "Lowering", "Report", "Step", "TARGETS", "Target", "Tb", "XmlError",
+           "check_xml", "default_runtime", "export", "lower", "lowering", "parse_xml", "runtime_for", "simulate",
            "target", "to_xml", "validate"]
 
 
@@ -45,7 +46,8 @@ __all__ = ["Algo", "DEFAULT_SM_BUDGET", "DEFAULT_TARGET", "Gpu", "Lowering", "Re
 def export(topo: Topology, schedule: Schedule, dialect: str | None = None, sm_budget: int = DEFAULT_SM_BUDGET,
            runtime: str | Target | None = None, start_ops: int | None = None, start_merged: bool = False,
            guessed_from: int | None = None, **kwargs) -> tuple[str, Report]:
-    """Lower, write, then validate and simulate the written text for ``runtime`` (``TARGETS``; default: RCCL, or
+    """Lower, write, then validate and simulate the written text for ``runtime`` (``TARGETS``; default: the
+    fabric's vendor's, ``runtime_choice.default_runtime``, whose reason lands in ``Report.runtime_note``, or
     microsoft/msccl when ``dialect`` is msccl-tools'; the file is written in the runtime's dialect); raise XmlError
     naming the first problem rather than return a file that fails.
 
@@ -70,8 +72,10 @@ def export(topo: Topology, schedule: Schedule, dialect: str | None = None, sm_bu
     (``solvers.core.switch_paths.network_view``), which are verified again. A custom collective is refused
     (NotApplicable)."""
     _refuse_custom(schedule)
+    note = ""
     if runtime is None:
-        runtime = "msccl" if dialect == "msccl" else DEFAULT_TARGET
+        runtime, note = ("msccl", "the msccl-tools dialect is read by microsoft/msccl") if dialect == "msccl" \
+            else default_runtime(topo)
     limits = target(runtime)
     dialect = limits.dialect if dialect is None else dialect
     runtime_for(dialect, limits)                        # XmlError where the runtime reads another dialect
@@ -133,7 +137,7 @@ def export(topo: Topology, schedule: Schedule, dialect: str | None = None, sm_bu
         text = placed.text(dialect)
         report = check_xml(text, dialect, sm_budget, limits)
         if report.ok:
-            report.ops_per_tb, report.merged = ops, merge
+            report.ops_per_tb, report.merged, report.runtime_note = ops, merge, note
             return text, report
         raise XmlError(f"the exported XML fails its check for {limits.name}: {report.first}")
 

@@ -40,7 +40,8 @@ from . import _merged_guess, export
 from .check import Report, validate_header
 from .lower import _refuse_custom
 from .msccl_xml import algo_tag, parse_xml
-from .program import DEFAULT_SM_BUDGET, DEFAULT_TARGET, Target, XmlError, target
+from .program import DEFAULT_SM_BUDGET, Target, XmlError, target
+from .runtime_choice import default_runtime
 from .tuning import COPIES, PROTOCOL_COSTS, PROTOCOL_SOURCE, Choice, Plan, plan, saturating_copies
 
 ALGO_DIR = "msccl-algorithms"
@@ -109,7 +110,8 @@ def export_bundle(topo: Topology, schedule: Schedule, runtime: str | Target | No
                   execution: Execution | None = None, copies=COPIES, protocols=tuple(PROTOCOL_COSTS),
                   sm_budget: int = DEFAULT_SM_BUDGET, name: str | None = None,
                   progress: Callable[[str], None] | None = None, jobs: int | None = None) -> Bundle:
-    """The bundle of a verified ``schedule`` for ``runtime`` (default RCCL). A number of copies the target
+    """The bundle of a verified ``schedule`` for ``runtime`` (default: the fabric's vendor's,
+    ``runtime_choice.default_runtime``, named in the first note). A number of copies the target
     cannot hold (threadblocks, channels, steps) is dropped, with every larger one, and the ranges planned again
     without them; XmlError or NotApplicable (one line) when not even one copy fits. The count the plan is likely
     to pick (the fewest copies that saturate the links for some protocol, ``tuning.saturating_copies``) is always
@@ -120,7 +122,11 @@ def export_bundle(topo: Topology, schedule: Schedule, runtime: str | Target | No
     start at once, one copy is timed in every protocol meanwhile, and the one-copy program tells which copy counts
     can fit and are worth timing too."""
     _refuse_custom(schedule)
-    limits = target(runtime if runtime is not None else DEFAULT_TARGET)
+    notes = []
+    if runtime is None:
+        runtime, why = default_runtime(topo)
+        notes.append(f"runtime: {why}")
+    limits = target(runtime)
     coll = schedule.collective
     say = progress or (lambda _msg: None)
     places = (False,) if coll is Collective.ALLTOALL else (True, False)
@@ -130,7 +136,6 @@ def export_bundle(topo: Topology, schedule: Schedule, runtime: str | Target | No
     if jobs is None:
         jobs = (os.cpu_count() or 1) if schedule.count >= PARALLEL_MIN_TRANSFERS else 1
     timed: dict = {}                # the plan's candidate times, kept when it plans again
-    notes = []
     with _Builder(topo, schedule, jobs, sm_budget, limits, label, say) as build:
         for in_place in places:
             build.start((1, in_place))

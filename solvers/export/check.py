@@ -20,11 +20,15 @@ from .program import (DEFAULT_SM_BUDGET, KNOWN_COLLS, MAX_DEPENDENCY_TB, MAX_INT
                       XmlError, target)
 
 
-def runtime_for(dialect: str, runtime: "str | Target | None" = None) -> Target:
+def runtime_for(dialect: str, runtime: "str | Target | None" = None, step_types=()) -> Target:
     """The target a file is checked against: ``runtime`` when given (its dialect must be ``dialect``), else the
-    strictest reader of the dialect (RCCL for the executor dialect, microsoft/msccl for msccl-tools')."""
+    strictest runtime of the dialect whose kernels run every type in ``step_types`` (the file's): RCCL for the
+    executor dialect, or msccl-executor for a file with fused receive steps, which RCCL's kernels lack;
+    microsoft/msccl for msccl-tools' dialect."""
     if runtime is None:
-        return TARGETS["rccl" if dialect == "executor" else "msccl"]
+        if dialect != "executor":
+            return TARGETS["msccl"]
+        return TARGETS["rccl" if set(step_types) <= TARGETS["rccl"].kernel_steps else "msccl-executor"]
     t = target(runtime)
     if t.dialect != dialect:
         raise XmlError(f"the {t.name} runtime reads the {t.dialect} dialect, not {dialect}")
@@ -35,7 +39,7 @@ def validate(algo: Algo, dialect: str = "executor", sm_budget: int = DEFAULT_SM_
              runtime: "str | Target | None" = None) -> list[str]:
     """The runtime parser's rules and the limits of ``runtime`` (``runtime_for``; notes section 3.10/3.11) plus
     our semantic ones; the problems found, first one first (empty when the file is sound for the parser)."""
-    limits = runtime_for(dialect, runtime)
+    limits = runtime_for(dialect, runtime, {st.type for g in algo.gpus for t in g.tbs for st in t.steps})
     errs = validate_header(algo, dialect)
     errs += _validate_body(algo, sm_budget, limits)
     return errs
@@ -364,7 +368,8 @@ def _postcondition(algo: Algo, bufs, per, in_place) -> list[str]:
 @dataclass
 class Report:
     """What ``check_xml`` found: ``runtime`` the target checked against, ``tbs_per_rank`` and
-    ``steps_per_tb`` the largest counts the file uses (against the target's limits). (*) A file that passed
+    ``steps_per_tb`` the largest counts the file uses (against the target's limits), ``step_types`` the step
+    types it uses (in ``STEP_TYPES`` order; every one must be among the target's ``kernel_steps``). (*) A file that passed
     in columns (``flat``) keeps only its ``<algo>`` attributes in ``program`` (no GPUs): ``full_program()``
     gives the whole program either way."""
 
@@ -381,6 +386,8 @@ class Report:
     ops_per_tb: int = 0         # set by ``export``: the instructions per threadblock the lowering used
     merged: bool = False        # set by ``export``: whether it merged send and receive threadblocks
     flat: FlatProgram | None = field(default=None, repr=False, compare=False)   # the file as columns, when read so
+    step_types: tuple = ()
+    runtime_note: str = ""      # set by ``export``: why it wrote for ``runtime`` when none was named
 
     @property
     def first(self) -> str:
@@ -394,7 +401,8 @@ class Report:
 @gc_paused()
 def check_xml(text: str, dialect: str | None = None, sm_budget: int = DEFAULT_SM_BUDGET,
               runtime: "str | Target | None" = None) -> Report:
-    """Validate (parser rules and the limits of ``runtime``, ``runtime_for``) and, when that passes, simulate
+    """Validate (parser rules and the limits and kernels of ``runtime``, by default the strictest runtime that
+    runs the file's step types, ``runtime_for``) and, when that passes, simulate
     (deadlock, FIFO matching, postcondition). Without a dialect, the runtime's is read (or it is guessed).
 
     A file written exactly as ``to_xml`` writes it is read into columns (``flat.read_flat``) and checked there
@@ -407,23 +415,29 @@ def check_xml(text: str, dialect: str | None = None, sm_budget: int = DEFAULT_SM
         got = read_flat(text, dialect)
         if got is None:
             algo, dialect = parse_xml(text, dialect)
+            types = {st.type for g in algo.gpus for t in g.tbs for st in t.steps}
         else:
             flat, dialect = got
-        limits = runtime_for(dialect, runtime)
+            types = {STEP_TYPES[k] for k in np.unique(flat.steps["type"]).tolist()}
+        limits = runtime_for(dialect, runtime, types)
     except (XmlError, ValueError) as exc:
         return Report(False, dialect or "?", [str(exc)], 0, 0, 0)
     if flat is not None:
         if not validate_header(flat.header, dialect) and sound(flat, sm_budget, limits) and runs(flat):
             tb_len = flat.tb_len
             per_rank = np.bincount(flat.tb_gpu, minlength=len(flat.gpu_id))
+            used = np.unique(flat.steps["type"]).tolist()
             return Report(True, dialect, [], flat.header.ngpus, len(tb_len), int(flat.tb_start[-1]), limits.name,
-                          int(per_rank.max(initial=0)), int(tb_len.max(initial=0)), flat.header, flat=flat)
+                          int(per_rank.max(initial=0)), int(tb_len.max(initial=0)), flat.header, flat=flat,
+                          step_types=tuple(STEP_TYPES[k] for k in used))
         algo = flat.to_algo()             # the object checker names the problem
     problems = validate(algo, dialect, sm_budget, limits)
     if not problems:
         problems = simulate(algo)
     tbs = sum(len(g.tbs) for g in algo.gpus)
     steps = sum(len(t.steps) for g in algo.gpus for t in g.tbs)
+    used = {st.type for g in algo.gpus for t in g.tbs for st in t.steps}
     return Report(not problems, dialect, problems, algo.ngpus, tbs, steps, limits.name,
                   max((len(g.tbs) for g in algo.gpus), default=0),
-                  max((len(t.steps) for g in algo.gpus for t in g.tbs), default=0), algo)
+                  max((len(t.steps) for g in algo.gpus for t in g.tbs), default=0), algo,
+                  step_types=tuple(k for k in STEP_TYPES if k in used) + tuple(sorted(used - set(STEP_TYPES))))

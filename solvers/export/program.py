@@ -91,7 +91,6 @@ TARGETS = {t.name: t for t in (
            "microsoft/msccl src/collectives/device/msccl_interpreter.h: every step type, MSCCL_RES_ADD ('ra') "
            "included"),
 )}
-DEFAULT_TARGET = "rccl"
 
 
 def target(name: "str | Target") -> Target:
