@@ -140,6 +140,8 @@ def export_bundle(topo: Topology, schedule: Schedule, runtime: str | Target | No
         for in_place in places:
             build.start((1, in_place))
         model = Model(topo, schedule, execution)           # meanwhile the workers build the one-copy programs
+        if not limits.full_ops:        # its files reduce through scratch: a local pass per reduced byte
+            model = model.with_local_reductions()
 
         def fitting() -> list[int]:
             """The copy counts that can fit, from the one-copy program (raises when it does not fit); the

@@ -19,7 +19,10 @@ those prices. For each size of a grid from 1 KiB to 4 GiB the fastest candidate 
 copies within 1% of it are preferred (fewer threadblocks, same speed); neighbouring sizes with the same winner
 form one range (copies beyond the point where the cap stops binding give the same prices, which are timed once).
 Ranges meet halfway (geometrically) between grid sizes, start at 0 and end without an upper
-limit (maxBytes 0 in the executors' dialect).
+limit (maxBytes 0 in the executors' dialect). For a runtime without fused receive-reduce steps (RCCL) the bundle
+plans on ``Model.with_local_reductions()``: every reduced byte also costs the receiving threadblocks a local pass,
+c copies reducing at c x ``solvers.runtime.LOCAL_REDUCE_GBS``, whatever the protocol (the ``re`` step is local,
+not a send).
 """
 from __future__ import annotations
 
@@ -164,12 +167,15 @@ def plan(topo: Topology, schedule: Schedule, *, execution: Execution | None = No
     out = Plan(schedule.collective, sizes)
     timed = {} if timed is None else timed      # candidates with the same link prices have the same times
     prices_of, todo = {}, {}         # candidate -> its link prices; link prices not timed yet -> their model
+    local = base.local_reduce_gbs          # reductions through scratch: c copies reduce on c threadblocks
     for name in protocols:
         for c in sorted(set(copies)):
             alpha, per_byte = candidate_prices(base, PROTOCOL_COSTS[name], c)
-            prices_of[(name, c)] = prices = (sizes, *_prices_key(alpha, per_byte))
+            prices_of[(name, c)] = prices = (sizes, *_prices_key(alpha, per_byte), local and c * local)
             if prices not in timed and prices not in todo:
                 todo[prices] = base.with_link_prices(alpha, per_byte)
+                if local is not None:
+                    todo[prices] = todo[prices].with_local_reductions(c * local)
     if time_many is not None and len(todo) > 1:
         time_many(todo, sizes, between, timed)
     else:

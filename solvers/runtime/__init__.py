@@ -14,7 +14,16 @@ Semantics (one paragraph for users; the Learn page says the same):
   ``Execution.max_slices``, and no slice below ``Execution.min_slice_bytes``) and keeps the fastest.
 
 Not modelled: protocol overheads beyond alpha (LL flags, LL128 packing), congestion control, GPU compute
-(reductions and copies are free), and the runtime's limits on threadblocks; a link is either busy or free.
+(reductions and copies are free, except as below), and the runtime's limits on threadblocks; a link is either
+busy or free.
+
+Local reductions. A runtime whose kernels have no fused receive-reduce steps (RCCL: ``solvers.export`` lowers
+each reducing receive as ``r`` into scratch and an ``re`` on the same threadblock) pays for every reduced byte
+a second pass of the receiving threadblock: ``Model.with_local_reductions(gbs)`` adds reduced bytes / gbs to
+each message that reduces, on its link (the threadblock that serves the connection runs ``r``, ``re``, ``r``,
+``re``, so the next receive on that link waits for the reduction). ``LOCAL_REDUCE_GBS`` = 40 GB/s: the most one
+threadblock moves in NCCL's own model (the Simple protocol's per-channel speed, ``solvers.export.tuning``), i.e.
+0.025 us per KB reduced; no extra alpha (the ``re`` waits for no peer).
 
 Link prices. ``Execution()`` uses each link's own alpha and bandwidth; ``Execution.alpha_beta(alpha_us, B)``
 charges alpha for every send a compute node makes (a switch forwards without a new alpha, so a GPU-to-GPU send
@@ -41,6 +50,7 @@ from .engine import Layout, WaveRun, run_waves
 
 __all__ = ["Execution", "Model", "RuntimeResult", "bound_time_us", "busbw_factor", "message_graph", "simulate"]
 
+LOCAL_REDUCE_GBS = 40.0      # a threadblock's local reduction rate (module docstring, "Local reductions")
 MAX_CELLS = 32_000_000       # floats held per batch of sizes (the wave state of every size simulated at once)
 BOUND_SLACK = 1e-9           # a depth is skipped only where its lower bound beats the best time by this share
 
@@ -139,9 +149,29 @@ class Model:
         alpha, per_byte = self.execution.link_prices(topo)
         self._alpha, self._per_byte = alpha[self.graph.link], per_byte[self.graph.link]
         self.n = topo.n
+        self.local_reduce_gbs: float | None = None     # ``with_local_reductions``
+
+    def _local_extra(self) -> np.ndarray | float:
+        """Microseconds per shard-byte unit each message adds for its local reductions (module docstring)."""
+        g = self.graph
+        if self.local_reduce_gbs is None or g.reduced is None or not g.size:
+            return 0.0
+        return g.reduced / np.maximum(g.load, 1e-300) / (self.local_reduce_gbs * 1e3)
+
+    def with_local_reductions(self, gbs: float = LOCAL_REDUCE_GBS) -> "Model":
+        """The same schedule run by a kernel without fused receive-reduce steps: every reduced byte costs a
+        further 1 / ``gbs`` on its message's link (module docstring, "Local reductions"); kept by
+        ``with_link_prices`` and ``with_execution``."""
+        if not gbs > 0:
+            raise ValueError("the local reduction rate must be positive")
+        out = Model(self.topo, self.schedule, self.execution, self.graph)
+        out._alpha, out.local_reduce_gbs = self._alpha, float(gbs)
+        out._per_byte = self._per_byte - self._local_extra() + out._local_extra()
+        return out
 
     def with_execution(self, execution: Execution) -> "Model":
-        return Model(self.topo, self.schedule, execution, self.graph)
+        out = Model(self.topo, self.schedule, execution, self.graph)
+        return out if self.local_reduce_gbs is None else out.with_local_reductions(self.local_reduce_gbs)
 
     def with_link_prices(self, alpha_us: np.ndarray, us_per_byte: np.ndarray) -> "Model":
         """The same schedule with every link's alpha and microseconds per byte replaced (arrays indexed by link;
@@ -152,7 +182,8 @@ class Model:
         if np.any(alpha_us < 0) or np.any(~(us_per_byte > 0)):
             raise ValueError("alphas must be non-negative and prices per byte positive")
         out = Model(self.topo, self.schedule, self.execution, self.graph)
-        out._alpha, out._per_byte = alpha_us[self.graph.link], us_per_byte[self.graph.link]
+        out.local_reduce_gbs = self.local_reduce_gbs
+        out._alpha, out._per_byte = alpha_us[self.graph.link], us_per_byte[self.graph.link] + out._local_extra()
         return out
 
     # -- the pipelining depth

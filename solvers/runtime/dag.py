@@ -49,6 +49,7 @@ class MessageGraph:
     src: np.ndarray           # sender node of each message
     dst: np.ndarray           # receiver node of each message
     transfers: int
+    reduced: np.ndarray | None = None   # float64: of ``load``, the shards the receiver reduces into its copy
 
     @property
     def size(self) -> int:
@@ -105,6 +106,7 @@ def message_graph(topo: Topology, schedule: Schedule) -> MessageGraph:
     n_msg = len(heads)
     width = (hi - lo) if lo.dtype != object else np.array([float(x) for x in hi - lo])
     m_load = np.bincount(msg_of, weights=np.asarray(width, dtype=np.float64) / float(one), minlength=n_msg)
+    m_reduced = np.bincount(msg_of, weights=np.asarray(width, dtype=np.float64) * red / float(one), minlength=n_msg)
 
     src, dst = link_src[link], link_dst[link]
     is_switch = np.array([not topo.is_compute(v) for v in range(topo.num_nodes)], dtype=bool)
@@ -117,7 +119,7 @@ def message_graph(topo: Topology, schedule: Schedule) -> MessageGraph:
     else:
         ptr, deps = _dependencies_in_columns(order, step, shard, lo, hi, red, src, dst, is_switch, senders, msg_of,
                                              n_msg)
-    return MessageGraph(m_step, m_link, m_load, ptr, deps, link_src[m_link], link_dst[m_link], n_tr)
+    return MessageGraph(m_step, m_link, m_load, ptr, deps, link_src[m_link], link_dst[m_link], n_tr, m_reduced)
 
 
 def _dependencies_by_piece(order, step, shard, lo, hi, red, src, dst, is_switch, senders, msg_of, n_msg):

@@ -44,11 +44,13 @@ def add_parsers(sub) -> None:
                             help="lower a verified schedule to MSCCL XML (validated and simulated)")
     export.add_argument("--collective", default="allgather",
                         help="allgather | reduce_scatter | allreduce | alltoall (teccl)")
-    export.add_argument("--format", default="msccl", choices=["msccl", "bundle", "mscclpp"],
+    export.add_argument("--format", default="msccl", choices=["msccl", "bundle", "mscclpp", "nccl-graph"],
                         help="msccl: one MSCCL XML file; bundle: a zip (needs -o) with one checked file per size "
                              "range and call placement, protocol and copies chosen with the runtime model, and a "
                              "README saying how to load it; mscclpp: an MSCCL++ execution plan (JSON) of the same "
-                             "program, checked by check-plan's reader and simulator")
+                             "program, checked by check-plan's reader and simulator; nccl-graph: one host's rings "
+                             "and trees (--algo ring or dbt) as an NCCL graph file for plain NCCL/RCCL "
+                             "(NCCL_GRAPH_FILE), read back and checked")
     export.add_argument("--runtime", default=None, choices=["rccl", "msccl-executor", "msccl"],
                         help="the runtime that loads the file, whose limits it must meet: rccl (default, the "
                              "strictest: 64 steps per threadblock, 64 threadblocks per rank), msccl-executor "
@@ -161,6 +163,8 @@ def export(args) -> int:
         return _export_bundle(args)
     if args.format == "mscclpp":
         return _export_plan(args)
+    if args.format == "nccl-graph":
+        return _export_graph(args)
     result, name, in_place = _schedule_for_export(args)
     try:           # result.topology: TACOS schedules the unwound fabric
         text, report = to_msccl(result.topology, result.schedule, args.dialect, args.sm_budget, args.runtime,
@@ -256,6 +260,29 @@ def _export_plan(args) -> int:
               file=sys.stderr)
     else:
         sys.stdout.write(text)
+    return 0
+
+
+def _export_graph(args) -> int:
+    """``--format nccl-graph``: the NCCL graph file of the design's first host (``solvers.export.nccl_graph``),
+    its rings the ``ring`` synthesizer's and its trees dbt's, read back and checked before it is written."""
+    from solvers.core.errors import NotApplicable
+    from solvers.export.nccl_graph import GraphError, export_graph
+
+    if args.algo not in ("ring", "dbt"):
+        raise UsageError(f"an NCCL graph file holds NCCL's rings and trees: use --algo ring or dbt, not {args.algo}")
+    if args.dialect is not None or args.runtime is not None:
+        raise UsageError("an NCCL graph file has no MSCCL dialect or runtime: drop --dialect/--runtime")
+    topo = load(args.expr, max_nodes=args.max_nodes)
+    try:
+        text, report = export_graph(topo)
+    except (GraphError, NotApplicable) as exc:
+        raise UsageError(str(exc)) from None
+    if args.output:
+        write_atomically(args.output, text.encode("utf-8"))
+    else:
+        sys.stdout.write(text)
+    print(f"wrote {args.output or 'standard output'}: {report.summary(args.output or '<file>')}", file=sys.stderr)
     return 0
 
 
