@@ -40,7 +40,7 @@ def add_parsers(sub) -> None:
     cache = sub.add_parser("cache", help="the results cache: where it is and what it holds, or clear it")
     cache.add_argument("action", choices=["info", "clear"])
 
-    export = sub.add_parser("export", parents=[design, progress],
+    export = sub.add_parser("export", parents=[design, progress, as_json],
                             help="lower a verified schedule to MSCCL XML (validated and simulated)")
     export.add_argument("--collective", default="allgather",
                         help="allgather | reduce_scatter | allreduce | alltoall (teccl)")
@@ -52,10 +52,12 @@ def add_parsers(sub) -> None:
                              "and trees (--algo ring or dbt) as an NCCL graph file for plain NCCL/RCCL "
                              "(NCCL_GRAPH_FILE), read back and checked")
     export.add_argument("--runtime", default=None, choices=["rccl", "msccl-executor", "msccl"],
-                        help="the runtime that loads the file, whose limits it must meet: rccl (default, the "
-                             "strictest: 64 steps per threadblock, 64 threadblocks per rank), msccl-executor "
-                             "(msccl-executor-nccl), msccl (the original runtime, msccl-tools' dialect; the "
-                             "default with --dialect msccl)")
+                        help="the runtime that loads the file, whose reader limits and kernel step types it must "
+                             "meet: rccl (AMD; 64 steps per threadblock, 64 threadblocks per rank, no fused "
+                             "receive steps), msccl-executor (msccl-executor-nccl on NVIDIA's NCCL), msccl (the "
+                             "original runtime, msccl-tools' dialect; the default with --dialect msccl). Default: "
+                             "rccl for AMD fabrics (mi250), msccl-executor for NVIDIA fabrics and direct-connect "
+                             "designs")
     export.add_argument("--dialect", default=None, choices=["executor", "msccl"],
                         help="the attribute dialect (default: the runtime's; executor for rccl and msccl-executor)")
     export.add_argument("--proto", default="Simple", choices=["Simple", "LL", "LL128"])
@@ -101,8 +103,10 @@ def add_parsers(sub) -> None:
     check = sub.add_parser("check-xml", parents=[as_json], help="validate and simulate any MSCCL XML file")
     check.add_argument("file")
     check.add_argument("--runtime", default=None, choices=["rccl", "msccl-executor", "msccl"],
-                       help="check against this runtime's limits (default: the strictest reader of the file's "
-                            "dialect: rccl for the executor dialect, msccl for msccl-tools')")
+                       help="check against this runtime's reader limits and kernel step types (default: the "
+                            "strictest runtime of the file's dialect that runs its step types: rccl for the "
+                            "executor dialect, msccl-executor when the file has fused receive steps (rcs, rrs, rrc, "
+                            "rrcs), which RCCL's kernels lack; msccl for msccl-tools')")
     check.add_argument("--dialect", default=None, choices=["executor", "msccl"],
                        help="the parser to check against (default: guessed from the attributes)")
     check.add_argument("--sm-budget", type=int, default=108)
@@ -159,6 +163,8 @@ def export(args) -> int:
     from solvers.core.errors import NotApplicable
     from solvers.export import XmlError, export as to_msccl
 
+    if args.json and args.format != "msccl":
+        raise UsageError("--json prints the summary of one MSCCL file (--format msccl)")
     if args.format == "bundle":
         return _export_bundle(args)
     if args.format == "mscclpp":
@@ -172,13 +178,23 @@ def export(args) -> int:
                                 name=name)
     except (XmlError, NotApplicable) as exc:
         raise UsageError(str(exc)) from None
+    if args.json and not args.output:
+        raise UsageError("--json prints a summary of the file: give -o FILE for the file itself")
     if args.output:
         write_atomically(args.output, text.encode("utf-8"))
-        print(f"wrote {args.output}: {report.ranks} ranks, {report.threadblocks} threadblocks, {report.steps} steps, "
-              f"validated and simulated for {report.runtime} ({report.dialect} dialect; at most {report.tbs_per_rank} "
-              f"threadblocks per rank and {report.steps_per_tb} steps per threadblock)", file=sys.stderr)
     else:
         sys.stdout.write(text)
+    where = args.output or "standard output"
+    why = f" ({report.runtime_note})" if report.runtime_note else ""
+    print(f"wrote {where}: {report.ranks} ranks, {report.threadblocks} threadblocks, {report.steps} steps, "
+          f"validated and simulated for {report.runtime}{why}; {report.dialect} dialect; at most "
+          f"{report.tbs_per_rank} threadblocks per rank and {report.steps_per_tb} steps per threadblock; step types "
+          f"{' '.join(report.step_types)}", file=sys.stderr)
+    if args.json:
+        print(json.dumps({"file": args.output, "runtime": report.runtime, "runtime_note": report.runtime_note,
+                          "dialect": report.dialect, "step_types": list(report.step_types), "ranks": report.ranks,
+                          "threadblocks": report.threadblocks, "steps": report.steps,
+                          "tbs_per_rank": report.tbs_per_rank, "steps_per_tb": report.steps_per_tb}))
     return 0
 
 
@@ -393,10 +409,11 @@ def check_xml(args) -> int:
     return _verdict(args, report.ok, report.first,
                     {"ok": report.ok, "dialect": report.dialect, "runtime": report.runtime,
                      "problems": report.problems, "ranks": report.ranks, "threadblocks": report.threadblocks,
-                     "steps": report.steps, "tbs_per_rank": report.tbs_per_rank, "steps_per_tb": report.steps_per_tb},
-                    f"ok: {report.ranks} ranks, {report.threadblocks} threadblocks, {report.steps} steps "
-                    f"({report.dialect} dialect, {report.runtime}'s limits): the parser's rules hold and the "
-                    "simulation ends in the collective")
+                     "steps": report.steps, "tbs_per_rank": report.tbs_per_rank, "steps_per_tb": report.steps_per_tb,
+                     "step_types": list(report.step_types)},
+                    f"ok: {report.ranks} ranks, {report.threadblocks} threadblocks, {report.steps} steps, step types "
+                    f"{' '.join(report.step_types)} ({report.dialect} dialect, {report.runtime}'s limits and "
+                    "kernels): the parser's rules hold and the simulation ends in the collective")
 
 
 COMMANDS = {"schedule": schedule, "cache": cache, "export": export, "compare": compare, "check-xml": check_xml,
