@@ -458,7 +458,9 @@ def step_runtime_model(work: workload.Workload) -> None:
         "loops over a large buffer: slice k's step t runs in wave k + t and a link serves its sends in wave order, "
         "so one slice's late steps overlap the next slice's early ones. The model tries P = 1, 2, 4, ... and keeps "
         "the fastest. Not modelled: protocol overheads beyond alpha (NCCL's LL and LL128 flags and packing), "
-        "congestion control, and GPU compute (reductions and copies are free); a link is either busy or free. "
+        "congestion control, and GPU compute (reductions and copies are free, except that an export for RCCL, "
+        "whose kernels reduce in a local step after each receive, is planned with that pass at 40 GB/s per "
+        "copy); a link is either busy or free. "
         "The papers' step model, steps × alpha + tb_factor × M/B, makes every step wait for the slowest link of "
         "the step before and never pipelines; it is shown beside the model as a second figure.")
     c1, c2, c3 = st.columns([2, 2, 1])
