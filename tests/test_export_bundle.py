@@ -35,10 +35,12 @@ def test_copies_and_instances_simulate_in_and_out_of_place(coll, copies, instanc
     topo, schedule = _schedule("gkautz(2,8)", "bfb", coll)
     one = lower(topo, schedule)
     for in_place in (True, False):
-        algo = lower(topo, schedule, copies=copies, instances=instances, in_place=in_place)
-        assert simulate(algo) == [], (coll, copies, instances, in_place)
-        assert algo.nchunksperloop == one.nchunksperloop * copies * instances
-        assert check_xml(to_xml(algo), runtime="rccl").ok
+        for full_ops, runtime in ((True, "msccl-executor"), (False, "rccl")):
+            algo = lower(topo, schedule, copies=copies, instances=instances, in_place=in_place, full_ops=full_ops,
+                         ops_per_tb=20)           # an r and an re per reduction: within RCCL's 64 steps
+            assert simulate(algo) == [], (coll, copies, instances, in_place)
+            assert algo.nchunksperloop == one.nchunksperloop * copies * instances
+            assert check_xml(to_xml(algo), runtime=runtime).ok
     # copies run on threadblocks of their own: c times the send/receive threadblocks of one copy
     both = lower(topo, schedule, copies=copies, instances=instances)
     peers = sum(1 for g in one.gpus for t in g.tbs if t.send >= 0 or t.recv >= 0)
@@ -48,11 +50,12 @@ def test_copies_and_instances_simulate_in_and_out_of_place(coll, copies, instanc
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(n=st.integers(5, 11), jumps=st.sets(st.integers(2, 4), max_size=1),
        coll=st.sampled_from(["allgather", "reduce_scatter", "allreduce"]), copies=st.integers(1, 3),
-       instances=st.integers(1, 2), in_place=st.booleans())
-def test_random_circulants_lower_to_programs_that_do_the_collective(n, jumps, coll, copies, instances, in_place):
+       instances=st.integers(1, 2), in_place=st.booleans(), full_ops=st.booleans())
+def test_random_circulants_lower_to_programs_that_do_the_collective(n, jumps, coll, copies, instances, in_place,
+                                                                    full_ops):
     topo = load(f"circulant({n},[{','.join(map(str, sorted(jumps | {1})))}])")     # jump 1: connected
     schedule = synthesize(topo, "bfb", coll).schedule
-    algo = lower(topo, schedule, copies=copies, instances=instances, in_place=in_place)
+    algo = lower(topo, schedule, copies=copies, instances=instances, in_place=in_place, full_ops=full_ops)
     assert simulate(algo) == []
 
 

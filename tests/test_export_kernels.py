@@ -150,6 +150,8 @@ def test_an_rccl_bundle_is_planned_with_the_local_reductions():
     full = export_bundle(topo, schedule, "msccl-executor", execution=prices, jobs=1)
     for f in rccl.files:
         assert set(f.report.step_types) <= RCCL_STEPS and "re" in f.report.step_types
+    assert "Step types used: s r cpy re nop (the kernels of rccl run s r cpy re nop)" in rccl.readme
+    assert "Step types used: s r rrc" in full.readme
     big = rccl.plan.sizes.index(1 << 30)
     assert rccl.plan.best_us()[big] > full.plan.best_us()[big] * 1.05      # the extra pass shows at 1 GiB
     assert np.all(rccl.plan.best_us() >= full.plan.best_us() - 1e-9)

@@ -42,9 +42,9 @@ from .lower import _refuse_custom
 from .msccl_xml import algo_tag, parse_xml
 from .program import DEFAULT_SM_BUDGET, Target, XmlError, target
 from .runtime_choice import default_runtime
-from .tuning import COPIES, PROTOCOL_COSTS, PROTOCOL_SOURCE, Choice, Plan, plan, saturating_copies
+from .bundle_readme import ALGO_DIR, readme
+from .tuning import COPIES, PROTOCOL_COSTS, Choice, Plan, plan, saturating_copies
 
-ALGO_DIR = "msccl-algorithms"
 LEGACY_MAX_BYTES = 1 << 40        # the msccl-tools dialect has no maxBytes; the IR keeps 1 TiB there
 
 
@@ -87,7 +87,7 @@ class Bundle:
 
     @property
     def readme(self) -> str:
-        return _readme(self)
+        return readme(self)
 
     def zip_bytes(self) -> bytes:
         buf = io.BytesIO()
@@ -558,45 +558,3 @@ def _retitled(text: str, report: Report, ch: Choice, in_place: bool, limits: Tar
     place = "inplace" if in_place else "outofplace"
     path = f"{ALGO_DIR}/{stem}.{ch.proto}.x{ch.copies}.{place}.{ch.min_bytes}-{hi}.xml"
     return BundleFile(path, new, report, ch, in_place, whole.nchunksperloop)
-
-
-_ENABLE = {
-    "rccl": ["export RCCL_MSCCL_ENABLE=1        # RCCL's default",
-             "export RCCL_MSCCL_FORCE_ENABLE=1  # use the files on GPUs where RCCL does not enable MSCCL itself",
-             f"export MSCCL_ALGO_DIR=$PWD/{ALGO_DIR}"],
-    "msccl-executor": ["export NCCL_MSCCL_ENABLE=1        # the default",
-                       f"export MSCCL_ALGO_DIR=$PWD/{ALGO_DIR}",
-                       "# its internal scheduler only picks files where NCCL's topology detection enables MSCCL;",
-                       "# elsewhere load them through an external scheduler (MSCCL_SCHEDULER=libmsccl-scheduler.so)"],
-    "msccl": [f"export MSCCL_XML_FILES=$(ls $PWD/{ALGO_DIR}/*.xml | paste -sd:)",
-              "export NCCL_ALGO=MSCCL,RING,TREE"],
-}
-
-
-def _readme(b: Bundle) -> str:
-    lines = [f"# {b.root}: MSCCL programs for {b.runtime}", "",
-             f"{b.collective.value} on {b.files[0].report.ranks if b.files else '?'} ranks, written by Topology "
-             "Studio. Every file was validated against the runtime's reader rules and limits and simulated "
-             "symbolically before it was written.", "",
-             "## Enable", "", "```sh", *_ENABLE[b.runtime], "```", "",
-             "A call runs a file when its collective and number of ranks match, minBytes <= bytes <= maxBytes "
-             "(maxBytes 0: no upper limit; allgather and reduce-scatter count the whole buffer), its element count "
-             "is a multiple of the file's nchunksperloop, and its placement (in place or out of place) matches. "
-             "Any other call runs the runtime's own algorithms without a word: check the runtime's debug log "
-             "(NCCL_DEBUG=INFO) to see which calls used these files.", "",
-             "## Files", "",
-             "| file | call | protocol | copies | bytes | count multiple of | threadblocks/rank | steps/threadblock "
-             "| modelled time (us) |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    for f, row in zip(b.files, b.rows()):
-        lines.append(f"| {row['file']} | {row['call']} | {row['protocol']} | {row['copies']} | "
-                     f"{row['min_bytes']}..{row['max_bytes']} | {row['count_multiple_of']} | "
-                     f"{row['threadblocks_per_rank']} | {row['steps_per_threadblock']} | "
-                     f"{row['modelled_us_low']} at {f.choice.sizes[0]} B .. {row['modelled_us_high']} at "
-                     f"{f.choice.sizes[-1]} B |")
-    lines += ["", "Protocols and copies were chosen per size range with the studio's runtime model, charging each "
-              f"protocol's costs from NCCL's tuning model ({PROTOCOL_SOURCE}). The times are the model's, not "
-              "measurements."]
-    if b.notes:
-        lines += ["", "## Notes", ""] + [f"- {n}" for n in b.notes]
-    return "\n".join(lines) + "\n"
