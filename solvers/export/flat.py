@@ -3,8 +3,10 @@
 A 256-rank program has about a million steps; reading them into ``Step`` objects and checking them one by one
 costs seconds, while the same file as columns (one row per step, per threadblock and per rank) is checked by a few
 array passes (``flat_check``). ``read_flat`` accepts exactly the files ``msccl_xml._read_as_written`` reads line
-by line, minus any step whose type or buffer is not a known word and any value of more than 18 digits (so every
-value fits 64 bits); for anything else it gives None and the caller reads the file into objects as before. It
+by line, minus any step whose type or buffer is not a known word, any value of more than 18 digits (so every
+value fits 64 bits) and any value with a leading zero (``010``: the runtimes read integers with
+``strtol(str, NULL, 0)``, to which that is octal 8; ``to_xml`` never writes one, and ``msccl_xml.parse_xml``
+names it); for anything else it gives None and the caller reads the file into objects as before. It
 makes no Python object per value: the body's digits all read as 0 leave a few distinct line shapes, each matched
 once against the line formats; the lines of one shape have their values at the same places, so each value of a
 shape is read for all its lines at once. ``FlatProgram.to_algo`` gives the very objects ``parse_xml`` would
@@ -17,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .msccl_xml import _algo, _parse
+from .msccl_xml import Lines, _algo, _parse, check_references
 from .program import STEP_TYPES, Algo, Gpu, Step, Tb, XmlError
 
 TYPE_CODE = {name: k for k, name in enumerate(STEP_TYPES)}
@@ -99,7 +101,9 @@ def read_flat(text: str, dialect: str | None) -> tuple[FlatProgram, str] | None:
         return None
     if len(head) or head.text is not None:
         return None
-    header, dialect = _algo(head.attrib, dialect)
+    if "&" in first:
+        check_references(first)
+    header, dialect = _algo(head, dialect, Lines(first + "</algo>", head))
     # the body line by line without a Python object per value: every digit is read as 0, so the distinct line
     # shapes are few and each is matched once; the values are then every run of digits and minus signs, in order
     # (no other character of a line written so is one of those)
@@ -128,6 +132,8 @@ def read_flat(text: str, dialect: str | None) -> tuple[FlatProgram, str] | None:
     at = np.cumsum(per_line) - per_line                    # each line's first value
     values = _values(np.frombuffer(raw, np.uint8), np.array([len(s) + 1 for s in code])[line_code], line_code,
                      runs, at, int(per_line.sum()))
+    if values is None:                                     # a value with a leading zero
+        return None
     is_step = line_kind == ord("S")
     first = at[is_step]
     word = np.array(words, dtype=np.int64).reshape(-1, 3)[line_code[is_step]]
@@ -143,10 +149,12 @@ def read_flat(text: str, dialect: str | None) -> tuple[FlatProgram, str] | None:
 
 
 def _values(body: np.ndarray, length: np.ndarray, line_code: np.ndarray, runs: list, at: np.ndarray,
-            total: int) -> np.ndarray:
+            total: int) -> np.ndarray | None:
     """Every value of the body in order (``length``: of each line with its newline; ``at``: each line's first
-    value). The lines of one shape have their values at the same places (``runs``: per shape, each value's first
-    digit, its digits and sign), so each value of a shape is read for all its lines at once, digit by digit."""
+    value); None when a value of more than one digit starts with 0, which the runtime reads as octal (or stops
+    at an 8 or 9) where this reads decimal. The lines of one shape have their values at the same places
+    (``runs``: per shape, each value's first digit, its digits and sign), so each value of a shape is read for
+    all its lines at once, digit by digit."""
     line_start = np.cumsum(length) - length
     order = np.argsort(line_code, kind="stable")
     bounds = np.searchsorted(line_code[order], np.arange(len(runs) + 1))
@@ -157,6 +165,8 @@ def _values(body: np.ndarray, length: np.ndarray, line_code: np.ndarray, runs: l
         for r, (pos, width, negative) in enumerate(shape_runs):
             where = start + pos
             value = np.take(body, where).astype(np.int64) - ord("0")
+            if width > 1 and not value.all():      # "010": octal 8 to strtol; parse_xml names it
+                return None
             for _ in range(1, width):               # Horner's rule, one digit of every line at a time
                 where += 1
                 value *= 10

@@ -1,15 +1,24 @@
 """MSCCL XML text: writing the program IR of ``program.py`` in both dialects (``to_xml``) and reading any file
 back as the runtime parser would (``parse_xml``); notes/msccl-xml-and-anchors.md section 3. Named ``msccl_xml``
 so that it never shadows the standard library's ``xml`` package.
+
+Every integer attribute is read as the runtimes read it, with ``strtol(str, NULL, 0)`` on the text between the
+quotes (``c_numbers``: ROCm/rccl and Azure/msccl-executor-nccl ``msccl_parser.h`` ``mscclXmlGetAttrInt``); a
+value the runtime reads otherwise than the decimal number it shows (``010`` is 8 to the runtime, ``0_1`` is 0,
+``&#49;`` is 0: the runtime decodes no XML reference) is an XmlError naming the line, the element, the
+attribute and both readings.
 """
 from __future__ import annotations
 
+import html
 import re
 import xml.etree.ElementTree as ET
+from xml.parsers import expat
 
 from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import fromstring as _defused_fromstring
 
+from .c_numbers import number, plain_reading, read_int, show, strtol_reading
 from .program import DIALECT_COLL, Algo, Gpu, Step, Tb, XmlError
 
 
@@ -57,6 +66,9 @@ _ALGO_REQUIRED = {"executor": ("nchunksperloop", "nchannels", "ngpus", "proto", 
                                "inplace", "outofplace"),
                   "msccl": ("name", "ngpus", "nchunksperloop", "nchannels", "proto", "coll", "inplace")}
 _STEP_ATTRS = ("s", "type", "srcbuf", "srcoff", "dstbuf", "dstoff", "cnt", "depid", "deps", "hasdep")
+INT_ATTRS = {"algo": ("nchannels", "nchunksperloop", "ngpus", "inplace", "outofplace", "minBytes", "maxBytes"),
+             "gpu": ("id", "i_chunks", "o_chunks", "s_chunks"), "tb": ("id", "send", "recv", "chan"),
+             "step": ("s", "srcoff", "dstoff", "cnt", "depid", "deps", "hasdep")}
 
 
 def _parse(text: str) -> ET.Element:
@@ -90,36 +102,41 @@ def parse_xml(text: str, dialect: str | None = None) -> tuple[Algo, str]:
     root = _parse(text)
     if root.tag != "algo":
         raise XmlError(f"the top element is <{root.tag}>, not <algo>")
-    algo, dialect = _algo(root.attrib, dialect)
+    if "&" in text:
+        check_references(text)
+    lines = Lines(text, root)
+    numbers = _Numbers()
+    algo, dialect = _algo(root, dialect, lines)
     for g in root.findall("gpu"):
         for key in ("id", "i_chunks", "o_chunks", "s_chunks"):
             if key not in g.attrib:
                 raise XmlError(f"attribute {key} of <gpu> is missing")
-        gpu = Gpu(_int(g.attrib, "id", "gpu"), _int(g.attrib, "i_chunks", "gpu"), _int(g.attrib, "o_chunks", "gpu"),
-                  _int(g.attrib, "s_chunks", "gpu"))
+        gpu = Gpu(*(_int(g, k, lines) for k in ("id", "i_chunks", "o_chunks", "s_chunks")))
         for t in g.findall("tb"):
             for key in ("id", "send", "recv", "chan"):
                 if key not in t.attrib:
                     raise XmlError(f"attribute {key} of <tb> on gpu {gpu.id} is missing")
-            tb = Tb(*(_int(t.attrib, k, "tb") for k in ("id", "send", "recv", "chan")))
-            tb.steps = _steps(t.findall("step"), tb.id, gpu.id)
+            tb = Tb(*(_int(t, k, lines) for k in ("id", "send", "recv", "chan")))
+            tb.steps = _steps(t.findall("step"), tb.id, gpu.id, lines, numbers)
             gpu.tbs.append(tb)
         algo.gpus.append(gpu)
     return algo, dialect
 
 
-def _algo(a: dict, dialect: str | None) -> tuple[Algo, str]:
-    """The program's ``<algo>`` attributes (no GPUs yet) and the dialect, guessed when not given."""
+def _algo(head: ET.Element, dialect: str | None, lines: "Lines | None" = None) -> tuple[Algo, str]:
+    """The program's ``<algo>`` attributes (no GPUs yet) and the dialect, guessed when not given; ``lines``
+    finds the line of a number the runtime reads otherwise (``_int``)."""
+    a = head.attrib
     if dialect is None:
         dialect = "executor" if ("outofplace" in a or "minBytes" in a) else "msccl"
     for key in _ALGO_REQUIRED[dialect]:
         if key not in a:
             raise XmlError(f"attribute {key} of <algo> is missing ({dialect} dialect): the runtime drops the algorithm")
-    algo = Algo(a.get("name", ""), a["proto"], _int(a, "nchannels", "algo"), _int(a, "nchunksperloop", "algo"),
-                _int(a, "ngpus", "algo"), a["coll"], _int(a, "inplace", "algo"),
-                _int(a, "outofplace", "algo") if "outofplace" in a else 0,
-                _int(a, "minBytes", "algo") if "minBytes" in a else 0,
-                _int(a, "maxBytes", "algo") if "maxBytes" in a else 1 << 27)
+    algo = Algo(a.get("name", ""), a["proto"], _int(head, "nchannels", lines), _int(head, "nchunksperloop", lines),
+                _int(head, "ngpus", lines), a["coll"], _int(head, "inplace", lines),
+                _int(head, "outofplace", lines) if "outofplace" in a else 0,
+                _int(head, "minBytes", lines) if "minBytes" in a else 0,
+                _int(head, "maxBytes", lines) if "maxBytes" in a else 1 << 27)
     return algo, dialect
 
 
@@ -134,8 +151,10 @@ _STEP_LINE = re.compile(f"      <step s={_INT} type={_WORD} srcbuf={_WORD} srcof
 def _read_as_written(text: str, dialect: str | None) -> tuple[Algo, str] | None:
     """A file exactly as ``to_xml`` writes it, read line by line (a 256-rank program has about a million steps);
     None as soon as a line is not written so, and the file is then read whole by ElementTree. Every value such a
-    line holds is a plain integer or lowercase word, which ElementTree would read the same; the ``<algo>`` tag is
-    read by ElementTree itself (its name may hold escaped characters)."""
+    line holds is an integer of ASCII digits or a lowercase word, which ElementTree would read the same; a number
+    the runtime reads otherwise (``010``, octal to its strtol: ``_Numbers``) also gives None, and the reading
+    that follows names it. The ``<algo>`` tag is read by ElementTree itself (its name may hold escaped
+    characters)."""
     lines = text.split("\n")
     if len(lines) < 3 or lines[-1] != "" or lines[-2] != "</algo>" or lines[0].endswith("/>"):
         return None
@@ -145,57 +164,161 @@ def _read_as_written(text: str, dialect: str | None) -> tuple[Algo, str] | None:
         return None
     if len(head) or head.text is not None:          # the first line holds more than the tag
         return None
-    algo, dialect = _algo(head.attrib, dialect)
+    if "&" in lines[0]:
+        check_references(lines[0])
+    algo, dialect = _algo(head, dialect, Lines(lines[0] + "</algo>", head))
     gpu = tb = None
     step_line, tb_line, gpu_line = _STEP_LINE.fullmatch, _TB_LINE.fullmatch, _GPU_LINE.fullmatch
-    for k in range(1, len(lines) - 2):
-        line = lines[k]
-        m = step_line(line)
-        if m is not None:
-            if tb is None:
+    n = _Numbers()
+    try:
+        for k in range(1, len(lines) - 2):
+            line = lines[k]
+            m = step_line(line)
+            if m is not None:
+                if tb is None:
+                    return None
+                s, kind, src, soff, dst, doff, cnt, depid, deps, hasdep = m.groups()
+                tb.steps.append(Step(n[s], kind, src, n[soff], dst, n[doff], n[cnt], n[depid], n[deps], n[hasdep]))
+            elif line == "    </tb>" and tb is not None:
+                gpu.tbs.append(tb)
+                tb = None
+            elif (m := tb_line(line)) is not None and gpu is not None and tb is None:
+                tb = Tb(*map(n.__getitem__, m.groups()))
+            elif (m := gpu_line(line)) is not None and gpu is None:
+                gpu = Gpu(*map(n.__getitem__, m.groups()))
+            elif line == "  </gpu>" and gpu is not None and tb is None:
+                algo.gpus.append(gpu)
+                gpu = None
+            else:
                 return None
-            s, kind, src, soff, dst, doff, cnt, depid, deps, hasdep = m.groups()
-            tb.steps.append(Step(int(s), kind, src, int(soff), dst, int(doff), int(cnt), int(depid), int(deps),
-                                 int(hasdep)))
-        elif line == "    </tb>" and tb is not None:
-            gpu.tbs.append(tb)
-            tb = None
-        elif (m := tb_line(line)) is not None and gpu is not None and tb is None:
-            tb = Tb(*map(int, m.groups()))
-        elif (m := gpu_line(line)) is not None and gpu is None:
-            gpu = Gpu(*map(int, m.groups()))
-        elif line == "  </gpu>" and gpu is not None and tb is None:
-            algo.gpus.append(gpu)
-            gpu = None
-        else:
-            return None
+    except _Unreadable:
+        return None
     return (algo, dialect) if gpu is None else None
 
 
-def _steps(elements, tb: int, gpu: int) -> list[Step]:
+class _Unreadable(ValueError):
+    """A number the runtime reads otherwise than it is written (``_Numbers``)."""
+
+
+class _Numbers(dict):
+    """Attribute text -> value, for the texts the runtime reads as what they show (``c_numbers.read_int``), each
+    worked out once; _Unreadable for any other text. A file repeats few distinct values, so its numbers are
+    mostly dictionary hits (faster than int()); a miss that ``%d`` could have written is checked by int() and
+    str(), anything else by ``read_int``."""
+
+    __slots__ = ()
+
+    def __missing__(self, text: str) -> int:
+        try:
+            value = int(text)
+            if str(value) != text:
+                raise ValueError(text)
+        except ValueError:
+            value, problem = read_int(text)
+            if problem is not None:
+                raise _Unreadable(text) from None
+        self[text] = value
+        return value
+
+
+def _steps(elements, tb: int, gpu: int, lines: "Lines | None" = None, n: "_Numbers | None" = None) -> list[Step]:
     """The <step> elements of one threadblock. Files are large (a 256-rank program has about a million steps), so
-    the common case reads every attribute at once and only a step that fails is looked at again for the message."""
+    the common case reads every attribute at once and only a step that fails is looked at again for the message
+    (``n``: the numbers read so far, shared by a file's threadblocks)."""
     out = []
     append = out.append
+    if n is None:
+        n = _Numbers()
     try:
         for e in elements:
             b = e.attrib
-            append(Step(int(b["s"]), b["type"], b["srcbuf"], int(b["srcoff"]), b["dstbuf"], int(b["dstoff"]),
-                        int(b["cnt"]), int(b["depid"]), int(b["deps"]), int(b["hasdep"])))
+            append(Step(n[b["s"]], b["type"], b["srcbuf"], n[b["srcoff"]], b["dstbuf"], n[b["dstoff"]],
+                        n[b["cnt"]], n[b["depid"]], n[b["deps"]], n[b["hasdep"]]))
     except (KeyError, ValueError):
-        b = elements[len(out)].attrib
+        e = elements[len(out)]
         for key in _STEP_ATTRS:
-            if key not in b:
+            if key not in e.attrib:
                 raise XmlError(f"attribute {key} of <step> in tb {tb} on gpu {gpu} is missing") from None
-        for key in _STEP_ATTRS:
-            if key not in ("type", "srcbuf", "dstbuf"):
-                _int(b, key, "step")
+        for key in INT_ATTRS["step"]:
+            _int(e, key, lines)
         raise
     return out
 
 
-def _int(attrs, key, where) -> int:
-    try:
-        return int(attrs[key])
-    except ValueError:
-        raise XmlError(f"attribute {key} of <{where}> is not an integer: {attrs[key]!r}") from None
+def _int(element: ET.Element, key: str, lines: "Lines | None" = None) -> int:
+    """Integer attribute ``key`` of ``element`` as the runtime reads it (``c_numbers.read_int``); XmlError naming
+    the line (``lines``), the element, the attribute and both readings where the runtime reads it otherwise."""
+    text = element.attrib[key]
+    value, problem = read_int(text)
+    if problem is None:
+        return value
+    line = lines(element, key) if lines is not None else None
+    raise XmlError(f"{'' if line is None else f'line {line}: '}<{element.tag}> {key}={show(text)} {problem}")
+
+
+class _Found(Exception):
+    pass
+
+
+class Lines:
+    """The line of an element's attribute in ``text`` (which ``root`` was parsed from), worked out only when a
+    message needs it: ElementTree keeps no line numbers, so the text is read again by expat up to the element
+    (the same one in document order: ``root.iter()``), and the attribute is looked for from where its tag starts.
+    The text went through ``_parse`` already, so it holds no DTD to expand."""
+
+    def __init__(self, text: str, root: ET.Element):
+        self.text, self.root = text, root
+
+    def __call__(self, element: ET.Element, key: str) -> int | None:
+        ordinal = next((k for k, e in enumerate(self.root.iter()) if e is element), None)
+        if ordinal is None:
+            return None
+        data = self.text.encode("utf-8")
+        parser = expat.ParserCreate()
+        seen = [0]
+
+        def start(_name, _attrs):
+            if seen[0] == ordinal:
+                raise _Found(parser.CurrentByteIndex)
+            seen[0] += 1
+
+        parser.StartElementHandler = start
+        try:
+            parser.Parse(data, True)
+            return None
+        except _Found as found:
+            at = found.args[0]
+        except expat.ExpatError:
+            return None
+        end = data.find(b"<", at + 1)            # no "<" inside a tag: not even in an attribute value
+        m = re.compile(rb"\s%s\s*=" % re.escape(key.encode())).search(data, at, len(data) if end < 0 else end)
+        return data.count(b"\n", 0, m.start() + 1 if m else at) + 1
+
+
+_ATTR = re.compile(r'\s+([A-Za-z_][\w.:-]*)\s*=\s*"([^"]*)"')
+_TAG = re.compile(r"<([A-Za-z_][\w.:-]*)")
+
+
+def check_references(text: str) -> None:
+    """XmlError for an integer attribute written with an XML reference (``cnt="&#49;"``): the runtime's reader
+    (``mscclXmlGetValue``, msccl_parser.cc) takes the characters between the quotes as they stand and strtol reads
+    ``&#49;`` as 0, where ElementTree decodes 1. Only the tags that hold an ``&`` are looked at."""
+    done = -1
+    at = text.find("&")
+    while at >= 0:
+        start = text.rfind("<", 0, at)
+        if start > done:
+            done = start
+            tag = _TAG.match(text, start)
+            keys = INT_ATTRS.get(tag.group(1), ()) if tag else ()
+            pos = tag.end() if tag else start
+            while keys and (m := _ATTR.match(text, pos)) is not None:
+                pos = m.end()
+                key, raw = m.groups()
+                if key in keys and "&" in raw:
+                    meant = plain_reading(html.unescape(raw))
+                    line = text.count("\n", 0, m.start(1)) + 1
+                    raise XmlError(f"line {line}: <{tag.group(1)}> {key}={show(raw)} is {strtol_reading(raw)} to the "
+                                   "runtime (its reader decodes no XML reference: strtol reads the text between the "
+                                   f"quotes as it stands), not {number(meant)}")
+        at = text.find("&", at + 1)
