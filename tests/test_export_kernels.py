@@ -179,3 +179,12 @@ def test_the_cli_says_which_runtime_and_why(tmp_path, capsys):
         assert f"validated and simulated for {runtime} (" in captured.err and vendor in captured.err
         assert set(summary["step_types"]) <= TARGETS[runtime].kernel_steps
     assert main(["export", "ring(4)", "--algo", "ring", "--json"]) == 2          # a summary needs -o
+
+
+def test_header_integers_the_runtime_would_misread_are_refused():
+    topo = load("ring(4)")
+    text, _ = export(topo, synthesize(topo, "ring", "allgather").schedule, runtime="rccl")
+    for bad, why in (('nchannels="0"', "nchannels must be positive"),
+                     ('nchannels="4294967297"', "outside -2147483648..2147483647")):
+        report = check_xml(re.sub(r'nchannels="\d+"', bad, text, count=1))
+        assert not report.ok and why in report.first, report.first

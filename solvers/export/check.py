@@ -63,9 +63,12 @@ def validate_header(algo: Algo, dialect: str = "executor") -> list[str]:
         errs.append("inplace and outofplace must be 0 or 1")
     if algo.nchunksperloop < 1:
         errs.append("nchunksperloop must be positive")
-    for name in ("nchannels", "nchunksperloop", "ngpus"):
-        if getattr(algo, name) > MAX_INT:
-            errs.append(f"{name}={getattr(algo, name)} is above {MAX_INT}, the most the runtime's int holds")
+    if algo.nchannels < 1:
+        errs.append("nchannels must be positive")
+    for name in ("nchannels", "nchunksperloop", "ngpus", "inplace", "outofplace"):
+        if not -MAX_INT - 1 <= getattr(algo, name) <= MAX_INT:
+            errs.append(f"{name}={getattr(algo, name)} is outside {-MAX_INT - 1}..{MAX_INT}, what the runtime's int "
+                        "holds")
     return errs
 
 
