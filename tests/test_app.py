@@ -264,6 +264,8 @@ def test_upload_over_the_node_limit_is_refused(monkeypatch):
 
 def test_schedule_page_builds_a_bundle_for_every_size():
     at = open_page(SCHEDULE, "circulant(8,[2,3])")
+    assert at.selectbox(key="x_bruntime").value == "msccl-executor"     # a direct-connect design's default
+    at.selectbox(key="x_bruntime").set_value("rccl").run()
     at.selectbox(key="x_bprices").set_value("alpha-beta").run()
     at.button(key="x_bbuild").click().run()
     assert not at.exception and not at.error
@@ -300,9 +302,16 @@ def test_schedule_page_exports_an_mscclpp_plan():
 
 def test_schedule_page_exports_msccl_xml():
     at = open_page(SCHEDULE, "circulant(8,[2,3])")
+    assert any("Default runtime msccl-executor: a direct-connect design names no GPU vendor" in c.value
+               for c in at.caption)
     at.button(key="x_export").click().run()
     assert not at.exception
-    assert "Validated against rccl's rules and limits and simulated" in at.success[-1].value
+    assert "Validated against msccl-executor's rules, limits and kernels and simulated" in at.success[-1].value
+    at.selectbox(key="x_runtime").set_value("rccl").run()
+    at.button(key="x_export").click().run()
+    assert not at.exception
+    done = at.success[-1].value
+    assert "Validated against rccl's rules, limits and kernels and simulated" in done and "rrc" not in done
     assert "Download MSCCL XML" in {b.label for b in at.get("download_button")}
     at.number_input(key="x_budget").set_value(2)
     at.button(key="x_export").click().run()

@@ -41,7 +41,8 @@ def test_fixed_k_scan_and_export():
     assert [round(x, 1) for x in rows["algbw GB/s"][:4]] == [200.0, 200.0, 200.0, 204.8]
     at.selectbox(key="c_coll").set_value("allreduce").run()
     at.button(key="c_export").click().run()
-    assert not at.error and "Validated against rccl's rules and limits and simulated" in at.success[0].value
+    assert not at.error and "Validated against msccl-executor's rules, limits and kernels and simulated" in \
+        at.success[0].value                                   # dgx_a100: an NVIDIA fabric
     at.number_input(key="c_budget").set_value(1).run()      # the shared export widget: settings on every page
     assert "Download MSCCL XML" not in {b.label for b in at.get("download_button")}
     at.button(key="c_export").click().run()

@@ -35,7 +35,8 @@ def test_schedule_page_tacos_on_a_switched_cluster_allreduce_and_export():
     assert any("Switches unwound" in i.value for i in at.info)
     assert "a correct allreduce" in at.success[0].value
     at.button(key="x_export").click().run()
-    assert not at.exception and "Validated against rccl's rules and limits and simulated" in at.success[-1].value
+    assert not at.exception and "Validated against msccl-executor's rules, limits and kernels" in \
+        at.success[-1].value
 
 
 def test_schedule_page_tacos_ilp_on_a_small_mesh():

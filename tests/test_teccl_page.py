@@ -72,7 +72,8 @@ def test_schedule_page_teccl_allreduce_and_export():
     m = metrics(at)
     assert m["Parts"] == "2" and "a correct allreduce" in at.success[0].value
     at.button(key="x_export").click().run()
-    assert not at.exception and "Validated against rccl's rules and limits and simulated" in at.success[-1].value
+    assert not at.exception and "Validated against msccl-executor's rules, limits and kernels" in \
+        at.success[-1].value
 
 
 def test_other_algorithms_keep_their_collectives():
@@ -99,7 +100,7 @@ def test_clusters_page_teccl_on_a_two_level_cluster():
     assert float(metrics(at)["Transfer time (µs)"]) == pytest.approx(float(expected.transfer_time_us))
     assert any(t.startswith("Epoch 0: ") for t in titles(at))
     at.button(key="ct_export").click().run()
-    assert not at.exception and "Validated against rccl's rules" in at.success[-1].value
+    assert not at.exception and "Validated against msccl-executor's rules" in at.success[-1].value
     at.selectbox(key="ct_coll").set_value("custom").run()
     assert not at.exception and "needs a demand matrix" in at.info[0].value
     at.text_area(key="ct_demand_text").set_value("0,1,0,0\n0,0,0,2\n0,0,0,0\n1,0,0,0\n").run()

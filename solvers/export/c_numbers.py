@@ -37,10 +37,13 @@ _PLAIN = re.compile(r"[ \t\n\v\f\r]*([+-]?[0-9]+)[ \t\n\v\f\r]*", re.ASCII)
 _SHOW = str.maketrans({"\t": "\\t", "\n": "\\n", "\v": "\\v", "\f": "\\f", "\r": "\\r", "\0": "\\0"})
 
 
-def strtol_scan(text: str) -> tuple[int, int, int]:
-    """``strtol(text, &end, 0)``: (value, end, base). ``end`` is where reading stopped (0 when nothing was
-    converted, as strtol sets ``*endptr = nptr``); ``base`` the base it read in (8, 10 or 16). The string ends
-    at a NUL, as a C string does. The value is clamped to a C long, as strtol's is."""
+def strtol_scan(text: str, given: int = 0) -> tuple[int, int, int]:
+    """``strtol(text, &end, given)`` for ``given`` 0 (the base read off the text) or 16 (NCCL's graph files read
+    devs so; a ``0x`` prefix is then optional): (value, end, base). ``end`` is where reading stopped (0 when
+    nothing was converted, as strtol sets ``*endptr = nptr``); ``base`` the base it read in (8, 10 or 16). The
+    string ends at a NUL, as a C string does. The value is clamped to a C long, as strtol's is."""
+    if given not in (0, 16):
+        raise ValueError(f"base {given} is not read here (0 or 16)")
     n = len(text)
     nul = text.find("\0")
     if nul >= 0:
@@ -54,6 +57,8 @@ def strtol_scan(text: str) -> tuple[int, int, int]:
         i += 1
     if i + 2 < n and text[i] == "0" and text[i + 1] in "xX" and text[i + 2] in _DIGITS[16]:
         base, i = 16, i + 2
+    elif given == 16:
+        base = 16
     elif i < n and text[i] == "0":
         base = 8
     else:

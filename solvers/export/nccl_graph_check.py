@@ -59,6 +59,7 @@ from topologies.model import Topology
 from ..baselines.boxes import boxes, fast, nic_nodes
 from ..baselines.fabric import Fabric
 from ..core.errors import NotApplicable
+from .c_numbers import strtol_scan
 
 MAX_BYTES = 4 * 1024 * 1024       # NCCL's own reader stops at NCCL_GRAPH_XML_MAX_NODES = 65536 nodes (topo.h)
 MAX_NODES = 65536
@@ -138,25 +139,10 @@ def host_of(topo: Topology, box: int = 0) -> Host:
 
 # ------------------------------------------------------------------------------------------- C number reads
 def c_strtol(text: str, base: int) -> tuple[int, int]:
-    """C's ``strtol(text, &end, base)`` for base 0 or 16: (value, characters read); (0, 0) when no digits."""
-    i, n = 0, len(text)
-    while i < n and text[i] in " \t\n\v\f\r":
-        i += 1
-    sign = 1
-    if i < n and text[i] in "+-":
-        sign = -1 if text[i] == "-" else 1
-        i += 1
-    prefixed = text[i:i + 2].lower() == "0x" and i + 2 < n and text[i + 2] in "0123456789abcdefABCDEF"
-    if base == 0:
-        base = 16 if prefixed else 8 if text[i:i + 1] == "0" else 10
-    if base == 16 and prefixed:
-        i += 2
-    digits = "0123456789abcdef"[:base]
-    start, value = i, 0
-    while i < n and text[i].lower() in digits:
-        value = value * base + int(text[i], base)
-        i += 1
-    return (sign * value, i) if i > start else (0, 0)
+    """C's ``strtol(text, &end, base)`` for base 0 or 16 (``c_numbers.strtol_scan``): (value, characters read);
+    (0, 0) when no digits."""
+    value, end, _ = strtol_scan(text, base)
+    return value, end
 
 
 def c_strtof(text: str) -> float | None:
