@@ -8,7 +8,8 @@ with the limit it cannot meet (issue 22).
                                              # reduce-scatter, RCCL (whose kernels run only s, r, re, cpy, nop)
 
 A case is (topology, synthesizer, collective); one that the synthesizer does not build is left out (its reason is
-not an export matter). TE-CCL (``--algos teccl``) is tried up to 16 nodes with a 60 s solver limit. Each case is exported as a bundle (``solvers.export.bundle``: one file per size range
+not an export matter). TE-CCL (``--algos teccl``) is tried up to 16 nodes with a 60 s solver limit. Each case is
+exported as a bundle (``solvers.export.bundle``: one file per size range
 and call placement, protocol and copies chosen by the runtime model at 0.7 us and 100 GB/s a node) for each
 target; every file of an "ok" bundle passed ``check_xml`` for that target (the parser's rules, the target's
 limits from ``solvers.export.TARGETS``, and the symbolic simulation). Columns: files in the bundle, the ranges

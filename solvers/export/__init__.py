@@ -34,8 +34,8 @@ from ..core.schedule import Schedule
 from .check import Report, check_xml, runtime_for, simulate, validate
 from .lower import Lowering, _refuse_custom, lower, lowering
 from .msccl_xml import parse_xml, to_xml
-from .runtime_choice import default_runtime
 from .program import DEFAULT_SM_BUDGET, TARGETS, Algo, Gpu, Step, Target, Tb, XmlError, target
+from .runtime_choice import default_runtime
 
 __all__ = ["Algo", "DEFAULT_SM_BUDGET", "Gpu", "Lowering", "Report", "Step", "TARGETS", "Target", "Tb", "XmlError",
            "check_xml", "default_runtime", "export", "lower", "lowering", "parse_xml", "runtime_for", "simulate",

@@ -23,14 +23,14 @@ ENABLE = {
 def readme(b) -> str:
     """The README of bundle ``b`` (``bundle.Bundle``): how to enable its files, when a call runs one, one row per
     file, the step types its files use (all among the runtime's kernel steps), and the bundle's notes."""
+    used = {t for f in b.files for t in f.report.step_types}
     lines = [f"# {b.root}: MSCCL programs for {b.runtime}", "",
              f"{b.collective.value} on {b.files[0].report.ranks if b.files else '?'} ranks, written by Topology "
              "Studio. Every file was validated against the runtime's reader rules and limits and simulated "
              "symbolically before it was written.", "",
              "## Enable", "", "```sh", *ENABLE[b.runtime], "```", "",
-             f"Step types used: {' '.join(t for t in STEP_TYPES if any(t in f.report.step_types for f in b.files))} "
-             f"(the kernels of {b.runtime} run {' '.join(t for t in STEP_TYPES if t in TARGETS[b.runtime].kernel_steps)}"
-             ").", "",
+             f"Step types used: {' '.join(t for t in STEP_TYPES if t in used)} (the kernels of {b.runtime} run "
+             f"{' '.join(t for t in STEP_TYPES if t in TARGETS[b.runtime].kernel_steps)}).", "",
              "A call runs a file when its collective and number of ranks match, minBytes <= bytes <= maxBytes "
              "(maxBytes 0: no upper limit; allgather and reduce-scatter count the whole buffer), its element count "
              "is a multiple of the file's nchunksperloop, and its placement (in place or out of place) matches. "

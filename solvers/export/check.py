@@ -372,9 +372,9 @@ def _postcondition(algo: Algo, bufs, per, in_place) -> list[str]:
 class Report:
     """What ``check_xml`` found: ``runtime`` the target checked against, ``tbs_per_rank`` and
     ``steps_per_tb`` the largest counts the file uses (against the target's limits), ``step_types`` the step
-    types it uses (in ``STEP_TYPES`` order; every one must be among the target's ``kernel_steps``). (*) A file that passed
-    in columns (``flat``) keeps only its ``<algo>`` attributes in ``program`` (no GPUs): ``full_program()``
-    gives the whole program either way."""
+    types it uses (in ``STEP_TYPES`` order; every one must be among the target's ``kernel_steps``). (*) A file
+    that passed in columns (``flat``) keeps only its ``<algo>`` attributes in ``program`` (no GPUs):
+    ``full_program()`` gives the whole program either way."""
 
     ok: bool
     dialect: str
@@ -429,18 +429,21 @@ def check_xml(text: str, dialect: str | None = None, sm_budget: int = DEFAULT_SM
         if not validate_header(flat.header, dialect) and sound(flat, sm_budget, limits) and runs(flat):
             tb_len = flat.tb_len
             per_rank = np.bincount(flat.tb_gpu, minlength=len(flat.gpu_id))
-            used = np.unique(flat.steps["type"]).tolist()
             return Report(True, dialect, [], flat.header.ngpus, len(tb_len), int(flat.tb_start[-1]), limits.name,
                           int(per_rank.max(initial=0)), int(tb_len.max(initial=0)), flat.header, flat=flat,
-                          step_types=tuple(STEP_TYPES[k] for k in used))
+                          step_types=_in_order(types))
         algo = flat.to_algo()             # the object checker names the problem
     problems = validate(algo, dialect, sm_budget, limits)
     if not problems:
         problems = simulate(algo)
     tbs = sum(len(g.tbs) for g in algo.gpus)
     steps = sum(len(t.steps) for g in algo.gpus for t in g.tbs)
-    used = {st.type for g in algo.gpus for t in g.tbs for st in t.steps}
     return Report(not problems, dialect, problems, algo.ngpus, tbs, steps, limits.name,
                   max((len(g.tbs) for g in algo.gpus), default=0),
                   max((len(t.steps) for g in algo.gpus for t in g.tbs), default=0), algo,
-                  step_types=tuple(k for k in STEP_TYPES if k in used) + tuple(sorted(used - set(STEP_TYPES))))
+                  step_types=_in_order({st.type for g in algo.gpus for t in g.tbs for st in t.steps}))
+
+
+def _in_order(types: set) -> tuple:
+    """Step types in ``STEP_TYPES`` order, any unknown ones after them."""
+    return tuple(k for k in STEP_TYPES if k in types) + tuple(sorted(types - set(STEP_TYPES)))

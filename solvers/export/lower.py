@@ -122,10 +122,11 @@ def lowering(topo: Topology, schedule: Schedule, *, proto: str = "Simple", name:
     a receive that reduces becomes a plain ``r`` and a local ``re`` on the same threadblock right after it. Where
     the partial sum stays in place (the receiver's own copy of the chunk is both summand and result), the ``r``
     lands in scratch: each rank's scratch holds one slot per chunk it ever reduces into, in chunk order
-    (``_reduce_slots``), after the partial sums an out-of-place reduce-scatter keeps there. Where the result goes
-    elsewhere (the out-of-place reduce-scatter moving a partial sum out of ``i``), the ``r`` lands in the result's
-    place and the ``re`` adds the rank's own contribution to it. Nothing is fused into ``rcs``/``rrcs``. The
-    dependencies come from the same chunk touches, the scratch slots included."""
+    (``_reduce_slots``); the out-of-place reduce-scatter, whose scratch already keeps partial sums at slot c for
+    chunk c, lands them at slot N L + c. Where the result goes elsewhere (the out-of-place reduce-scatter moving
+    a partial sum out of ``i``), the ``r`` lands in the result's place and the ``re`` adds the rank's own
+    contribution to it. Nothing is fused into ``rcs``/``rrcs``. The dependencies come from the same chunk
+    touches, the scratch slots included."""
     _refuse_custom(schedule)
     if topo.switch_nodes:
         raise NotApplicable("MSCCL lowering needs GPUs linked directly; this topology has switches")
@@ -165,7 +166,7 @@ def lowering(topo: Topology, schedule: Schedule, *, proto: str = "Simple", name:
     if coll is Collective.REDUCE_SCATTER and not in_place:
         ins, scratch = _split_home_instructions(topo, items, per, full_ops)
     else:
-        slots = None if full_ops else _reduce_slots(dst, items, n, 0)
+        slots = None if full_ops else _reduce_slots(dst, items, n)
         ins = _instructions(items, src, dst, work, first_copies, slots)
         if slots is not None:
             scratch = dict(enumerate(slots[1].tolist()))
@@ -214,10 +215,10 @@ def _check_instructions_per_rank(src: np.ndarray, dst: np.ndarray, per: int, loc
                         "shard, fewer copies or instances, or a schedule with fewer transfers")
 
 
-def _reduce_slots(dst: np.ndarray, items: dict, n: int, base: int) -> tuple[np.ndarray, np.ndarray]:
+def _reduce_slots(dst: np.ndarray, items: dict, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Scratch slots for the receives that reduce, without full ops (``lowering``'s docstring): every rank keeps
-    one slot per chunk it ever reduces into, in chunk order from slot ``base``, so an instruction's run of chunks
-    has a run of slots. Returns (the first slot of each item, -1 where it does not reduce; the slots each rank
+    one slot per chunk it ever reduces into, in chunk order from slot 0, so an instruction's run of chunks has a
+    run of slots. Returns (the first slot of each item, -1 where it does not reduce; the slots each rank
     uses)."""
     red = items["reduce"].astype(bool)
     first, cnt = items["first"], items["cnt"]
@@ -242,7 +243,7 @@ def _reduce_slots(dst: np.ndarray, items: dict, n: int, base: int) -> tuple[np.n
     length = run_hi - run_lo
     before = np.cumsum(length) - length                    # slots of earlier runs, all ranks
     rank_first_run = np.searchsorted(run_rank, run_rank)
-    run_slot = base + before - before[rank_first_run]
+    run_slot = before - before[rank_first_run]
     slot[at[order]] = run_slot[run] + lo_o - run_lo[run]
     np.add.at(size, run_rank, length)
     return slot, size
