@@ -260,6 +260,7 @@ def bundle_panel(topo, schedule, prefix: str, name: str, file_stem: str, *, requ
                    "protocol": r["protocol"], "copies": r["copies"], "count multiple of": r["count_multiple_of"],
                    "threadblocks/rank": f"{r['threadblocks_per_rank']} of {limits.max_tbs}",
                    "steps/threadblock": f"{r['steps_per_threadblock']} of {limits.max_steps}",
+                   "step types": r["step_types"],
                    "modelled µs (range ends)": f"{r['modelled_us_low']:.4g} .. {r['modelled_us_high']:.4g}",
                    "file": r["file"]} for r in rows], key=f"{prefix}btable", hide_index=True)
     for note in notes:

@@ -275,6 +275,7 @@ def test_schedule_page_builds_a_bundle_for_every_size():
     assert set(table["target"]) == {"rccl"} and set(table["call"]) == {"in place", "out of place"}
     assert table["bytes"][0].startswith("0..") and table["bytes"].iloc[-1].endswith("..no limit")
     assert all(int(x.split(" of ")[0]) <= 64 for x in table["threadblocks/rank"])
+    assert all(x and set(x.split()) <= {"s", "r", "re", "cpy", "nop"} for x in table["step types"])
     specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
     assert any("protocol and copies per size range" in sp["layout"]["title"]["text"] for sp in specs)
     at.selectbox(key="x_bruntime").set_value("msccl").run()      # another runtime: the old bundle is not shown

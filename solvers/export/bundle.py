@@ -80,7 +80,7 @@ class Bundle:
                         "protocol": c.proto, "copies": c.copies, "min_bytes": c.min_bytes,
                         "max_bytes": c.max_bytes if c.max_bytes is not None else "no limit",
                         "count_multiple_of": f.nchunksperloop, "threadblocks_per_rank": f.report.tbs_per_rank,
-                        "steps_per_threadblock": f.report.steps_per_tb,
+                        "steps_per_threadblock": f.report.steps_per_tb, "step_types": " ".join(f.report.step_types),
                         "modelled_us_low": round(c.times_us[0], 3), "modelled_us_high": round(c.times_us[-1], 3),
                         "at_bytes": f"{c.sizes[0]}..{c.sizes[-1]}", "kb": round(len(f.text) / 1024, 1)})
         return out
