@@ -1,22 +1,28 @@
-"""Fuzzing every input a user hands the studio (issue 23): each gives a result or one error of the project's own
-type, never a traceback, a hang or a memory blow-up.
+"""Fuzzing every input a user hands the studio (issues 23 and 39): each gives a result or one error of the
+project's own type, never a traceback, a hang or a memory blow-up.
 
-    python -m bench.fuzz                        # 10,000 expressions and 1,000 files of each kind
+    python -m bench.fuzz                        # 10,000 expressions and 10,000 files of each kind
     python -m bench.fuzz --expressions 500 --files 100 --seed 7
 
 Inputs, all from one seeded ``random.Random``: design expressions (random calls of the expression language's
 families, with small, zero, negative, huge and malformed arguments, nested, then mutated character by
 character), and files made by mutating valid ones: topology JSON and GraphML, an exported MSCCL XML program and a
-TE-CCL demand matrix (numbers replaced by hostile ones: negative, past 32 and 64 bits, 5,000 digits, ``1e309``,
+TE-CCL demand matrix and an NCCL graph file (numbers replaced by hostile ones: negative, past 32 and 64 bits, 5,000 digits, ``1e309``,
 ``NaN``; flipped, deleted, repeated and inserted spans; hostile tokens such as ``<!DOCTYPE``). ``TARGETS`` holds, per input kind, the entry point the app and the CLI call
 and the errors it may raise; the tests (tests/test_fuzz.py) drive the same targets with hypothesis.
 
+Each kind runs in a worker process of its own, one input at a time, under a watchdog: an input still running
+after ``SLOW_S`` seconds counts as a hang (a big-integer computation in C cannot be interrupted in the process
+itself), its worker is killed and a fresh one takes the next input. A worker may use at most ``MEMORY_BYTES`` of
+address space, so a blow-up ends in MemoryError (a traceback) instead of taking the machine.
+
 The table: per kind, inputs tried, how many gave a result, how many a clean error, tracebacks (any other
-exception), inputs slower than ``SLOW_S``, the slowest input's seconds; then the peak memory of the process.
+exception), hangs (over ``SLOW_S``), the slowest input's seconds and the peak resident memory of its workers.
 """
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import random
 import re
 import resource
@@ -26,6 +32,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 SLOW_S = 10.0
+MEMORY_BYTES = 4 << 30           # address space a worker may take (numpy and the solvers map ~1 GB at import)
 MAX_NODES = 1024                 # the app's limit on a design (the CLI's default is larger)
 HOSTILE = ["1e309", "NaN", "-1", "0", "99999999999999999999", "9" * 5000, '"', "'", "<", ">", "&", "&amp;",
            "<!DOCTYPE x [<!ENTITY a \"b\">]>", "\x00", "\ufeff", "é", "[", "]", "{", "}", ",", "(", ")", "=",
@@ -73,6 +80,18 @@ def _msccl(text: str):
     return report
 
 
+def _nccl_graph(text: str):
+    from solvers.export.nccl_graph import GraphError, check_graph
+    from topologies import load
+
+    report = check_graph(text, load("hypercube(4)"))     # never raises: a bad file is a list of problems
+    if not report.ok:
+        if any(not p or "\n" in p for p in report.problems):
+            raise AssertionError(f"every problem needs one line, got {report.problems[:3]!r}")
+        raise GraphError(report.first)
+    return report
+
+
 def _demand(text: str):
     from solvers.teccl import read_demand_matrix
     from solvers.teccl.instance import matrix_demand
@@ -84,6 +103,7 @@ def _demand(text: str):
 def targets() -> dict[str, Target]:
     from solvers.core.errors import NotApplicable, ScheduleError
     from solvers.export import XmlError
+    from solvers.export.nccl_graph import GraphError
     from topologies import TopologyError
 
     return {t.name: t for t in (
@@ -91,6 +111,7 @@ def targets() -> dict[str, Target]:
         Target("json", _json, (TopologyError,)),
         Target("graphml", _graphml, (TopologyError,)),
         Target("msccl-xml", _msccl, (XmlError,)),
+        Target("nccl-graph", _nccl_graph, (GraphError,)),
         Target("demand-csv", _demand, (NotApplicable, ScheduleError)),
     )}
 
@@ -102,10 +123,13 @@ def samples() -> dict[str, str]:
     from topologies import load
     from topologies.files import to_graphml, to_json
 
-    topo = load("torus(2,3)")
+    topo = load("dgx1()")            # links with bandwidths and alphas, the numbers worth making hostile
     r = synthesize(load("ring(4)"), "ring", "allreduce", total_bytes=1e6)
     text, _ = export(r.topology, r.schedule)
-    return {"json": to_json(topo), "graphml": to_graphml(topo), "msccl-xml": text,
+    from solvers.export.nccl_graph import export_graph
+
+    graph, _ = export_graph(load("hypercube(4)"))
+    return {"json": to_json(topo), "graphml": to_graphml(topo), "msccl-xml": text, "nccl-graph": graph,
             "demand-csv": "0,1,0,2\n1,0,1,0\n0,0,0,1\n3,0,1,0\n"}
 
 
@@ -131,7 +155,9 @@ def mutate(text: str, rng: random.Random, edits: int) -> str:
 
 
 NUMBERS = ["-1", "0", "-0", "2147483648", "4294967296", "100000000000000000000", "9" * 5000, "1e309", "-1e309",
-           "NaN", "1.5", "0.0001", "3", "64"]
+           "NaN", "1.5", "0.0001", "3", "64", "1e9999999", "1e999999999", "1e-400", "Infinity", "-Infinity", "0x10",
+           "010", "\u0661", "\uff11\uff10", "1_0", " 1", "+1", "1e-9999999", '"1e9999999"', '"1e999999999"',
+           '"1e-400"', '"NaN"', '"Infinity"']
 
 
 def mutate_values(text: str, rng: random.Random, edits: int) -> str:
@@ -185,27 +211,111 @@ class Tally:
     slow: int = 0
     slowest_s: float = 0.0
     slowest: str = ""
+    peak_mb: float = 0.0
     kinds: dict = None             # (exception, where) -> an input that raised it
 
     def __post_init__(self):
         self.kinds = {}
 
 
-def check(target: Target, text: str, tally: Tally) -> None:
-    """Run one input, counting how it ended."""
+def outcome(target: Target, text: str) -> tuple:
+    """How one input ends: ("result" | "clean" | "traceback", seconds, (exception, where, message) or None)."""
     start = time.perf_counter()
-    tally.tried += 1
     try:
         target.run(text)
-        tally.results += 1
+        how, what = "result", None
     except target.clean:
-        tally.clean += 1
-    except Exception as exc:         # the failures this script is looking for
-        tally.tracebacks += 1
+        how, what = "clean", None
+    except Exception as exc:         # the failures this script is looking for (MemoryError included)
         where = traceback.extract_tb(exc.__traceback__)[-1]
-        tally.kinds.setdefault((type(exc).__name__, f"{where.filename.rsplit('/', 2)[-1]}:{where.lineno}"),
-                               (text[:120], str(exc)[:120]))
-    spent = time.perf_counter() - start
+        how, what = "traceback", (type(exc).__name__, f"{where.filename.rsplit('/', 2)[-1]}:{where.lineno}",
+                                  str(exc)[:120])
+    return how, time.perf_counter() - start, what
+
+
+def _serve(connection, name: str) -> None:
+    """A worker: runs the inputs of kind ``name`` it is sent, one at a time, and answers with their outcomes;
+    its peak resident memory (MB) when the parent sends None."""
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
+    target = targets()[name]
+    while True:
+        text = connection.recv()
+        if text is None:
+            connection.send(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+            return
+        connection.send(outcome(target, text))
+
+
+class Runner:
+    """The inputs of one kind, each in the worker process under the watchdog (module docstring)."""
+
+    def __init__(self, name: str, tally: Tally):
+        self.name, self.tally = name, tally
+        self.context = multiprocessing.get_context("fork")
+        self.process = self.connection = None
+
+    def _start(self) -> None:
+        self.connection, child = self.context.Pipe()
+        self.process = self.context.Process(target=_serve, args=(child, self.name), daemon=True)
+        self.process.start()
+        child.close()
+
+    def _stop(self, kill: bool) -> None:
+        if self.process is None:
+            return
+        if not kill:
+            try:
+                self.connection.send(None)
+                if self.connection.poll(SLOW_S):
+                    self.tally.peak_mb = max(self.tally.peak_mb, self.connection.recv())
+            except (EOFError, OSError):
+                pass
+        self.process.kill()
+        self.process.join()
+        self.process = None
+
+    def check(self, text: str) -> None:
+        t = self.tally
+        if self.process is None:
+            self._start()
+        t.tried += 1
+        self.connection.send(text)
+        if not self.connection.poll(SLOW_S):
+            t.slow += 1
+            if SLOW_S > t.slowest_s:
+                t.slowest_s, t.slowest = SLOW_S, text[:120]
+            self._stop(kill=True)             # a hang: the next input gets a fresh worker
+            return
+        try:
+            how, spent, what = self.connection.recv()
+        except EOFError:                      # the worker died (e.g. killed by the kernel for memory)
+            how, spent, what = "traceback", 0.0, ("worker died", "-", "")
+            self._stop(kill=True)
+        if how == "result":
+            t.results += 1
+        elif how == "clean":
+            t.clean += 1
+        else:
+            t.tracebacks += 1
+            t.kinds.setdefault(what[:2], (text[:120], what[2]))
+        if spent > t.slowest_s:
+            t.slowest_s, t.slowest = spent, text[:120]
+
+    def close(self) -> None:
+        self._stop(kill=False)
+
+
+def check(target: Target, text: str, tally: Tally) -> None:
+    """Run one input in this process, counting how it ended (tests/test_fuzz.py's way, without a watchdog)."""
+    how, spent, what = outcome(target, text)
+    tally.tried += 1
+    if how == "result":
+        tally.results += 1
+    elif how == "clean":
+        tally.clean += 1
+    else:
+        tally.tracebacks += 1
+        tally.kinds.setdefault(what[:2], (text[:120], what[2]))
     if spent > tally.slowest_s:
         tally.slowest_s, tally.slowest = spent, text[:120]
     tally.slow += spent > SLOW_S
@@ -214,23 +324,27 @@ def check(target: Target, text: str, tally: Tally) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--expressions", type=int, default=10_000, help="expressions to try (default 10,000)")
-    parser.add_argument("--files", type=int, default=1_000, help="files of each kind to try (default 1,000)")
+    parser.add_argument("--files", type=int, default=10_000, help="files of each kind to try (default 10,000)")
     parser.add_argument("--seed", type=int, default=23, help="random seed (default 23)")
+    parser.add_argument("--kinds", default=None, help="comma list of input kinds (default: all)")
     args = parser.parse_args()
     rng = random.Random(args.seed)
     kinds = targets()
-    tallies = {name: Tally() for name in kinds}
-    for _ in range(args.expressions):
-        check(kinds["expression"], random_expression(rng), tallies["expression"])
-    for name, text in samples().items():
-        for _ in range(args.files):
-            check(kinds[name], random_file(text, rng), tallies[name])
+    chosen = list(kinds) if args.kinds is None else [k.strip() for k in args.kinds.split(",") if k.strip()]
+    tallies = {name: Tally() for name in chosen}
+    seeds = samples()
+    for name in chosen:
+        runner = Runner(name, tallies[name])
+        count = args.expressions if name == "expression" else args.files
+        for _ in range(count):
+            runner.check(random_expression(rng) if name == "expression" else random_file(seeds[name], rng))
+        runner.close()
     print(f"{'input':<11} {'tried':>6} {'results':>7} {'clean errors':>12} {'tracebacks':>10} "
-          f"{'over 10 s':>9} {'slowest s':>9}")
+          f"{'over 10 s':>9} {'slowest s':>9} {'peak MB':>8}")
     for name, t in tallies.items():
         print(f"{name:<11} {t.tried:>6} {t.results:>7} {t.clean:>12} {t.tracebacks:>10} {t.slow:>9} "
-              f"{t.slowest_s:>9.3f}")
-    print(f"peak memory {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB (seed {args.seed})")
+              f"{t.slowest_s:>9.3f} {t.peak_mb:>8.0f}")
+    print(f"seed {args.seed}; each kind in a worker process of its own, {SLOW_S:g} s watchdog")
     for name, t in tallies.items():
         if t.slow:
             print(f"slowest ({name}): {t.slowest!r} in {t.slowest_s:.1f} s")
