@@ -23,7 +23,21 @@ from . import baseline_fabrics, clusters, distance_regular, expansions, families
 from .unwind import unwind_expr
 from .model import Topology, TopologyError
 
-DEFAULT_MAX_NODES = int(os.environ.get("STUDIO_MAX_NODES", "4096"))
+MAX_NODES_ENV = "STUDIO_MAX_NODES"
+MAX_NODES_FALLBACK = 4096
+
+
+def max_nodes_from_env() -> int:
+    """The node limit ``STUDIO_MAX_NODES`` sets (4096 when it is unset or empty); ExpressionError, one line, for
+    anything but a positive whole number in ASCII digits (the CLI checks it at start)."""
+    text = os.environ.get(MAX_NODES_ENV, "").strip()
+    if not text:
+        return MAX_NODES_FALLBACK
+    if not re.fullmatch(r"[0-9]{1,18}", text) or int(text) < 1:
+        raise ExpressionError(f"{MAX_NODES_ENV} must be a positive whole number of nodes, got {text[:40]!r}")
+    return int(text)
+
+
 MAX_EXPRESSION_LENGTH = 2000
 MAX_ARGUMENT = 10 ** 6
 
@@ -34,6 +48,12 @@ class ExpressionError(TopologyError):
     def __init__(self, message: str, column: int | None = None):
         self.column = column
         super().__init__(f"{message} at column {column}" if column else message)
+
+
+try:                    # a bad value must not stop the import (the app reads it too): the CLI refuses it at start
+    DEFAULT_MAX_NODES = max_nodes_from_env()
+except ExpressionError:
+    DEFAULT_MAX_NODES = MAX_NODES_FALLBACK
 
 
 @dataclass(frozen=True)
@@ -95,6 +115,8 @@ class _Parser:
             while True:
                 tok = self.peek()
                 if tok[0] == "name" and self.tokens[self.i + 1][0] == "=":
+                    if any(key == tok[1] for key, _ in kwargs):
+                        raise ExpressionError(f"{name}() is given the keyword {tok[1]} twice", tok[2])
                     self.i += 2
                     kwargs.append((tok[1], self.value()))
                 else:

@@ -6,7 +6,9 @@
 - ``genmodel``: ``genmodel plans | gentree | fit``.
 
 Every command takes an expression (``biring(8)``) or the path of a topology file (``.json``, ``.graphml``).
-Bad input ends with one line on stderr and exit code 2; nothing prints a traceback for it.
+Bad input ends with one line on stderr and exit code 2; nothing prints a traceback for it. The environment a
+command reads, its numbers and its output path are checked before it does any work (``common.check_start``),
+and every file is written whole or not at all (``common.write_atomically``); a failed write is one line too.
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from solvers import NotApplicable, ScheduleError
 from topologies import TopologyError
 
 from . import designs, genmodel, schedules, sweeps
-from .common import EXIT_BAD_INPUT, Parser, UsageError
+from .common import EXIT_BAD_INPUT, Parser, UsageError, check_start
 
 COMMANDS = {**designs.COMMANDS, **schedules.COMMANDS, "genmodel": genmodel.run, "sweep": sweeps.sweep}
 
@@ -36,11 +38,16 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     try:
         args = parser().parse_args(argv)
+        check_start(args)
         return COMMANDS[args.command](args)
     except (UsageError, TopologyError, NotApplicable, ValueError) as exc:
         # ScheduleError is a ValueError too: a synthesizer produced a schedule that failed verification.
         kind = "schedule failed verification" if isinstance(exc, ScheduleError) else "error"
         print(f"{kind}: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except OSError as exc:          # a file that failed past the commands' own checks (a folder gone since): one line
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"error: {where}{exc.strerror or exc}".replace("\n", " "), file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -10,7 +10,8 @@ from solvers import Collective, synthesize
 from solvers.results_cache import ENV, ResultsCache, cached_synthesize, code_version
 from topologies import load
 
-from .common import UsageError, design_parent, json_parent, print_table, progress_for, progress_parent
+from .common import (UsageError, add_output_arguments, design_parent, json_parent, print_table, progress_for,
+                     progress_parent, write_atomically)
 from .synth_flags import add_synthesizer_arguments, options_for
 
 
@@ -77,7 +78,7 @@ def add_parsers(sub) -> None:
     export.add_argument("--jobs", type=int, default=None,
                         help="bundle: processes that build its programs at once (default: one per CPU for a "
                              "schedule of 10,000 transfers or more, else 1)")
-    export.add_argument("-o", "--output", default=None, help="write here (default: standard output)")
+    add_output_arguments(export, "write here (default: standard output)")
     add_synthesizer_arguments(export)
 
     cmp = sub.add_parser("compare", parents=[as_json, progress],
@@ -343,24 +344,6 @@ def _verdict(args, ok: bool, first: str, payload: dict, ok_line: str) -> int:
     else:
         print(f"rejected: {first}", file=sys.stderr)
     return 0 if ok else 1
-
-
-def write_atomically(path: str, data: bytes) -> None:
-    """Write ``data`` to a temporary file beside ``path`` and rename it into place: an interrupted write leaves
-    nothing or the whole file."""
-    import os
-    import tempfile
-
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".partial-", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def compare(args) -> int:

@@ -1,11 +1,13 @@
 """``sweep``: a design sweep on Dask (``solvers.sweep`` on ``studio.cluster``), written to CSV or Parquet as rows
-finish, resumed by running the same command again."""
+finish, resumed by running the same command again. The output path (and a Parquet output's rows file) is checked
+before the grid runs (``common.check_output``); a row that cannot be written stops the sweep with one line."""
 from __future__ import annotations
 
+import math
 import sys
 import time
 
-from .common import UsageError, progress_parent
+from .common import UsageError, add_output_arguments, cannot_write, check_output, progress_parent, write_atomically
 
 DEFAULT_SIZES = "1e6,1e8"
 
@@ -22,9 +24,8 @@ def add_parser(sub) -> None:
                    help="collectives, comma-separated (default allgather,allreduce)")
     p.add_argument("--bytes", default=DEFAULT_SIZES, dest="sizes",
                    help=f"vector sizes M in bytes, comma-separated (default {DEFAULT_SIZES})")
-    p.add_argument("-o", "--output", required=True,
-                   help="the table: FILE.csv (rows appended as they finish) or FILE.parquet (rows kept in "
-                        "FILE.parquet.rows.csv until the sweep ends); an existing one is resumed")
+    add_output_arguments(p, "the table: FILE.csv (rows appended as they finish) or FILE.parquet (rows kept in "
+                            "FILE.parquet.rows.csv until the sweep ends); an existing one is resumed", required=True)
     p.add_argument("--scheduler", default=None, metavar="tcp://HOST:8786",
                    help="run on this Dask cluster (default: an embedded LocalCluster)")
     p.add_argument("--workers", type=int, default=None,
@@ -32,6 +33,14 @@ def add_parser(sub) -> None:
     p.add_argument("--max-nodes", type=int, default=None, help="refuse designs above this many nodes")
     p.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
                    help="stop a task's synthesis after this long (its rows say time-out; default: no limit)")
+
+
+def _size(text: str) -> float:
+    """One of --bytes' sizes: a finite positive number of bytes."""
+    size = float(text)
+    if not (math.isfinite(size) and size > 0):
+        raise ValueError(f"'{text}' is not a finite positive number of bytes")
+    return size
 
 
 def _csv_list(text: str, what: str) -> list[str]:
@@ -47,8 +56,13 @@ def sweep(args) -> int:
     from studio.cluster import ClusterError, executor
 
     try:
-        params = dict(parse_param(p) for p in args.param)
-        sizes = [float(s) for s in _csv_list(args.sizes, "bytes")]
+        params: dict[str, list[int]] = {}
+        for text in args.param:
+            name, values = parse_param(text)
+            if name in params:
+                raise UsageError(f"--param {name} is given twice: give all its values in one --param {name}=...")
+            params[name] = values
+        sizes = [_size(s) for s in _csv_list(args.sizes, "bytes")]
     except ValueError as exc:
         raise UsageError(str(exc) if isinstance(exc, SweepError) else f"--bytes: {exc}") from None
     algos = _csv_list(args.algos, "algos")
@@ -63,6 +77,8 @@ def sweep(args) -> int:
     parquet = output.lower().endswith(".parquet")
     if not (parquet or output.lower().endswith(".csv")):
         raise UsageError("--output must end in .csv or .parquet")
+    if parquet:
+        check_output(output + ".rows.csv", args.force)
     journal = Journal(output + ".rows.csv" if parquet else output, list(params) + list(FIELDS))
     try:
         if parquet and not journal.path.exists():
@@ -76,7 +92,10 @@ def sweep(args) -> int:
     start = time.perf_counter()
 
     def on_rows(task, rows) -> None:
-        journal.append(rows)
+        try:
+            journal.append(rows)
+        except OSError as exc:          # a full or read-only disk: the rows before these are kept whole
+            raise UsageError(str(cannot_write(str(journal.path), exc))) from None
 
     def progress(finished: int, total: int) -> None:
         if show:
@@ -100,8 +119,6 @@ def sweep(args) -> int:
         import io
 
         import pandas as pd
-
-        from .schedules import write_atomically
 
         buf = io.BytesIO()
         pd.DataFrame(rows, columns=journal.columns).to_parquet(buf, index=False)
