@@ -359,3 +359,17 @@ def test_dependencies_of_any_transfers_agree_both_ways(rows, coll, monkeypatch):
                  for shard, lo, width, link, step, red in rows]
     fast, slow = _graph_both_ways(topo, Schedule(Collective.parse(coll), transfers), monkeypatch)
     assert np.array_equal(fast.ptr, slow.ptr) and np.array_equal(fast.deps, slow.deps)
+
+
+def test_an_infinite_or_missing_size_is_a_value_error():
+    """Issue 39: an infinite size reached ``int(inf // ...)`` ("cannot convert float NaN to integer") through the
+    library and the app; now one ValueError naming the rule."""
+    from solvers import synthesize
+    from solvers.runtime import simulate
+    from topologies import load
+
+    topo = load("ring(4)")
+    schedule = synthesize(topo, "ring", "allgather").schedule
+    for bad in (float("inf"), float("nan"), 0.0, -1.0):
+        with pytest.raises(ValueError, match="positive and finite"):
+            simulate(topo, schedule, bad)

@@ -210,8 +210,8 @@ class Model:
         (each size's times are then computed independently, so the same as batch by batch). ``between`` is called
         after each run of the wave model (a caller's chance to do other work)."""
         sizes = np.asarray([float(m) for m in sizes])
-        if np.any(~(sizes > 0)):
-            raise ValueError("buffer sizes must be positive")
+        if np.any(~(sizes > 0)) or not np.all(np.isfinite(sizes)):
+            raise ValueError("buffer sizes must be positive and finite")
         best = np.full(len(sizes), np.inf)
         best_p = np.ones(len(sizes), dtype=np.int64)
         if self.graph.size == 0:
