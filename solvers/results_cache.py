@@ -1,42 +1,78 @@
-"""Finished solves kept on disk and reused by the CLI, the app and sweeps (issue 24, the results cache).
+"""Finished solves kept on disk and reused by the CLI, the app and sweeps (issue 24, the results cache; issue 39).
 
 A solve is named by its key: the topology (node names and kinds, every link with its bandwidth and alpha, its
 display name and expression), the synthesizer, the collective, the options it ran with, the vector size M where
 the synthesizer reads it, and the code version (a digest of every ``.py`` file under ``solvers/`` and
 ``topologies/``: any change to the code that builds or verifies a schedule starts a fresh cache). Only verified
-results are stored (``solvers.synthesize`` raises for any other), so a hit is a schedule the simulator passed.
+results are stored (``solvers.synthesize`` raises for any other), and every hit is verified again.
 
 Storage: one file per key under the cache folder (``TOPOLOGY_STUDIO_CACHE``, default
-``~/.cache/topology-studio/results``; the value ``off`` turns the cache off): an HMAC-SHA256 tag over the
-pickled Result, then the pickle. The tag's key is a random secret made on first use in the folder (mode 0600), so
-a file that this installation did not write (or one that was altered) fails the tag and is deleted unread, never
-unpickled. Files are written to a temporary name and renamed. Results whose pickle is over ``MAX_ENTRY_BYTES`` are
-not kept, and once the folder holds more than ``MAX_TOTAL_BYTES`` the least recently used files go.
+``~/.cache/topology-studio/results``; the value ``off`` turns the cache off): an HMAC-SHA256 tag over the key and
+the body, then the body, an uncompressed ``.npz`` read with ``np.load(..., allow_pickle=False)``. The body is data
+only (``solvers.core.safe_codec``): the schedule's columns as arrays (exact bounds as integers, a list of
+transfers as columns with its Fractions as "num/den" strings), the request's topology and the fabric the schedule
+runs on, and the synthesizer's ``Detail`` as JSON naming only registered dataclasses (``codec``). Nothing is
+unpickled: a result that does not encode is not kept, an entry that does not decode is a miss. The tag's key is
+a random secret made on first use in the folder (``.secret``, mode 0600); a file that fails the tag (not written
+here, altered, or moved to another key's name) is deleted unread.
+
+What a hit must pass besides the tag: the entry's topology is the request's, its schedule is of the requested
+collective and synthesizer, and ``solvers.core.verify`` passes it on the fabric (cost and verification are
+computed again, not read); a hit that fails is deleted, named in one line, and solved again.
+
+The folder is used only when this user alone controls it, as ssh treats ``~/.ssh``: the folder (not a symbolic
+link) and its ``.secret`` (a regular file, not a link, 32 bytes) must belong to the current uid, the folder must
+not be writable by group or others and the secret not readable or writable by them. Otherwise
+``UnsafeCache`` says why in one line and ``cached_synthesize`` solves without the cache. Inside the folder no
+symbolic link is followed (every file is opened relative to the folder's descriptor with ``O_NOFOLLOW``), an
+entry must be a regular file of this user, and every read stops at its limit (``MAX_ENTRY_BYTES``) plus one
+byte, whatever the file's size says. Files are written to a temporary name and renamed. Results whose body is
+over ``MAX_ENTRY_BYTES`` are not kept, and once the folder holds more than ``MAX_TOTAL_BYTES`` the least recently
+used files go.
 """
 from __future__ import annotations
 
+import errno
 import hashlib
 import hmac
+import io
 import json
 import os
-import pickle
 import secrets
-import tempfile
+import stat
+import sys
 import time
+import zipfile
+from contextlib import contextmanager
 from dataclasses import dataclass, fields, is_dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterator
+
+import numpy as np
 
 from topologies.model import Topology
 
+from .core.safe_codec import Codec, CodecError
 from .core.schedule import COLUMN_FIELDS
 
 ENV = "TOPOLOGY_STUDIO_CACHE"
 MAX_ENTRY_BYTES = 256 * 2 ** 20
 MAX_TOTAL_BYTES = 2 * 2 ** 30
+FORMAT = 1                          # the layout of an entry's JSON
 _TAG = 32
+_SECRET = ".secret"
+_SECRET_BYTES = 32
 _SUFFIX = ".result"
+_ENTRY = "entry"                    # the npz member holding the JSON
+_MAX_MEMBERS = 100_000
+_NOFOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC
+Warn = Callable[[str], None]
+
+
+class UnsafeCache(ValueError):
+    """The cache folder or its secret is not this user's alone (or not what it should be): the cache is not
+    used. The message is one line naming the path and what is wrong."""
 
 
 @lru_cache(maxsize=1)
@@ -100,12 +136,141 @@ class Hit:
         return f"{age:.0f} s"
 
 
+
+@lru_cache(maxsize=1)
+def codec() -> Codec:
+    """The codec of cached results: every synthesizer's ``Detail`` dataclass and the dataclasses they hold.
+    A Detail of a type not listed here (a plug-in's) refuses to encode, and its results are simply not kept."""
+    from .baselines.synthesizers import RingDetail
+    from .directconnect.bfb import StepReport
+    from .directconnect.synthesizers import DirectConnectDetail
+    from .forestcoll.synthesizers import ForestDetail
+    from .genmodel.synthesizers import GentreePlan
+    from .tacos import Phase, TacosResult
+    from .tacos.greedy import GreedyRun
+    from .tacos.ilp import IlpResult
+    from .teccl import Composed, Probe, TecclResult
+    from .teccl.instance import Demand, Timing
+
+    return Codec([RingDetail, DirectConnectDetail, StepReport, ForestDetail, GentreePlan, TacosResult, Phase,
+                  GreedyRun, IlpResult, TecclResult, Composed, Probe, Demand, Timing])
+
+
+def encode_result(result: Any, topo: Topology | None = None) -> bytes:
+    """The body of an entry (an npz) for ``result`` solved on ``topo`` (default: its fabric). CodecError when
+    the result holds anything the codec does not encode."""
+    try:
+        fabric, schedule, detail = result.topology, result.schedule, result.detail
+    except AttributeError:
+        raise CodecError("not a Result") from None
+    if topo is None or (fabric is not topo and topology_digest(fabric) == topology_digest(topo)):
+        topo = fabric                     # the schedule runs on the request's topology: stored once
+    parts = (topo, fabric, schedule, detail)
+    tree, arrays = codec().encode(parts)
+    text = json.dumps({"format": FORMAT, "result": tree}, allow_nan=False, separators=(",", ":"))
+    buf = io.BytesIO()
+    np.savez(buf, **{_ENTRY: np.frombuffer(text.encode(), dtype=np.uint8)}, **arrays)
+    return buf.getvalue()
+
+
+def _npz_arrays(body: bytes) -> dict[str, np.ndarray]:
+    """The arrays of an entry's npz: stored (uncompressed) members only, each no larger than its header says,
+    none holding objects; then ``np.load(..., allow_pickle=False)``."""
+    with zipfile.ZipFile(io.BytesIO(body)) as zf:
+        infos = zf.infolist()
+        if len(infos) > _MAX_MEMBERS:
+            raise CodecError("too many members")
+        for info in infos:
+            if info.compress_type != zipfile.ZIP_STORED or not info.filename.endswith(".npy") \
+                    or "/" in info.filename or info.file_size > len(body):
+                raise CodecError(f"an unexpected member {info.filename!r}")
+            with zf.open(info) as fh:
+                version = np.lib.format.read_magic(fh)
+                read = np.lib.format.read_array_header_1_0 if version == (1, 0) else \
+                    np.lib.format.read_array_header_2_0
+                shape, _, dtype = read(fh)
+                if dtype.hasobject or int(np.prod(shape, dtype=object)) * dtype.itemsize > info.file_size:
+                    raise CodecError(f"member {info.filename!r} is not what its header says")
+    with np.load(io.BytesIO(body), allow_pickle=False) as z:
+        return {name: z[name] for name in z.files}
+
+
+def decode_result(body: bytes, topo: Topology | None = None, options: Any = None):
+    """(the Result of an entry's body, its cost and verification computed again, or None; the reason when None).
+    With ``topo`` the entry must be for that topology (its content), and the Result's topology is ``topo``
+    where the schedule runs on the request's own topology."""
+    from .core.cost import cost
+    from .core.detail import Detail
+    from .core.schedule import Schedule
+    from .core.verify import verify
+    from .synthesize import Result
+
+    try:
+        arrays = _npz_arrays(body)
+        entry = json.loads(arrays.pop(_ENTRY).tobytes().decode())
+        if type(entry) is not dict or entry.get("format") != FORMAT or set(entry) != {"format", "result"}:
+            raise CodecError("not an entry of this layout")
+        parts = codec().decode(entry["result"], arrays)
+        if type(parts) is not tuple or len(parts) != 4:
+            raise CodecError("not a result")
+        request, fabric, schedule, detail = parts
+        if type(request) is not Topology or type(fabric) is not Topology or type(schedule) is not Schedule \
+                or not (detail is None or isinstance(detail, Detail)):
+            raise CodecError("not a result")
+    except Exception as exc:              # whatever the bytes hold, an entry that does not decode is a miss
+        return None, f"is unreadable ({_line(str(exc) or type(exc).__name__)})"
+    if topo is not None:
+        if topology_digest(request) != topology_digest(topo):
+            return None, "was stored for another topology"
+        if fabric is request:
+            fabric = topo
+        elif _compute_names(fabric) != _compute_names(topo):
+            return None, "holds a fabric without the topology's compute nodes"
+    try:
+        verification = verify(fabric, schedule)
+    except Exception as exc:              # a malformed schedule the verifier trips over: rejected all the same
+        return None, f"holds a schedule that fails verification ({_line(f'{type(exc).__name__}: {exc}')})"
+    if not verification.ok:
+        first = verification.errors[0] if verification.errors else "not verified"
+        return None, f"holds a schedule that fails verification ({_line(first)})"
+    return Result(fabric, schedule, verification, cost(fabric, schedule), detail, options), ""
+
+
+def _line(text: str) -> str:
+    """``text`` as one short line (a reason inside a warning)."""
+    one = " ".join(text.split())
+    return one if len(one) <= 200 else one[:199] + "…"
+
+
+def _compute_names(topo: Topology) -> list[str]:
+    return [topo.names[i] for i in topo.compute_nodes]
+
+
+def _read_capped(fd: int, limit: int) -> bytes:
+    """At most ``limit`` + 1 bytes of ``fd``, whatever its size says (more than ``limit`` means too large)."""
+    chunks, left = [], limit + 1
+    while left > 0:
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def _tag(secret: bytes, key: str, body: bytes) -> bytes:
+    mac = hmac.new(secret, key.encode() + b"\n", "sha256")
+    mac.update(body)
+    return mac.digest()
+
+
 class ResultsCache:
     """The cache folder ``root`` (module docstring)."""
 
     def __init__(self, root: str | os.PathLike):
         self.root = Path(root)
         self._key: bytes | None = None
+        self._key_id: tuple | None = None          # (device, inode, mtime, size) of the secret it was read from
 
     @classmethod
     def default(cls) -> "ResultsCache | None":
@@ -115,99 +280,238 @@ class ResultsCache:
             return None
         return cls(Path(where) if where else Path.home() / ".cache" / "topology-studio" / "results")
 
-    def _secret(self) -> bytes:
-        """The folder's HMAC key, read once per instance (made on first use; read again if the folder was wiped)."""
-        if self._key is None or not (self.root / ".secret").exists():
-            self._key = self._read_or_make_secret()
-        return self._key
-
-    def _read_or_make_secret(self) -> bytes:
-        path = self.root / ".secret"
+    # -- the folder and its secret
+    @contextmanager
+    def _folder(self, create: bool) -> Iterator[int | None]:
+        """A descriptor of the folder, checked (module docstring); None when it does not exist and ``create`` is
+        False. UnsafeCache when it is not this user's alone."""
+        root = self.root
         try:
-            return path.read_bytes()
+            st = os.lstat(root)
         except FileNotFoundError:
-            pass
-        self.root.mkdir(parents=True, exist_ok=True)
-        secret = secrets.token_bytes(32)
+            if not create:
+                yield None
+                return
+            root.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.mkdir(root, 0o700)
+            except FileExistsError:
+                pass
+            st = os.lstat(root)
+        if stat.S_ISLNK(st.st_mode):
+            raise UnsafeCache(f"{root} is a symbolic link (name the folder itself)")
+        if not stat.S_ISDIR(st.st_mode):
+            raise UnsafeCache(f"{root} is not a folder")
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:            # another process made it first
-            return path.read_bytes()
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(secret)
+            fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW)
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                raise UnsafeCache(f"{root} is a symbolic link (name the folder itself)") from None
+            raise
+        try:
+            _owned(os.fstat(fd), root, 0o022, "writable by group or others", "go-w")
+            yield fd
+        finally:
+            os.close(fd)
+
+    def _secret(self, folder: int, create: bool) -> bytes | None:
+        """The folder's HMAC key (read again only when the file changed; made on first use when ``create``); None
+        when there is none and ``create`` is False."""
+        path = self.root / _SECRET
+        for _ in range(3):
+            try:
+                fd = os.open(_SECRET, os.O_RDONLY | os.O_NONBLOCK | _NOFOLLOW, dir_fd=folder)
+            except FileNotFoundError:
+                if not create:
+                    return None
+                made = self._make_secret(folder)
+                if made is not None:
+                    return made
+                continue                                # another process made it first: read that one
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    raise UnsafeCache(f"{path} is a symbolic link") from None
+                raise
+            try:
+                st = os.fstat(fd)
+                if not stat.S_ISREG(st.st_mode):
+                    raise UnsafeCache(f"{path} is not a regular file")
+                _owned(st, path, 0o077, "readable or writable by group or others", "go-rwx")
+                ident = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)
+                if self._key is not None and ident == self._key_id:
+                    return self._key
+                data = _read_capped(fd, _SECRET_BYTES)
+            finally:
+                os.close(fd)
+            if len(data) != _SECRET_BYTES:
+                raise UnsafeCache(f"{path} does not hold a key of {_SECRET_BYTES} bytes")
+            self._key, self._key_id = data, ident
+            return data
+        raise UnsafeCache(f"{path} keeps changing")
+
+    def _make_secret(self, folder: int) -> bytes | None:
+        """A new secret, written whole under a temporary name and linked as ``.secret`` (None when one appeared
+        meanwhile)."""
+        secret = secrets.token_bytes(_SECRET_BYTES)
+        tmp = f".writing-{secrets.token_hex(8)}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600, dir_fd=folder)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(secret)
+                fh.flush()
+                st = os.fstat(fh.fileno())
+            os.link(tmp, _SECRET, src_dir_fd=folder, dst_dir_fd=folder, follow_symlinks=False)
+        except FileExistsError:
+            return None
+        finally:
+            os.unlink(tmp, dir_fd=folder)
+        self._key, self._key_id = secret, (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)
         return secret
 
     def _path(self, key: str) -> Path:
         return self.root / f"{key}{_SUFFIX}"
 
-    def get(self, key: str) -> Hit | None:
-        """The stored result for ``key``, or None (missing, or a file that fails its tag: deleted unread)."""
-        path = self._path(key)
-        try:
-            data = path.read_bytes()
-            saved_at = path.stat().st_mtime
-        except OSError:
-            return None
-        tag, body = data[:_TAG], data[_TAG:]
-        if len(tag) != _TAG or not hmac.compare_digest(tag, hmac.new(self._secret(), body, "sha256").digest()):
-            path.unlink(missing_ok=True)
-            return None
-        try:
-            result = pickle.loads(body)
-        except Exception:                  # a file of an older layout of the same code cannot happen; be safe
-            path.unlink(missing_ok=True)
-            return None
-        os.utime(path, (time.time(), saved_at))     # the access time orders the trim; mtime stays the age
-        return Hit(result, saved_at)
+    # -- entries
+    def get(self, key: str, topo: Topology | None = None, *, algo: str | None = None, collective: str | None = None,
+            options: Any = None, warn: Warn | None = None) -> Hit | None:
+        """The stored result for ``key``, verified again, or None. ``topo``, ``algo``, ``collective``: what the
+        entry must be for (the request); ``options`` go into the Result. An entry that fails any check (module
+        docstring) is deleted, and ``warn`` hears why in one line. UnsafeCache for a folder not this user's."""
+        name = f"{key}{_SUFFIX}"
+        with self._folder(create=False) as folder:
+            if folder is None:
+                return None
+            secret = self._secret(folder, create=False)
+            if secret is None:
+                return None
 
-    def put(self, key: str, result: Any) -> bool:
-        """Keep ``result`` under ``key``; False when it is too large to keep (known from its schedule's columns
-        before pickling, where they alone are over the limit: BFB on 16384 nodes holds 2.7 GB of them)."""
+            def reject(why: str) -> None:
+                try:
+                    os.unlink(name, dir_fd=folder)
+                except FileNotFoundError:
+                    pass
+                if warn is not None:
+                    warn(f"the entry {self.root / name} {why}; deleted, solving again")
+            try:
+                fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | _NOFOLLOW, dir_fd=folder)
+            except FileNotFoundError:
+                return None
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    return reject("is a symbolic link")
+                raise
+            try:
+                st = os.fstat(fd)
+                if not stat.S_ISREG(st.st_mode):
+                    return reject("is not a regular file")
+                if st.st_uid != os.geteuid():
+                    return reject(f"belongs to uid {st.st_uid}, not to this user")
+                data = _read_capped(fd, MAX_ENTRY_BYTES + _TAG)
+                if len(data) > MAX_ENTRY_BYTES + _TAG:
+                    return reject(f"is over {MAX_ENTRY_BYTES} bytes")
+                tag, body = data[:_TAG], data[_TAG:]
+                if len(tag) != _TAG or not hmac.compare_digest(tag, _tag(secret, key, body)):
+                    return reject("fails its tag (not written here for this key, or altered)")
+                result, why = decode_result(body, topo, options)
+                if result is None:
+                    return reject(why)
+                if collective is not None and result.schedule.collective.value != collective:
+                    return reject(f"holds a {result.schedule.collective.value} schedule, not {collective}")
+                if algo is not None and result.schedule.algo != algo:
+                    return reject(f"holds a schedule of {result.schedule.algo!r}, not {algo!r}")
+                os.utime(fd, (time.time(), st.st_mtime))   # the access time orders the trim; mtime stays the age
+                return Hit(result, st.st_mtime)
+            finally:
+                os.close(fd)
+
+    def put(self, key: str, result: Any, topo: Topology | None = None) -> bool:
+        """Keep ``result`` (solved on ``topo``, default its fabric) under ``key``; False when it is too large to
+        keep (known from its schedule's columns before encoding, where they alone are over the limit: BFB on 16384
+        nodes holds 2.7 GB of them) or holds anything the codec does not encode. UnsafeCache for a folder not this
+        user's."""
         if _columns_bytes(result) > MAX_ENTRY_BYTES:
             return False
-        body = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            body = encode_result(result, topo)
+        except CodecError:
+            return False
         if len(body) > MAX_ENTRY_BYTES:
             return False
-        tag = hmac.new(self._secret(), body, "sha256").digest()
-        fd, tmp = tempfile.mkstemp(dir=self.root, prefix=".writing-")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(tag + body)
-            os.replace(tmp, self._path(key))
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        self._trim()
+        with self._folder(create=True) as folder:
+            tag = _tag(self._secret(folder, create=True), key, body)
+            tmp = f".writing-{secrets.token_hex(8)}"
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600, dir_fd=folder)
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(tag)
+                    fh.write(body)
+                os.replace(tmp, f"{key}{_SUFFIX}", src_dir_fd=folder, dst_dir_fd=folder)
+            except BaseException:
+                try:
+                    os.unlink(tmp, dir_fd=folder)
+                except FileNotFoundError:
+                    pass
+                raise
+            self._trim(folder)
         return True
 
+    def _names(self, folder: int) -> list[str]:
+        return sorted(n for n in os.listdir(folder) if n.endswith(_SUFFIX) and not n.startswith("."))
+
     def entries(self) -> list[Path]:
-        return sorted(self.root.glob(f"*{_SUFFIX}")) if self.root.is_dir() else []
+        with self._folder(create=False) as folder:
+            return [] if folder is None else [self.root / n for n in self._names(folder)]
 
     def size_bytes(self) -> int:
-        return sum(p.stat().st_size for p in self.entries())
+        with self._folder(create=False) as folder:
+            if folder is None:
+                return 0
+            return sum(self._lstat(folder, n).st_size for n in self._names(folder))
 
-    def _trim(self) -> None:
+    @staticmethod
+    def _lstat(folder: int, name: str) -> os.stat_result:
+        return os.stat(name, dir_fd=folder, follow_symlinks=False)
+
+    def _trim(self, folder: int) -> None:
         stats = []
-        for p in self.entries():
+        for name in self._names(folder):
             try:
-                st = p.stat()
+                st = self._lstat(folder, name)
             except OSError:                # deleted by another process meanwhile
                 continue
-            stats.append((max(st.st_atime, st.st_mtime), st.st_size, p))
+            stats.append((max(st.st_atime, st.st_mtime), st.st_size, name))
         stats.sort(key=lambda item: item[0])
         total = sum(size for _, size, _ in stats)
-        for _, size, path in stats:
+        for _, size, name in stats:
             if total <= MAX_TOTAL_BYTES:
                 break
             total -= size
-            path.unlink(missing_ok=True)
+            _unlink(folder, name)
 
     def clear(self) -> int:
         """Delete every stored result; the number deleted."""
-        files = self.entries()
-        for p in files:
-            p.unlink(missing_ok=True)
-        return len(files)
+        with self._folder(create=False) as folder:
+            if folder is None:
+                return 0
+            names = self._names(folder)
+            for name in names:
+                _unlink(folder, name)
+            return len(names)
+
+
+def _owned(st: os.stat_result, path: Path, forbidden: int, what: str, fix: str) -> None:
+    uid = os.geteuid()
+    if st.st_uid != uid:
+        raise UnsafeCache(f"{path} belongs to uid {st.st_uid}, not to this user (uid {uid})")
+    if st.st_mode & forbidden:
+        raise UnsafeCache(f"{path} is {what} (mode {stat.S_IMODE(st.st_mode):o}; chmod {fix} it)")
+
+
+def _unlink(folder: int, name: str) -> None:
+    try:
+        os.unlink(name, dir_fd=folder)
+    except FileNotFoundError:
+        pass
 
 
 def _columns_bytes(result: Any) -> int:
@@ -219,28 +523,49 @@ def _columns_bytes(result: Any) -> int:
     return sum(getattr(cols, f).nbytes for f in COLUMN_FIELDS)
 
 
+def _stderr(text: str) -> None:
+    print(f"results cache: {text}", file=sys.stderr)
+
+
 def cached_synthesize(topo: Topology, algo, collective, *, cache: ResultsCache | None, refresh: bool = False,
                       total_bytes: float | None = None, options: Any = None, progress=None,
-                      solve=None) -> tuple[Any, Hit | None]:
+                      solve=None, warn: Warn | None = _stderr) -> tuple[Any, Hit | None]:
     """``solvers.synthesize`` through ``cache``: (the verified Result, the Hit when it came from the cache).
     ``solve(topo, algo, collective, progress, total_bytes, options)`` replaces ``synthesize`` (the app runs it
     in a child process). With ``cache`` None it always solves; with ``refresh`` it solves and replaces the stored
-    result."""
+    result. A cache folder that is not this user's alone, and a stored entry that fails its checks, are named
+    in one line to ``warn`` (default: standard error), and the request is solved without them."""
     from .registry import get
     from .synthesize import synthesize
 
     synth = get(algo) if isinstance(algo, str) else algo
-    key = solve_key(topo, synth.name, str(getattr(collective, "value", collective)), synth.options_from(options),
-                    total_bytes)
+    chosen = synth.options_from(options)
+    coll = str(getattr(collective, "value", collective))
+    key = solve_key(topo, synth.name, coll, chosen, total_bytes)
     if cache is not None and not refresh:
-        hit = cache.get(key)
+        try:
+            hit = cache.get(key, topo, algo=synth.name, collective=_collective_value(collective), options=chosen,
+                            warn=warn)
+        except UnsafeCache as exc:
+            if warn is not None:
+                warn(f"{exc}; solving without it")
+            cache, hit = None, None
         if hit is not None:
             return hit.result, hit
     run = solve or (lambda t, a, c, p, m, o: synthesize(t, a, c, progress=p, total_bytes=m, options=o))
     result = run(topo, algo, collective, progress, total_bytes, options)
     if cache is not None and result.verification.ok:
         try:
-            cache.put(key, result)
+            cache.put(key, result, topo)
+        except UnsafeCache as exc:
+            if warn is not None:
+                warn(f"{exc}; not kept")
         except OSError:                    # a full or read-only disk: the result is still good
             pass
     return result, None
+
+
+def _collective_value(collective) -> str:
+    from .core.schedule import Collective
+
+    return (collective if isinstance(collective, Collective) else Collective.parse(str(collective))).value
