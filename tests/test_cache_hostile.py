@@ -239,3 +239,22 @@ def test_a_pickle_planted_with_a_valid_tag_never_runs(store, tmp_path, capsys):
     assert not marker.exists()
     _solved_and_verified(result, hit, topo)
     _one_line(capsys, key, "is unreadable")
+
+
+def test_an_entry_over_the_limit_is_read_no_further_than_the_limit(store, capsys, monkeypatch):
+    """A file whose size is over the limit (here a sparse one) is read to the limit plus one byte, not further,
+    whatever its size said when it was opened."""
+    topo = parse_topology(EXPR)
+    cached_synthesize(topo, ALGO, COLL, cache=store)
+    (entry,) = store.entries()
+    limit = entry.stat().st_size * 2
+    with open(entry, "r+b") as fh:
+        fh.truncate(64 * 2 ** 20)
+    monkeypatch.setattr(results_cache, "MAX_ENTRY_BYTES", limit)
+    read = []
+    real = os.read
+    monkeypatch.setattr(os, "read", lambda fd, n: read.append(n) or real(fd, n))
+    result, hit = cached_synthesize(topo, ALGO, COLL, cache=store)
+    _solved_and_verified(result, hit, topo)
+    _one_line(capsys, entry.name, f"is over {limit} bytes")
+    assert sum(read) <= limit + 32 + 1 + 64                 # the entry's limit and tag, plus the secret's read
