@@ -4,7 +4,8 @@
 
 For each solve: the first CLI run (``python -m studio schedule ... --json``, solving and storing), the second CLI
 run (answered from the cache: the whole command, Python start-up and imports included), the cache lookup alone
-in this process (read, HMAC check, unpickle), the stored file's size, and first / second as the ratio.
+in this process (read, HMAC check, decoding the data-only entry, verifying the schedule and costing it again),
+the stored file's size, and first / second as the ratio.
 """
 from __future__ import annotations
 
