@@ -11,15 +11,27 @@ are two parallel links. ``kind`` defaults to ``compute``. Every problem is repor
 TopologyError that names it.
 
 GraphML: a directed (multi)graph whose nodes may carry a ``kind`` attribute and whose edges may carry
-``bandwidth`` and ``alpha``.
+``bandwidth`` and ``alpha`` (a key's ``<default>`` applies to the edges without the value). It is read through
+defusedxml with DTDs forbidden, from the text: a file is UTF-8 (its bytes are decoded as UTF-8 before anything
+else, and bytes that are not UTF-8 are refused), so an XML declaration naming another encoding is not followed
+(a UTF-8 file declaring ISO-8859-1 keeps its node ``gé``, not ``gÃ©``).
+
+Every number of both formats (``bandwidth``, ``alpha``) is read by ``topologies.numbers.read_number``, bounded
+before any Fraction is built and held to its physical range; JSON float literals and ``NaN``/``Infinity`` are
+kept as their text for it (``numbers.Written``), never made floats. Files are read at most ``MAX_FILE_BYTES`` + 1
+bytes whatever their size on disk says (a link to ``/dev/zero`` is refused at the limit), and with a node limit
+(``load`` passes its own) the node and link counts are checked as soon as the file is parsed, before anything
+is built of them.
 """
 from __future__ import annotations
 
 import json
 import os
+import stat
 from pathlib import Path
 
-from .model import COMPUTE, Link, Topology, TopologyError, as_fraction
+from .model import COMPUTE, Link, Topology, TopologyError
+from .numbers import Written, read_number, shown
 
 MAX_FILE_BYTES = 20 * 1024 * 1024
 TOPOLOGY_SUFFIXES = (".json", ".graphml")
@@ -45,8 +57,9 @@ def to_json(topo: Topology) -> str:
     return json.dumps(to_dict(topo), indent=1)
 
 
-def from_dict(data, *, source: str = "") -> Topology:
-    """Build a topology from the parsed JSON format, naming the first problem found."""
+def from_dict(data, *, source: str = "", max_nodes: int | None = None) -> Topology:
+    """Build a topology from the parsed JSON format, naming the first problem found. With ``max_nodes``, more
+    nodes (or more links than ``expression.max_links_for`` allows with them) are refused before any is read."""
     if not isinstance(data, dict):
         raise TopologyError("a topology file must hold a JSON object with 'nodes' and 'links'")
     nodes, links = data.get("nodes"), data.get("links", [])
@@ -54,6 +67,7 @@ def from_dict(data, *, source: str = "") -> Topology:
         raise TopologyError("'nodes' must be a non-empty list")
     if not isinstance(links, list):
         raise TopologyError("'links' must be a list")
+    check_counts(len(nodes), len(links), source, max_nodes)
     names, kinds, index = [], [], {}
     for i, node in enumerate(nodes):
         if isinstance(node, (str, int)) and not isinstance(node, bool):
@@ -62,40 +76,77 @@ def from_dict(data, *, source: str = "") -> Topology:
             raise TopologyError(f"node {i} needs an 'id'")
         nid = node["id"]
         if not isinstance(nid, (str, int)) or isinstance(nid, bool):
-            raise TopologyError(f"node {i} has an id that is not a string: {nid!r}")
+            raise TopologyError(f"node {i} has an id that is not a string: {shown(nid)}")
         nid = str(nid)
         if nid in index:
-            raise TopologyError(f"duplicate node id {nid!r}")
+            raise TopologyError(f"duplicate node id {shown(nid)}")
+        kind = node.get("kind", COMPUTE)
+        if not isinstance(kind, str):
+            raise TopologyError(f"node {shown(nid)} has a kind that is not a string: {shown(kind)}")
         index[nid] = len(names)
         names.append(nid)
-        kinds.append(node.get("kind", COMPUTE))
+        kinds.append(kind)
     out = []
     for i, link in enumerate(links):
         if not isinstance(link, dict) or "src" not in link or "dst" not in link:
             raise TopologyError(f"link {i} needs 'src' and 'dst'")
         ends = []
         for end in ("src", "dst"):
-            nid = str(link[end])
+            nid = link[end]
+            if not isinstance(nid, (str, int)) or isinstance(nid, bool):
+                raise TopologyError(f"link {i} has a {end} that is not a node id: {shown(nid)}")
+            nid = str(nid)
             if nid not in index:
-                raise TopologyError(f"link {i} names unknown node {nid!r} as its {end}")
+                raise TopologyError(f"link {i} names unknown node {shown(nid)} as its {end}")
             ends.append(index[nid])
-        bw = as_fraction(link.get("bandwidth", 1), f"link {i} bandwidth")
-        alpha = as_fraction(link.get("alpha", 0), f"link {i} alpha")
+        where = f"link {i} ({shown(names[ends[0]], False)} -> {shown(names[ends[1]], False)})"
+        bw = read_number(link.get("bandwidth", 1), "bandwidth", where)
+        alpha = read_number(link.get("alpha", 0), "alpha", where)
         out.append(Link(ends[0], ends[1], bw, alpha))
-    name = data.get("name") or (Path(source).stem if source else "")
-    return Topology(tuple(names), tuple(kinds), tuple(out), name=str(name), expr=source or str(data.get("expr", "")))
+    name = _text(data.get("name"), "name") or (Path(source).stem if source else "")
+    return Topology(tuple(names), tuple(kinds), tuple(out), name=name,
+                    expr=source or _text(data.get("expr"), "expr"))
 
 
-def from_json(text: str, *, source: str = "") -> Topology:
+def _text(value, key: str) -> str:
+    """A file's ``name`` or ``expr``: text (a number is taken as written); one line for anything else."""
+    if value is None:
+        return ""
+    if isinstance(value, (str, Written)) or (isinstance(value, int) and not isinstance(value, bool)):
+        return str(value)
+    raise TopologyError(f"'{key}' must be a string, got {shown(value)}")
+
+
+def check_counts(nodes: int, links: int, source: str, max_nodes: int | None) -> None:
+    """TopologyError when ``nodes`` is above ``max_nodes`` or ``links`` above the links that go with it
+    (``expression.max_links_for``, as for expressions); nothing when ``max_nodes`` is None."""
+    if max_nodes is None:
+        return
+    from .expression import max_links_for
+
+    what = source or "the topology"
+    if nodes > max_nodes:
+        raise TopologyError(f"{what} has {nodes} nodes, above the limit of {max_nodes}")
+    if links > max_links_for(max_nodes):
+        raise TopologyError(f"{what} has {links} links, above the limit of {max_links_for(max_nodes)} "
+                            f"({max_links_for(max_nodes) // max_nodes} per node of the {max_nodes} allowed)")
+
+
+def _too_large(what: str, limit: int | None = None) -> TopologyError:
+    limit = MAX_FILE_BYTES if limit is None else limit
+    return TopologyError(f"{what} is above the limit of {limit} bytes ({limit / 2 ** 20:.3g} MiB)")
+
+
+def from_json(text: str, *, source: str = "", max_nodes: int | None = None) -> Topology:
     if len(text) > MAX_FILE_BYTES:
-        raise TopologyError(f"topology file larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
-    try:
-        data = json.loads(text)
+        raise _too_large(Path(source).name if source else "the topology file")
+    try:        # float literals and NaN/Infinity stay text: topologies.numbers reads them, bounded
+        data = json.loads(text, parse_float=Written, parse_constant=Written)
     except json.JSONDecodeError as exc:
         raise TopologyError(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
     except (ValueError, RecursionError) as exc:       # a number of thousands of digits, nesting thousands deep
         raise TopologyError(f"not valid JSON: {str(exc).splitlines()[0][:100] or type(exc).__name__}") from None
-    return from_dict(data, source=source)
+    return from_dict(data, source=source, max_nodes=max_nodes)
 
 
 def to_graphml(topo: Topology) -> str:
@@ -110,56 +161,123 @@ def to_graphml(topo: Topology) -> str:
     return "\n".join(nx.generate_graphml(g))
 
 
-def from_graphml(text: str, *, source: str = "") -> Topology:
-    import io
+def from_graphml(text: str, *, source: str = "", max_nodes: int | None = None) -> Topology:
+    """A topology from GraphML text (module docstring): defusedxml first, no DTD; the ``<node>`` and ``<edge>``
+    elements counted against ``max_nodes`` before networkx builds a graph of them; every value kept as its text
+    for ``read_number``."""
     import xml.etree.ElementTree as ET
 
     import networkx as nx
 
     if len(text) > MAX_FILE_BYTES:
-        raise TopologyError(f"topology file larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB")
+        raise _too_large(Path(source).name if source else "the topology file")
     from defusedxml import DefusedXmlException
     from defusedxml.ElementTree import fromstring
 
-    try:        # read through defusedxml first: no DOCTYPE, so no entity expansion (billion laughs) and no XXE
-        fromstring(text, forbid_dtd=True)
-    except DefusedXmlException:
-        raise TopologyError("GraphML with a DOCTYPE or entity declarations is not accepted") from None
-    except ET.ParseError as exc:
-        raise TopologyError(f"not valid GraphML: {exc}") from None
+    def parse(body: str):
+        try:    # read through defusedxml: no DOCTYPE, so no entity expansion (billion laughs) and no XXE
+            return fromstring(body, forbid_dtd=True)
+        except DefusedXmlException:
+            raise TopologyError("GraphML with a DOCTYPE or entity declarations is not accepted") from None
+        except ET.ParseError as exc:
+            raise TopologyError(f"not valid GraphML: {exc}") from None
+
+    root = parse(text)
+    counts = {"node": 0, "edge": 0}
+    for element in root.iter():
+        tag = element.tag if isinstance(element.tag, str) else ""
+        local = tag.rpartition("}")[2]
+        if local in counts:
+            counts[local] += 1
+    check_counts(counts["node"], counts["edge"], source, max_nodes)
     try:
-        g = nx.read_graphml(io.BytesIO(text.encode("utf-8")), force_multigraph=True)
-    except (ET.ParseError, nx.NetworkXError, ValueError, KeyError) as exc:
+        graphs = _graphml_reader()(root)
+        if not graphs and root.tag == "graphml":       # no namespace: read as networkx's parse_graphml does
+            graphs = _graphml_reader()(parse(text.replace("<graphml>", f'<graphml xmlns="{_GRAPHML_NS}">', 1)))
+        if not graphs:
+            raise nx.NetworkXError("file not successfully read as graphml")
+    except (nx.NetworkXError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise TopologyError(f"not valid GraphML: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") \
             from None
+    g = graphs[0]
     if not g.is_directed():
         g = g.to_directed()
+    node_default = g.graph.get("node_default", {})
+    edge_default = g.graph.get("edge_default", {})
     data = {
         "name": g.graph.get("name", ""),
-        "nodes": [{"id": str(n), "kind": attrs.get("kind", COMPUTE)} for n, attrs in g.nodes(data=True)],
-        "links": [{"src": str(s), "dst": str(d), "bandwidth": a.get("bandwidth", 1.0), "alpha": a.get("alpha", 0.0)}
-                  for s, d, a in g.edges(data=True)],
+        "nodes": [{"id": str(n), "kind": attrs.get("kind", node_default.get("kind", COMPUTE))}
+                  for n, attrs in g.nodes(data=True)],
+        "links": [{"src": str(s), "dst": str(d), "bandwidth": a.get("bandwidth", edge_default.get("bandwidth", 1)),
+                   "alpha": a.get("alpha", edge_default.get("alpha", 0))} for s, d, a in g.edges(data=True)],
     }
-    return from_dict(data, source=source)
+    return from_dict(data, source=source, max_nodes=max_nodes)
 
 
-def read_topology(path: str | os.PathLike) -> Topology:
-    """Read a ``.json`` or ``.graphml`` topology file."""
+_GRAPHML_NS = "http://graphml.graphdrawing.org/xmlns"
+_READER = []
+
+
+def _graphml_reader():
+    """``read(root)``: the graphs of a parsed GraphML tree, by networkx's reader with every typed value (int,
+    long, float, double, string) kept as its text, booleans as networkx reads them: ``read_number`` reads the
+    numbers (networkx would make ``1e-400`` a 0.0 and ``1e9999999`` an infinity)."""
+    if not _READER:
+        from networkx.readwrite.graphml import GraphMLReader
+
+        class TextReader(GraphMLReader):
+            def construct_types(self):
+                super().construct_types()
+                self.python_type = {k: (bool if t is bool else str) for k, t in self.python_type.items()}
+
+        def read(root):
+            reader = TextReader(node_type=str, edge_key_type=int, force_multigraph=True)
+            reader.xml = root
+            keys, defaults = reader.find_graphml_keys(root)
+            return [reader.make_graph(g, keys, defaults) for g in root.findall(f"{{{_GRAPHML_NS}}}graph")]
+
+        _READER.append(read)
+    return _READER[0]
+
+
+def read_bytes(path: str | os.PathLike, limit: int) -> bytes:
+    """At most ``limit`` bytes of the file at ``path``, read as such whatever its size on disk says (a link to
+    ``/dev/zero`` stops at the limit); TopologyError, one line, above the limit, for a FIFO or socket (whose
+    reading could wait forever) and when the file cannot be read."""
+    p = Path(path)
+    try:
+        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise TopologyError(f"cannot read {p}: {exc.strerror or exc}") from None
+    with os.fdopen(fd, "rb") as fh:
+        try:
+            info = os.fstat(fd)
+            if stat.S_ISFIFO(info.st_mode) or stat.S_ISSOCK(info.st_mode):
+                raise TopologyError(f"cannot read {p}: a FIFO or socket, not a file")
+            if stat.S_ISREG(info.st_mode) and info.st_size > limit:
+                raise _too_large(p.name, limit)
+            os.set_blocking(fd, True)
+            data = fh.read(limit + 1)
+        except OSError as exc:
+            raise TopologyError(f"cannot read {p}: {exc.strerror or exc}") from None
+    if len(data) > limit:
+        raise _too_large(p.name, limit)
+    return data
+
+
+def read_topology(path: str | os.PathLike, max_nodes: int | None = None) -> Topology:
+    """Read a ``.json`` or ``.graphml`` topology file: at most ``MAX_FILE_BYTES``, UTF-8; with ``max_nodes``,
+    refused above that many nodes as soon as they are counted."""
     p = Path(path)
     if p.suffix.lower() not in TOPOLOGY_SUFFIXES:
         raise TopologyError(f"{p.name}: a topology file must end in .json or .graphml")
+    data = read_bytes(p, MAX_FILE_BYTES)
     try:
-        size = p.stat().st_size
-    except OSError as exc:
-        raise TopologyError(f"cannot read {p}: {exc.strerror}") from None
-    if size > MAX_FILE_BYTES:
-        raise TopologyError(f"{p.name} is {size} bytes, above the limit of {MAX_FILE_BYTES} bytes")
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TopologyError(f"cannot read {p}: {exc}") from None
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise TopologyError(f"cannot read {p}: not UTF-8 text (byte {exc.start})") from None
     reader = from_json if p.suffix.lower() == ".json" else from_graphml
-    return reader(text, source=str(path))
+    return reader(text, source=str(path), max_nodes=max_nodes)
 
 
 def write_topology(topo: Topology, path: str | os.PathLike) -> None:
@@ -178,11 +296,8 @@ def load(spec: str, max_nodes: int | None = None) -> Topology:
 
     s = spec.strip()
     if s.lower().endswith(TOPOLOGY_SUFFIXES) and "(" not in s:
-        topo = read_topology(s)
         limit = max_nodes
         if limit is None:
             from .expression import DEFAULT_MAX_NODES as limit
-        if topo.num_nodes > limit:
-            raise TopologyError(f"{s} has {topo.num_nodes} nodes, above the limit of {limit}")
-        return topo
+        return read_topology(s, max_nodes=limit)
     return parse_topology(s, max_nodes=max_nodes)
