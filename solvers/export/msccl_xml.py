@@ -15,11 +15,11 @@ import re
 import xml.etree.ElementTree as ET
 from xml.parsers import expat
 
-from defusedxml import DefusedXmlException
+from defusedxml import DefusedXmlException, DTDForbidden, EntitiesForbidden, ExternalReferenceForbidden
 from defusedxml.ElementTree import fromstring as _defused_fromstring
 
 from .c_numbers import number, plain_reading, read_int, show, strtol_reading
-from .program import DIALECT_COLL, Algo, Gpu, Step, Tb, XmlError
+from .program import DIALECT_COLL, MAX_NODES_PER_RANK, Algo, Gpu, Step, Tb, XmlError
 
 
 # the lines of a rank, a threadblock and a step (also written straight from columns by ``place.Placed.text``)
@@ -71,15 +71,90 @@ INT_ATTRS = {"algo": ("nchannels", "nchunksperloop", "ngpus", "inplace", "outofp
              "step": ("s", "srcoff", "dstoff", "cnt", "depid", "deps", "hasdep")}
 
 
+MAX_ATTRIBUTES = 16            # MSCCL_MAX_ATTR_COUNT: attributes the runtime's reader keeps per element
+MAX_TOKEN_BYTES = 1 << 20      # bytes of one tag, comment or run of text (the reader's names and values: 255)
+_FEED = 1 << 16                # bytes handed to expat at a time while counting
+
+
+def element_limit(ngpus: int) -> int:
+    """The most XML elements a file for ``ngpus`` ranks can hold and still load: each rank's reader holds at most
+    ``MAX_NODES_PER_RANK`` XML nodes (MSCCL_MAX_NODES, 4096: ROCm/rccl and Azure/msccl-executor-nccl
+    ``msccl_parser.h``), the ``<algo>``, all ``ngpus`` ``<gpu>`` elements and that rank's own threadblocks and
+    steps, so a rank's ``<gpu>`` holds at most ``MAX_NODES_PER_RANK - 1 - ngpus`` of them and the file
+    ``1 + ngpus + ngpus * (MAX_NODES_PER_RANK - 1 - ngpus)``: 4096 for one rank, 16,369 for four, 4,194,304 at
+    most (2047 ranks). An ``ngpus`` below 1 (or unreadable) counts as 1; one that no rank's reader holds
+    (``ngpus + 1 > MAX_NODES_PER_RANK``) allows ``MAX_NODES_PER_RANK``."""
+    g = max(1, ngpus)
+    if g + 1 >= MAX_NODES_PER_RANK:
+        return MAX_NODES_PER_RANK
+    return 1 + g + g * (MAX_NODES_PER_RANK - 1 - g)
+
+
+def count_elements(text: str) -> int:
+    """The elements of ``text``, counted by expat before any tree is built (nothing is kept of them), DTDs
+    forbidden; XmlError in one line, naming the limit, as soon as there are more than ``element_limit`` of the
+    first element's ``ngpus`` (as the runtime's strtol reads it), an element has more than ``MAX_ATTRIBUTES``
+    attributes (the runtime's reader keeps 16 and drops the rest), or a tag, comment or run of text is longer
+    than ``MAX_TOKEN_BYTES`` (expat would hold it whole). DefusedXmlException for a DOCTYPE, ExpatError for text
+    that is not well formed."""
+    parser = expat.ParserCreate("utf-8")
+    parser.ordered_attributes = True
+    seen = [0, MAX_NODES_PER_RANK, 0]       # elements, their limit, byte index of the last tag
+
+    def start(name, attrs):
+        seen[0] += 1
+        seen[2] = parser.CurrentByteIndex
+        if seen[0] == 1:
+            ngpus = next((attrs[k + 1] for k in range(0, len(attrs), 2) if attrs[k] == "ngpus"), "")
+            seen[1] = element_limit(strtol_reading(ngpus[:64]))
+        elif seen[0] > seen[1]:
+            raise XmlError(f"line {parser.CurrentLineNumber}: more than {seen[1]} XML elements, above what the "
+                           f"runtime's reader loads for this <algo>'s ngpus: {MAX_NODES_PER_RANK} XML nodes per "
+                           "rank (MSCCL_MAX_NODES), the <algo>, every <gpu> and the rank's threadblocks and steps")
+        if len(attrs) > 2 * MAX_ATTRIBUTES:
+            raise XmlError(f"line {parser.CurrentLineNumber}: <{name[:40]}> has {len(attrs) // 2} attributes, above "
+                           f"the {MAX_ATTRIBUTES} the runtime's reader keeps (MSCCL_MAX_ATTR_COUNT; it drops the rest)")
+
+    def end(_name):
+        seen[2] = parser.CurrentByteIndex
+
+    def doctype(name, sysid, pubid, _internal):
+        raise DTDForbidden(name, sysid, pubid)
+
+    def entity(name, _parameter, value, base, sysid, pubid, _notation):
+        raise EntitiesForbidden(name, value, base, sysid, pubid, _notation)
+
+    def external(_context, base, sysid, pubid):
+        raise ExternalReferenceForbidden(_context, base, sysid, pubid)
+
+    parser.StartElementHandler, parser.EndElementHandler = start, end
+    parser.StartDoctypeDeclHandler, parser.EntityDeclHandler = doctype, entity
+    parser.ExternalEntityRefHandler = external
+    fed = 0
+    for at in range(0, len(text), _FEED):
+        piece = text[at:at + _FEED].encode("utf-8", "surrogatepass")
+        fed += len(piece)
+        parser.Parse(piece, False)
+        if fed - seen[2] > MAX_TOKEN_BYTES:
+            raise XmlError(f"line {parser.CurrentLineNumber}: a tag, comment or run of text longer than "
+                           f"{MAX_TOKEN_BYTES} bytes (the runtime's reader takes names and values of at most 255 "
+                           "characters)")
+    parser.Parse(b"", True)
+    return seen[0]
+
+
 def _parse(text: str) -> ET.Element:
     """``text`` as an element tree, read through defusedxml with DTDs forbidden: no DOCTYPE, so no entity (billion
     laughs) and no external DTD or entity (XXE) is ever expanded or fetched; the runtimes' own readers have no DTD
-    support either. XmlError in one line for that or for XML that is not well formed."""
+    support either. The elements are counted first, streaming, without a tree (``count_elements``: a file of
+    16.7 million empty elements is refused after 16,369 of them for 4 ranks). XmlError in one line for that or for
+    XML that is not well formed."""
     try:
+        count_elements(text)
         return _defused_fromstring(text, forbid_dtd=True)
     except DefusedXmlException as exc:
         raise XmlError(f"DOCTYPE and ENTITY declarations are not allowed ({type(exc).__name__})") from None
-    except ET.ParseError as exc:
+    except (ET.ParseError, expat.ExpatError) as exc:
         raise XmlError(f"not well-formed XML: {exc}") from None
 
 
