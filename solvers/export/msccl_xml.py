@@ -81,8 +81,8 @@ def element_limit(ngpus: int) -> int:
     ``MAX_NODES_PER_RANK`` XML nodes (MSCCL_MAX_NODES, 4096: ROCm/rccl and Azure/msccl-executor-nccl
     ``msccl_parser.h``), the ``<algo>``, all ``ngpus`` ``<gpu>`` elements and that rank's own threadblocks and
     steps, so a rank's ``<gpu>`` holds at most ``MAX_NODES_PER_RANK - 1 - ngpus`` of them and the file
-    ``1 + ngpus + ngpus * (MAX_NODES_PER_RANK - 1 - ngpus)``: 4096 for one rank, 16,369 for four, 4,194,304 at
-    most (2047 ranks). An ``ngpus`` below 1 (or unreadable) counts as 1; one that no rank's reader holds
+    ``1 + ngpus + ngpus * (MAX_NODES_PER_RANK - 1 - ngpus)``: 4096 for one rank, 16,369 for four, 4,194,305 at
+    most (2048 ranks). An ``ngpus`` below 1 (or unreadable) counts as 1; one that no rank's reader holds
     (``ngpus + 1 > MAX_NODES_PER_RANK``) allows ``MAX_NODES_PER_RANK``."""
     g = max(1, ngpus)
     if g + 1 >= MAX_NODES_PER_RANK:
