@@ -281,3 +281,14 @@ def test_repeated_keyword_is_refused_with_its_column(capsys):
         parse("line(dgx_a100(boxes=1, boxes=2))")
     refused(capsys, ["topo", "mesh(4,4,bw=1,bw=2)"], "bw twice", "column 15")
     assert parse("mesh(4,4,bw=1,alpha_ns=2)").kwargs == (("bw", 1), ("alpha_ns", 2))
+
+
+def test_json_output_never_holds_nan_or_infinity():
+    """Issue 39: Python writes NaN and Infinity into JSON, which no JSON reader takes; the CLI's one JSON
+    writer refuses a result holding one, in one line."""
+    from studio.cli.common import UsageError, json_text
+
+    assert json_text({"a": 1.5, "b": [0, None]}) == '{"a": 1.5, "b": [0, null]}'
+    for bad in (float("nan"), float("inf"), -float("inf")):
+        with pytest.raises(UsageError, match="not finite"):
+            json_text({"time_us": bad})

@@ -4,6 +4,7 @@ environment, every output path) and the one atomic file writer, the text table a
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import stat
@@ -21,6 +22,15 @@ NON_NEGATIVE_FLAGS = frozenset({"--alpha"})
 
 class UsageError(Exception):
     pass
+
+
+def json_text(payload) -> str:
+    """``payload`` as JSON for standard output. JSON has no NaN or infinity (Python would write them anyway), so
+    a result holding one is refused with one line instead of printed."""
+    try:
+        return json.dumps(payload, allow_nan=False)
+    except ValueError:
+        raise UsageError("the result holds a number that is not finite (NaN or infinity): no JSON printed") from None
 
 
 class Parser(argparse.ArgumentParser):

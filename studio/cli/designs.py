@@ -2,11 +2,11 @@
 its all-to-all throughput, the Finder's frontier and ForestColl's optimal throughput."""
 from __future__ import annotations
 
-import json
 
 from topologies import load, summarize
 
-from .common import UsageError, design_parent, json_parent, print_table, progress_for, progress_parent
+from .common import (UsageError, design_parent, json_parent, json_text, print_table, progress_for,
+                     progress_parent)
 
 
 def add_parsers(sub) -> None:
@@ -42,7 +42,7 @@ def add_parsers(sub) -> None:
 def topo(args) -> int:
     summary = summarize(load(args.expr, max_nodes=args.max_nodes)).as_dict()
     if args.json:
-        print(json.dumps(summary))
+        print(json_text(summary))
     else:
         print_table(summary)
     return 0
@@ -62,7 +62,7 @@ def alltoall(args) -> int:
            "alltoall_time_us": result.time_us(args.total_bytes, args.bandwidth), "bytes": args.total_bytes,
            "bandwidth_gbs": args.bandwidth, "solve_seconds": result.seconds}
     if args.json:
-        print(json.dumps(out))
+        print(json_text(out))
     else:
         print_table(out)
     return 0
@@ -84,7 +84,7 @@ def find(args) -> int:
     if rows:
         rows[best]["recommended"] = True
     if args.json:
-        print(json.dumps(rows))
+        print(json_text(rows))
         return 0
     steps, tb = bound(args.nodes, args.degree, args.bidirectional)
     model = prices[best].model if rows else RUNTIME_MODEL
@@ -118,7 +118,7 @@ def forestcoll(args) -> int:
         fab = fabric(topology)
         out["scan"] = [{"k": k, "algbw_GBps": float(fixed_k_algbw(fab, k))} for k in range(1, args.scan + 1)]
     if args.json:
-        print(json.dumps(out))
+        print(json_text(out))
     else:
         bottleneck = out.pop("bottleneck")
         print_table({**out, "bottleneck outside": ", ".join(bottleneck["outside"][:12])

@@ -12,13 +12,14 @@ and exit code 2.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from solvers.genmodel import (FitError, ModelOptions, ParamsError, TreeError, best_plan, fit, gentree,
                               memory_lower_bound, parse_tree, preset, read_measurements, traffic_lower_bound)
 from solvers.genmodel.fit import MAX_CSV_CHARS
 from solvers.genmodel.params import PRESETS
+
+from .common import json_text
 
 EXIT_BAD_INPUT = 2
 PARAM_FLAGS = ("alpha", "beta", "gamma", "delta", "epsilon")
@@ -111,7 +112,7 @@ def _plans(args) -> int:
     ranking = best_plan(args.servers, args.size, params, _model_options(args))
     rows = ranking.rows()
     if args.json:
-        print(json.dumps({"servers": args.servers, "size": args.size, "preset": args.preset,
+        print(json_text({"servers": args.servers, "size": args.size, "preset": args.preset,
                           "params": params.as_dict(), "options": vars(_model_options(args)),
                           "best": ranking.best.label, "classic_best": ranking.classic_best.label,
                           "bounds": {"memory_floats": memory_lower_bound(args.servers, args.size),
@@ -137,7 +138,7 @@ def _gentree(args) -> int:
     if args.json:
         out = result.as_dict()
         out["speedup"] = {k: v.total / result.total for k, v in result.baselines.items()}
-        print(json.dumps(out))
+        print(json_text(out))
         return 0
     print(f"{t.name} ({t.n} servers), S = {args.size:g} floats")
     print(f"{'switch':<10} {'tier':<9} {'participants':<20} {'algorithm':<14} {'rearranged':<14} {'time s':>9} "
@@ -159,7 +160,7 @@ def _fit(args) -> int:
     if args.json:
         out = result.as_dict()
         out["params"] = result.params(args.beta).as_dict()
-        print(json.dumps(out))
+        print(json_text(out))
         return 0
     print(f"alpha      {result.alpha:.6g} s")
     print(f"2β+γ       {result.beta2_gamma:.6g} s/float")

@@ -2,7 +2,6 @@
 schedules. Every synthesizer and its flags come from the registry (``studio.cli.synth_flags``)."""
 from __future__ import annotations
 
-import json
 import sys
 from fractions import Fraction
 
@@ -10,8 +9,8 @@ from solvers import Collective, synthesize
 from solvers.results_cache import ENV, ResultsCache, cached_synthesize, code_version
 from topologies import load
 
-from .common import (UsageError, add_output_arguments, design_parent, json_parent, print_table, progress_for,
-                     progress_parent, write_atomically)
+from .common import (UsageError, add_output_arguments, design_parent, json_parent, json_text, print_table,
+                     progress_for, progress_parent, write_atomically)
 from .synth_flags import add_synthesizer_arguments, options_for
 
 
@@ -138,7 +137,7 @@ def schedule(args) -> int:
         out["genmodel_terms_us"] = {k: priced[f"{k}_us"] for k in ("alpha", "beta", "gamma", "delta", "epsilon")}
         out["genmodel_preset"] = args.genmodel_preset
     if args.json:
-        print(json.dumps(out))
+        print(json_text(out))
         return 0
     bound = result.cost.tb_lower_bound
     ratio = f"{float(result.cost.tb_factor / bound):.4f}" if bound else "-"
@@ -192,7 +191,7 @@ def export(args) -> int:
           f"{report.tbs_per_rank} threadblocks per rank and {report.steps_per_tb} steps per threadblock; step types "
           f"{' '.join(report.step_types)}", file=sys.stderr)
     if args.json:
-        print(json.dumps({"file": args.output, "runtime": report.runtime, "runtime_note": report.runtime_note,
+        print(json_text({"file": args.output, "runtime": report.runtime, "runtime_note": report.runtime_note,
                           "dialect": report.dialect, "step_types": list(report.step_types), "ranks": report.ranks,
                           "threadblocks": report.threadblocks, "steps": report.steps,
                           "tbs_per_rank": report.tbs_per_rank, "steps_per_tb": report.steps_per_tb}))
@@ -338,7 +337,7 @@ def _verdict(args, ok: bool, first: str, payload: dict, ok_line: str) -> int:
     """A checker's answer: the JSON ``payload`` with --json, else ``ok_line`` or the first problem on stderr;
     exit status 0 only when the file is sound."""
     if args.json:
-        print(json.dumps(payload))
+        print(json_text(payload))
     elif ok:
         print(ok_line)
     else:
@@ -356,7 +355,7 @@ def compare(args) -> int:
                          progress_for(args))
     out = result.as_dict()
     if args.json:
-        print(json.dumps(out))
+        print(json_text(out))
         return 0
     print(f"{'design':<22} {'collective':<14} {'algo':<12} {'steps':>5} {'tb_factor':>10} {'time_us':>11} "
           f"{'algbw':>9} {'busbw':>9} {'P':>5} {'synth_s':>8} {'xml':>4}  status")
