@@ -217,6 +217,18 @@ class Tally:
     def __post_init__(self):
         self.kinds = {}
 
+    def count(self, text: str, how: str, spent: float, what) -> None:
+        """Count one input's outcome (``outcome``'s answer)."""
+        if how == "result":
+            self.results += 1
+        elif how == "clean":
+            self.clean += 1
+        else:
+            self.tracebacks += 1
+            self.kinds.setdefault(what[:2], (text[:120], what[2]))
+        if spent > self.slowest_s:
+            self.slowest_s, self.slowest = spent, text[:120]
+
 
 def outcome(target: Target, text: str) -> tuple:
     """How one input ends: ("result" | "clean" | "traceback", seconds, (exception, where, message) or None)."""
@@ -291,15 +303,7 @@ class Runner:
         except EOFError:                      # the worker died (e.g. killed by the kernel for memory)
             how, spent, what = "traceback", 0.0, ("worker died", "-", "")
             self._stop(kill=True)
-        if how == "result":
-            t.results += 1
-        elif how == "clean":
-            t.clean += 1
-        else:
-            t.tracebacks += 1
-            t.kinds.setdefault(what[:2], (text[:120], what[2]))
-        if spent > t.slowest_s:
-            t.slowest_s, t.slowest = spent, text[:120]
+        t.count(text, how, spent, what)
 
     def close(self) -> None:
         self._stop(kill=False)
@@ -309,15 +313,7 @@ def check(target: Target, text: str, tally: Tally) -> None:
     """Run one input in this process, counting how it ended (tests/test_fuzz.py's way, without a watchdog)."""
     how, spent, what = outcome(target, text)
     tally.tried += 1
-    if how == "result":
-        tally.results += 1
-    elif how == "clean":
-        tally.clean += 1
-    else:
-        tally.tracebacks += 1
-        tally.kinds.setdefault(what[:2], (text[:120], what[2]))
-    if spent > tally.slowest_s:
-        tally.slowest_s, tally.slowest = spent, text[:120]
+    tally.count(text, how, spent, what)
     tally.slow += spent > SLOW_S
 
 

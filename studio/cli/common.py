@@ -105,17 +105,9 @@ def check_output(path: str, force: bool = False) -> None:
         raise UsageError("-o needs a file name")
     if path.endswith(("/", os.sep)):
         raise UsageError(f"{path} names a folder: name a file")
-    target = path
-    if os.path.islink(path):
-        if not force:
-            raise UsageError(f"{path} is a symbolic link: give --force to write the file it points to")
-        target = os.path.realpath(path)
-    try:
-        st = os.stat(target)
-    except FileNotFoundError:
-        st = None
-    except OSError as exc:
-        raise cannot_write(path, exc) from None
+    if os.path.islink(path) and not force:
+        raise UsageError(f"{path} is a symbolic link: give --force to write the file it points to")
+    target, st = _target_stat(path)
     if st is not None and stat.S_ISDIR(st.st_mode):
         raise UsageError(f"{path} is a folder: name a file in it")
     if st is not None and not stat.S_ISREG(st.st_mode):
@@ -132,6 +124,18 @@ def check_output(path: str, force: bool = False) -> None:
         raise UsageError(f"cannot write {path}: the folder {folder} does not exist")
     if not os.access(folder, os.W_OK | os.X_OK):
         raise UsageError(f"cannot write {path}: the folder {folder} is not writable")
+
+
+def _target_stat(path: str):
+    """(the file a write of ``path`` reaches: a symbolic link's target, else ``path``; its stat, None when it
+    does not exist); any other OSError as one line."""
+    target = os.path.realpath(path) if os.path.islink(path) else path
+    try:
+        return target, os.stat(target)
+    except FileNotFoundError:
+        return target, None
+    except OSError as exc:
+        raise cannot_write(path, exc) from None
 
 
 def _special_kind(mode: int) -> str:
@@ -155,13 +159,7 @@ def write_atomically(path: str, data: bytes) -> None:
     link is followed (the file it points to is replaced; the link stays), and a device or FIFO is written into:
     ``check_output`` has refused both unless ``--force`` was given. Any OSError (ENOSPC, EACCES, EROFS, ...)
     becomes a one-line UsageError."""
-    target = os.path.realpath(path) if os.path.islink(path) else path
-    try:
-        st = os.stat(target)
-    except FileNotFoundError:
-        st = None
-    except OSError as exc:
-        raise cannot_write(path, exc) from None
+    target, st = _target_stat(path)
     if st is not None and not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
         try:
             with open(target, "wb") as fh:
