@@ -22,6 +22,9 @@ from topologies.files import load
 
 MAX_CLUSTER_GPUS = 256
 MAX_SCAN_K = 8
+# The result views. A keyed control rather than st.tabs: the chosen view is session state, so a rerun (the k
+# scan finishing, a new root) stays on it, and only that view is computed.
+VIEWS = ("Bottleneck cut", "Trees", "k vs throughput", "Export")
 BUILDERS = {
     "DGX A100 boxes": ("dgx_a100(boxes={a})", "boxes", 2, None),
     "MI250 clusters (16 GPUs)": ("mi250(clusters={a})", "clusters", 2, None),
@@ -134,7 +137,7 @@ def _scan_figure(rows, optimum: float) -> go.Figure:
 
 
 def _export(topo, forest, key: str) -> None:
-    coll = st.selectbox("Collective", [c.value for c in Collective], key="c_coll")
+    coll = st.selectbox("Collective", [c.value for c in Collective], key="c_coll", persist_state="page")
 
     def build():
         sched = collective_schedule(topo, Collective(coll), forest=forest)
@@ -199,16 +202,17 @@ def render() -> None:
         st.error(str(exc).splitlines()[0])
         return
     _summary(forest)
-    tab_cut, tab_trees, tab_k, tab_export = st.tabs(["Bottleneck cut", "Trees", "k vs throughput", "Export"])
-    with tab_cut:
+    view = st.segmented_control("View", VIEWS, default=VIEWS[0], required=True, key="c_view", persist_state="page",
+                                label_visibility="collapsed") or VIEWS[0]
+    if view == "Bottleneck cut":
         b = forest.bottleneck_summary()
         if topo.num_nodes <= 512:
             st.plotly_chart(_cut_figure(topo, forest), key="c_cut_fig")
         st.markdown(f"**Outside the cut:** {', '.join(b['outside'][:24])}"
                     + (" …" if len(b["outside"]) > 24 else ""))
-    with tab_trees:
+    elif view == "Trees":
         names = [topo.names[v] for v in topo.compute_nodes]
-        root_name = st.selectbox("Root", names, key="c_root")
+        root_name = st.selectbox("Root", names, key="c_root", persist_state="page")
         root = topo.index(root_name)
         batches = [bt for bt in forest.batches if bt.root == root]
         st.dataframe(pd.DataFrame([{"batch": i, "trees": bt.mult, "edges": len(bt.edges),
@@ -217,7 +221,7 @@ def render() -> None:
                                    for i, bt in enumerate(batches)]), hide_index=True)
         if topo.num_nodes <= 512:
             st.plotly_chart(_tree_figure(topo, forest, root), key="c_tree_fig")
-    with tab_k:
+    elif view == "k vs throughput":
         if st.button(f"Scan k = 1..{MAX_SCAN_K}", key="c_scan"):
             try:
                 _scan(topo, key)
@@ -227,5 +231,5 @@ def render() -> None:
         if rows:
             st.plotly_chart(_scan_figure(rows, float(forest.optimal_algbw)), key="c_scan_fig")
             st.dataframe(pd.DataFrame(rows), hide_index=True)
-    with tab_export:
+    else:
         _export(topo, forest, f"{key}|{fixed_k}")
