@@ -11,6 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from studio.figures import MAX_DRAWN_NODES, choose_layout, render_images, topology_figure
+from studio.messages import for_page
 from studio.uploads import read_topology
 from studio.widgets import safe_stem
 from topologies import TopologyError, load, summarize
@@ -157,7 +158,7 @@ def render() -> None:
             st.query_params["expr"] = expr
             st.session_state["design_expr"] = expr
     except TopologyError as exc:
-        st.error(str(exc))
+        st.error(for_page(exc))
         return
     st.subheader(topo.name or topo.expr)
     _properties(summary)
