@@ -128,25 +128,44 @@ def _downloads(topo, fig) -> None:
                                 key="dl_svg", on_click="ignore")
 
 
+def _design_inputs():
+    """The design's inputs at the top of the page (the sidebar holds only the workload): the expression, a
+    catalogue base, the family builder and an upload. Returns the upload (None without one)."""
+    c1, c2 = st.columns([3, 2])
+    c1.text_input("Expression", key="expr",
+                  help="For example biring(8), kautz(2,3), circulant(16,[3,4]), torus(4,4,8), "
+                       "line(circulant(16,[3,4]),3), power(diamond(),2), degree(complete(3),2), bidir(kautz(2,2))")
+    c1.caption(f"Up to {DEFAULT_MAX_NODES} nodes; drawings up to {MAX_DRAWN_NODES} nodes.")
+    c2.selectbox("…or a base from the catalogue", ["(choose)"] + list(BASES), key="catalogue",
+                 format_func=lambda e: e if e not in BASES else f"{e}: {BASES[e]}",
+                 on_change=_pick_from_catalogue)
+    c1, c2, c3 = st.columns(3)
+    with c1.expander("…or build from a family and expansions"):
+        _builder()
+    with c2.expander("…or a topology file"):
+        upload = st.file_uploader("JSON or GraphML", type=["json", "graphml"], key="upload")
+    with c3.expander("Families"):
+        for fam in FAMILIES.values():
+            st.markdown(f"- `{fam.usage}`")
+    return upload
+
+
+def _adopt_url_expr() -> None:
+    """Take the URL's ``?expr=`` as the design when it came from outside the page (a shared link, Home's examples
+    and the Finder's buttons, which open this page in the same session); the page's own edits write the URL
+    themselves and are kept. Without either, the last design that loaded (``design_expr``) or the default."""
+    url = st.query_params.get("expr")
+    if url is not None and url != st.session_state.get("compose_url_expr"):
+        st.session_state["expr"] = url
+        st.session_state["compose_url_expr"] = url
+    elif "expr" not in st.session_state:
+        st.session_state["expr"] = st.session_state.get("design_expr", DEFAULT_EXPR)
+
+
 def render() -> None:
     st.title("Compose a topology")
-    params_expr = st.query_params.get("expr", st.session_state.get("design_expr", DEFAULT_EXPR))
-    if "expr" not in st.session_state:
-        st.session_state["expr"] = params_expr
-    with st.sidebar:
-        st.text_input("Expression", key="expr",
-                      help="For example biring(8), kautz(2,3), circulant(16,[3,4]), torus(4,4,8), "
-                           "line(circulant(16,[3,4]),3), power(diamond(),2), degree(complete(3),2), bidir(kautz(2,2))")
-        st.caption(f"Up to {DEFAULT_MAX_NODES} nodes; drawings up to {MAX_DRAWN_NODES} nodes.")
-        st.selectbox("…or a base from the catalogue", ["(choose)"] + list(BASES), key="catalogue",
-                     format_func=lambda e: e if e not in BASES else f"{e}: {BASES[e]}",
-                     on_change=_pick_from_catalogue)
-        with st.expander("…or build from a family and expansions"):
-            _builder()
-        upload = st.file_uploader("…or a topology file", type=["json", "graphml"], key="upload")
-        with st.expander("Families"):
-            for fam in FAMILIES.values():
-                st.markdown(f"- `{fam.usage}`")
+    _adopt_url_expr()
+    upload = _design_inputs()
     try:
         if upload is not None:
             topo, summary, key = _from_upload(upload)
@@ -156,6 +175,7 @@ def render() -> None:
                 topo, summary = _load_expr(expr)
             key = expr
             st.query_params["expr"] = expr
+            st.session_state["compose_url_expr"] = expr
             st.session_state["design_expr"] = expr
     except TopologyError as exc:
         st.error(for_page(exc))
