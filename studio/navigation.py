@@ -20,14 +20,29 @@ def _render(module: str) -> Callable[[], None]:
     return page
 
 
-_PAGES = [("studio.pages.home", "Home", ":material/home:", "home"),
-          ("studio.pages.compose", "Compose", ":material/hub:", "compose"),
-          ("studio.pages.schedule", "Schedule", ":material/schedule:", "schedule"),
-          ("studio.pages.compare", "Compare", ":material/compare_arrows:", "compare"),
-          ("studio.pages.finder", "Finder", ":material/travel_explore:", "finder"),
-          ("studio.pages.clusters", "Clusters", ":material/dns:", "clusters"),
-          ("studio.genmodel_view", "GenModel", ":material/calculate:", "genmodel"),
-          ("studio.pages.learn", "Learn", ":material/school:", "learn")]
+# (module, title, icon, url path, the one line Home says about the page)
+_PAGES = [("studio.pages.home", "Home", ":material/home:", "home", "What the studio does and where to start."),
+          ("studio.pages.compose", "Compose", ":material/hub:", "compose",
+           "Build a topology from an expression, a catalogue base, a family with expansions or a file; see it drawn "
+           "with its diameter beside the Moore bound."),
+          ("studio.pages.schedule", "Schedule", ":material/schedule:", "schedule",
+           "Synthesize an allgather, reduce-scatter or allreduce on the design (BFB, expansion, ForestColl, TE-CCL, "
+           "TACOS, rings, trees), verified step by step, timed for the sidebar's workload and exported as MSCCL."),
+          ("studio.pages.compare", "Compare", ":material/compare_arrows:", "compare",
+           "Run every synthesizer that applies on one or more designs under one time budget: one table, one "
+           "time-against-size chart, the fastest per size range."),
+          ("studio.pages.finder", "Finder", ":material/travel_explore:", "finder",
+           "The Pareto frontier of steps against bandwidth cost for N nodes of degree d, the best design for your "
+           "workload, and the best time as N grows."),
+          ("studio.pages.clusters", "Clusters", ":material/dns:", "clusters",
+           "Switched clusters (DGX A100, MI250, two-level, fat-tree): ForestColl's throughput optimum, the cut "
+           "that limits it, and its tree schedules."),
+          ("studio.genmodel_view", "GenModel", ":material/calculate:", "genmodel",
+           "AllReduce plans priced by the GenModel cost model, calibration from measurements, and GenTree on "
+           "switch trees."),
+          ("studio.pages.learn", "Learn", ":material/school:", "learn",
+           "The ideas behind it all with live figures: rings, the Moore bound, line-graph expansions, the Pareto "
+           "frontier, GenModel and the runtime model.")]
 
 
 def pages() -> list:
@@ -38,8 +53,14 @@ def pages() -> list:
     return [_page(spec) for spec in _PAGES]
 
 
+def listed() -> list[tuple]:
+    """(page, title, icon, one line about it) for every page but Home, in menu order: what Home lists, so a page
+    added here is listed there too."""
+    return [(_page(spec), spec[1], spec[2], spec[4]) for spec in _PAGES if spec[3] != "home"]
+
+
 def _page(spec: tuple):
-    module, title, icon, url = spec
+    module, title, icon, url = spec[:4]
     return st.Page(_render(module), title=title, icon=icon, url_path=url, default=url == "home")
 
 
