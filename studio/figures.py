@@ -151,6 +151,12 @@ def topology_figure(topo: Topology, title: str | None = None, *, link_weight: di
             x=[m[0] for m in mids], y=[m[1] for m in mids], mode="markers", marker=dict(size=6, opacity=0.0),
             hovertext=[_link_text(topo, s, d, idx) for _, _, s, d, idx in mids], hoverinfo="text", name="link info",
             showlegend=False))
+    layered = layout is not None and layout[0] == "layered" or layout is None and bool(topo.switch_nodes)
+    if layered:
+        _layered_nodes(fig, topo, pos)
+        fig.update_layout(title=title if title is not None else
+                          f"{topo.name or topo.expr}: {topo.n} nodes, {len(topo.links)} links")
+        return fig
     for kind, color in _COLORS.items():
         nodes = [u for u in range(topo.num_nodes) if topo.kinds[u] == kind]
         if not nodes:
@@ -168,6 +174,93 @@ def topology_figure(topo: Topology, title: str | None = None, *, link_weight: di
         showlegend=bool(topo.switch_nodes), xaxis=dict(visible=False), yaxis=dict(visible=False, scaleanchor="x"),
         margin=dict(l=10, r=10, t=40, b=10), height=520, plot_bgcolor="white")
     return fig
+
+
+# Layered drawings (switched fabrics) are planned for a drawing this wide: the main area of the app's wide layout
+# on a 1280-pixel screen. Wider drawings only spread the labels further apart.
+LAYERED_WIDTH_PX = 800
+LABEL_FONT_PX = 10
+LABEL_CHAR_PX = 6.5          # a generous average glyph width at LABEL_FONT_PX (names are short ASCII)
+LABEL_LINE_PX = 13
+LABEL_MAX_CHARS = 12         # longer names are cut with an ellipsis (hover shows them whole)
+LABEL_ROWS = 3               # a crowded layer staggers its labels over up to this many rows, then labels every k-th
+LABEL_GAP_PX = 4
+
+
+def label_width_px(text: str) -> float:
+    """The width a node label takes in a layered drawing, by the generous glyph width above."""
+    return LABEL_CHAR_PX * len(text)
+
+
+def _short(name: str) -> str:
+    return name if len(name) <= LABEL_MAX_CHARS else name[:LABEL_MAX_CHARS - 1] + "…"
+
+
+def _layer_labels(count: int, width: float, plot_px: float) -> tuple[int, int]:
+    """(rows, stride) for one layer of ``count`` evenly spread nodes whose widest label is ``width`` pixels: the
+    fewest rows of staggered labels in which neighbours of one row clear each other, and, when even
+    ``LABEL_ROWS`` rows do not, the stride k of labelling every k-th node only."""
+    gap = plot_px / max(count, 1)
+    need = width + LABEL_GAP_PX
+    for rows in range(1, LABEL_ROWS + 1):
+        if rows * gap >= need:
+            return rows, 1
+    return LABEL_ROWS, math.ceil(need / (LABEL_ROWS * gap))
+
+
+def _layered_nodes(fig: go.Figure, topo: Topology, pos: list[tuple[float, float]]) -> None:
+    """Nodes of a layered drawing with their names beneath them, spaced for ``LAYERED_WIDTH_PX``: a layer whose
+    labels would overlap staggers them over rows or labels every k-th node; the height grows with the layers
+    and their label rows, so no label runs into the layer below. Hover names every node."""
+    layers: dict[float, list[int]] = defaultdict(list)
+    for u in range(topo.num_nodes):
+        layers[pos[u][1]].append(u)
+    for members in layers.values():
+        members.sort(key=lambda u: pos[u][0])
+    labels = [_short(name) for name in topo.names]
+    widest = max((label_width_px(t) for t in labels), default=0.0)
+    side = max(10, math.ceil(widest / 2) + 2)          # room for the outermost labels to overhang the plot
+    plot_px = LAYERED_WIDTH_PX - 2 * side
+    plan = {y: _layer_labels(len(m), max(label_width_px(labels[u]) for u in m), plot_px) for y, m in layers.items()}
+    sizes = {y: max(6.0, min(16.0, 0.7 * plot_px / len(m))) for y, m in layers.items()}
+    levels = sorted(layers)
+    below = {y: sizes[y] / 2 + 3 + plan[y][0] * LABEL_LINE_PX for y in levels}     # marker and its label rows
+    step_px = max([90.0] + [below[y] + 60 for y in levels[1:]])        # one level to the next, labels clear
+    top_px, bottom_px = sizes[levels[-1]] / 2 + 8, below[levels[0]] + 6
+    span = levels[-1] - levels[0]
+    plot_h = span * step_px + top_px + bottom_px
+    margin = dict(l=side, r=side, t=60, b=40)
+    height = max(360, math.ceil(plot_h + margin["t"] + margin["b"]))
+    unit = (height - margin["t"] - margin["b"]) / (span + (top_px + bottom_px) / step_px)   # pixels per level
+    y0 = levels[0] - bottom_px / unit
+    y1 = y0 + (height - margin["t"] - margin["b"]) / unit
+    for kind, color in _COLORS.items():
+        nodes = [u for u in range(topo.num_nodes) if topo.kinds[u] == kind]
+        if nodes:
+            fig.add_trace(go.Scatter(
+                x=[pos[u][0] for u in nodes], y=[pos[u][1] for u in nodes], mode="markers",
+                text=[topo.names[u] for u in nodes],
+                marker=dict(size=[sizes[pos[u][1]] for u in nodes], color=color,
+                            symbol="circle" if kind == COMPUTE else "square"),
+                customdata=[[len(topo.in_links[u]), len(topo.out_links[u])] for u in nodes],
+                hovertemplate="%{text}<br>in-links %{customdata[0]}, out-links %{customdata[1]}<extra>" + kind
+                              + "</extra>", name=kind))
+    xs, ys, texts = [], [], []
+    for y, members in layers.items():
+        rows, stride = plan[y]
+        for i, u in enumerate(members[::stride]):
+            row = i % rows
+            offset = sizes[y] / 2 + 3 + (row + 0.5) * LABEL_LINE_PX          # pixels below the node's centre
+            xs.append(pos[u][0])
+            ys.append(y - offset / unit)
+            texts.append(labels[u])
+    fig.add_trace(go.Scatter(x=xs, y=ys, mode="text", text=texts, textposition="middle center",
+                             textfont=dict(size=LABEL_FONT_PX, color="#323f4b"), hoverinfo="skip", cliponaxis=False,
+                             showlegend=False, name="labels"))
+    fig.update_layout(showlegend=True, legend=dict(orientation="h", x=0, y=0, yanchor="top"),
+                      xaxis=dict(visible=False, range=[0.0, 1.0]),
+                      yaxis=dict(visible=False, range=[y0, y1]), margin=margin, height=height,
+                      plot_bgcolor="white", meta=dict(label_width_px=LAYERED_WIDTH_PX))
 
 
 def _link_text(topo: Topology, s: int, d: int, idx: list[int]) -> str:

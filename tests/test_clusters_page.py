@@ -1,6 +1,7 @@
 """The Clusters page through AppTest: ForestColl on a built fabric (the paper's numbers), the bottleneck cut and
 tree drawings, the k scan (which stays on its view), the MSCCL export, and bad input as one message."""
 import json
+import re
 
 from streamlit.testing.v1 import AppTest
 
@@ -30,14 +31,28 @@ def titles(at):
 def test_default_dgx_two_boxes():
     at = open_clusters()
     assert not at.exception and not at.error
-    assert metric(at, "optimal allgather algbw") == "346.67"
-    assert metric(at, "this forest") == "346.67"
-    assert metric(at, "1/x*") == "3/65" and metric(at, "k trees per root") == "13"
+    assert metric(at, "optimal allgather algbw (GB/s)") == "346.67"
+    assert metric(at, "this forest's algbw (GB/s)") == "346.67"
+    assert metric(at, "1/x* (s/GB)") == "3/65" and metric(at, "k (trees per root)") == "13"
     assert at.segmented_control(key="c_view").value == "Bottleneck cut"
     assert "Bottleneck cut: 15 GPUs inside, 325 GB/s out" in titles(at)[0]
     show(at, "Trees")
     assert len(titles(at)) == 1 and "The 13 tree(s) of b0.g0" in titles(at)[0]
     assert sum(at.dataframe[0].value["trees"]) == 13
+
+
+UNIT = re.compile(r"\((GB/s|s/GB|µs|s|bytes|trees per root)\)$")
+
+
+def test_every_metric_and_scan_column_has_a_unit():
+    """Issue 40: the page's metrics had no units. Every metric label, and every column of the k scan, ends in one."""
+    at = open_clusters()
+    labels = [m.label for m in at.metric]
+    assert len(labels) == 5 and all(UNIT.search(label) for label in labels), labels
+    assert metric(at, "U (s/GB)") == "3/5"
+    show(at, "k vs throughput")
+    at.button(key="c_scan").click().run()
+    assert all(UNIT.search(c) for c in at.dataframe[0].value.columns), list(at.dataframe[0].value.columns)
 
 
 def test_scan_stays_on_its_view():
@@ -57,11 +72,11 @@ def test_fixed_k_scan_and_export():
     at.selectbox(key="c_family").set_value("MI250 clusters (8 GPUs: the 8+8 setting)").run()
     at.radio(key="c_mode").set_value("fixed k").run()
     assert not at.exception and not at.error
-    assert metric(at, "this forest") == "200.00" and metric(at, "optimal allgather algbw") == "208.00"
+    assert metric(at, "this forest's algbw (GB/s)") == "200.00" and metric(at, "optimal allgather algbw (GB/s)") == "208.00"
     show(at, "k vs throughput")
     at.button(key="c_scan").click().run()
     rows = at.dataframe[0].value
-    assert [round(x, 1) for x in rows["algbw GB/s"][:4]] == [200.0, 200.0, 200.0, 204.8]
+    assert [round(x, 1) for x in rows["algbw (GB/s)"][:4]] == [200.0, 200.0, 200.0, 204.8]
     show(at, "Export")
     at.selectbox(key="c_coll").set_value("allreduce").run()
     at.button(key="c_export").click().run()
@@ -79,4 +94,4 @@ def test_bad_expression_is_one_message():
     at.text_input(key="c_expr").set_value("dgx_a100(boxes=0)").run()
     assert not at.exception and "boxes" in at.error[0].value
     at.text_input(key="c_expr").set_value("ring(4)").run()          # no switches, still fine
-    assert not at.exception and not at.error and metric(at, "k trees per root") == "1"
+    assert not at.exception and not at.error and metric(at, "k (trees per root)") == "1"

@@ -142,3 +142,69 @@ def test_heatmap_cells_are_the_loads():
     fig = load_heatmap(topo, {1: {0: Fraction(1), 1: Fraction(1, 2)}, 2: {0: Fraction(1, 4)}})
     z = fig.data[0].z
     assert [list(row) for row in z] == [[1.0, 0.5], [0.25, 0.0]]
+
+
+# ------------------------------------------------------------------------- layered drawings: labels in pixels
+def _pixels(fig):
+    """(to_px(x, y), width, height) for a figure drawn at its planned width (``meta.label_width_px``, else 800)
+    and its height: plotly's mapping from data to pixels, with equal axis scales where ``scaleanchor`` asks."""
+    lay = fig.layout
+    width = (lay.meta or {}).get("label_width_px", 800) if isinstance(lay.meta, dict) else 800
+    height = lay.height or 450
+    m = lay.margin
+    left, right, top, bottom = (v if v is not None else d for v, d in ((m.l, 80), (m.r, 80), (m.t, 100),
+                                                                        (m.b, 80)))
+    xs = [x for tr in fig.data if tr.x is not None for x in tr.x if x is not None]
+    ys = [y for tr in fig.data if tr.y is not None for y in tr.y if y is not None]
+    x0, x1 = lay.xaxis.range or (min(xs) - 0.05 * (max(xs) - min(xs)), max(xs) + 0.05 * (max(xs) - min(xs)))
+    y0, y1 = lay.yaxis.range or (min(ys) - 0.05 * (max(ys) - min(ys)), max(ys) + 0.05 * (max(ys) - min(ys)))
+    pw, ph = width - left - right, height - top - bottom
+    sx, sy = pw / (x1 - x0), ph / (y1 - y0)
+    if lay.yaxis.scaleanchor == "x":             # one scale for both, the plot centred in its box
+        sx = sy = min(sx, sy)
+    cx, cy = left + (pw - sx * (x1 - x0)) / 2, top + (ph - sy * (y1 - y0)) / 2
+    return (lambda x, y: (cx + (x - x0) * sx, cy + (y1 - y) * sy)), width, height
+
+
+@pytest.mark.parametrize("expr", ["dgx_a100(boxes=2)", "mi250(clusters=2)", "mi250(clusters=4)", "fat_tree(8)",
+                                  "dgx_a100(boxes=8)", "cluster(16,16,10,1)"])
+def test_layered_drawing_labels_do_not_overlap(expr):
+    """Issue 40: a cluster's layered drawing squeezed its node labels into each other. Drawn at its planned
+    width, labels of one row clear each other, stay inside the figure, sit below their own node and above the
+    next layer, and each layer keeps labels (all of them while a layer has at most 32 nodes)."""
+    from topologies.files import load
+
+    topo = load(expr)
+    fig = topology_figure(topo)
+    to_px, width, height = _pixels(fig)
+    nodes = [(to_px(x, y), s) for tr in fig.data if tr.name in ("compute", "switch")
+             for x, y, s in zip(tr.x, tr.y, tr.marker.size if isinstance(tr.marker.size, tuple)
+                                else [tr.marker.size] * len(tr.x))]
+    layers = sorted({round(p[1], 3) for p, _ in nodes})
+    labels = []
+    for tr in fig.data:
+        if tr.mode and "text" in tr.mode and tr.text is not None and tr.name in ("compute", "switch", "labels"):
+            size = tr.textfont.size or 12
+            for x, y, t in zip(tr.x, tr.y, tr.text):
+                px, py = to_px(x, y)
+                labels.append((px, py, 0.6 * size * len(t), 1.2 * size))
+    per_layer = {ly: [lb for lb in labels if max(v for v in layers if v <= lb[1] + 0.5) == ly] for ly in layers}
+    for ly, members in per_layer.items():
+        count = sum(1 for p, _ in nodes if round(p[1], 3) == ly)
+        assert len(members) >= (count if count <= 32 else 16), f"layer at {ly:.0f} px: {len(members)} of {count}"
+    for px, py, w, h in labels:
+        assert w / 2 <= px <= width - w / 2 and h / 2 <= py <= height - h / 2
+    rows: dict[float, list] = {}
+    for lb in labels:
+        rows.setdefault(round(lb[1], 3), []).append(lb)
+    for row in rows.values():
+        row.sort()
+        for a, b in zip(row, row[1:]):
+            assert b[0] - a[0] >= (a[2] + b[2]) / 2 + 2, f"labels at {a[0]:.0f} and {b[0]:.0f} px overlap"
+    ys = sorted(rows)
+    for a, b in zip(ys, ys[1:]):
+        assert b - a >= rows[a][0][3] - 1e-6                       # rows of text do not overlap each other
+    for px, py, w, h in labels:                                    # no label on a node of the layer below
+        for (nx, ny), s in nodes:
+            if ny > py:
+                assert ny - s / 2 >= py + h / 2 or abs(nx - px) >= w / 2 + s / 2

@@ -83,12 +83,13 @@ def _run(topo, key: str, fixed_k: int | None):
 
 def _summary(forest) -> None:
     c = st.columns(5)
-    c[0].metric("optimal allgather algbw", f"{float(forest.optimal_algbw):.2f}",
-                help="GB/s. N·x*: no schedule can beat it (ForestColl eq. (1))")
-    c[1].metric("this forest", f"{float(forest.algbw):.2f}", help="GB/s. N·k/U in the flow model")
-    c[2].metric("1/x*", str(forest.inv_x_star))
-    c[3].metric("k trees per root", forest.k)
-    c[4].metric("U", str(forest.u), help="time = (M/(N k))·U")
+    c[0].metric("optimal allgather algbw (GB/s)", f"{float(forest.optimal_algbw):.2f}",
+                help="N·x*: no allgather schedule on this fabric can beat it (ForestColl eq. (1))")
+    c[1].metric("this forest's algbw (GB/s)", f"{float(forest.algbw):.2f}", help="N·k/U in the flow model")
+    c[2].metric("1/x* (s/GB)", str(forest.inv_x_star),
+                help="the bottleneck cut's GPUs over the bandwidth leaving it: seconds per GB of each GPU's shard")
+    c[3].metric("k (trees per root)", forest.k)
+    c[4].metric("U (s/GB)", str(forest.u), help="the allgather takes (M/(N k))·U seconds for M in GB")
     seconds = ", ".join(f"{name} {t:.2f} s" for name, t in forest.seconds.items())
     st.caption(f"{forest.trees} trees in {len(forest.batches)} batches; switch removal: {forest.logical.method}; "
                f"packing: {forest.packing_method}; {seconds}. Allgather verified by the simulator.")
@@ -121,14 +122,15 @@ def _scan(topo, key: str) -> None:
         rows = []
         for k in range(1, MAX_SCAN_K + 1):
             algbw = fixed_k_algbw(fab, k)
-            rows.append({"k": k, "algbw GB/s": float(algbw), "U": str(topo.n * k / algbw)})
+            rows.append({"k (trees per root)": k, "algbw (GB/s)": float(algbw), "U (s/GB)": str(topo.n * k / algbw)})
             bar.progress(k / MAX_SCAN_K, text=f"fixed k = {k}")
         bar.empty()
         cache[key] = rows
 
 
 def _scan_figure(rows, optimum: float) -> go.Figure:
-    fig = go.Figure(go.Scatter(x=[r["k"] for r in rows], y=[r["algbw GB/s"] for r in rows], mode="lines+markers",
+    fig = go.Figure(go.Scatter(x=[r["k (trees per root)"] for r in rows], y=[r["algbw (GB/s)"] for r in rows],
+                               mode="lines+markers",
                                name="best schedule with k trees per root"))
     fig.add_hline(y=optimum, line_dash="dash", annotation_text=f"optimum {optimum:.2f} GB/s")
     fig.update_layout(title="Allgather algbw against k (Algorithm 3; not monotone in k)", xaxis=dict(title="k", dtick=1),
@@ -207,7 +209,7 @@ def render() -> None:
     if view == "Bottleneck cut":
         b = forest.bottleneck_summary()
         if topo.num_nodes <= 512:
-            st.plotly_chart(_cut_figure(topo, forest), key="c_cut_fig")
+            st.plotly_chart(_cut_figure(topo, forest), key="c_cut_fig", width="stretch")
         st.markdown(f"**Outside the cut:** {', '.join(b['outside'][:24])}"
                     + (" …" if len(b["outside"]) > 24 else ""))
     elif view == "Trees":
@@ -220,7 +222,7 @@ def render() -> None:
                                                              for x, y in bt.edges[:6])}
                                    for i, bt in enumerate(batches)]), hide_index=True)
         if topo.num_nodes <= 512:
-            st.plotly_chart(_tree_figure(topo, forest, root), key="c_tree_fig")
+            st.plotly_chart(_tree_figure(topo, forest, root), key="c_tree_fig", width="stretch")
     elif view == "k vs throughput":
         if st.button(f"Scan k = 1..{MAX_SCAN_K}", key="c_scan"):
             try:
@@ -229,7 +231,7 @@ def render() -> None:
                 st.error(str(exc).splitlines()[0])
         rows = st.session_state.get("c_scans", {}).get(key)
         if rows:
-            st.plotly_chart(_scan_figure(rows, float(forest.optimal_algbw)), key="c_scan_fig")
+            st.plotly_chart(_scan_figure(rows, float(forest.optimal_algbw)), key="c_scan_fig", width="stretch")
             st.dataframe(pd.DataFrame(rows), hide_index=True)
     else:
         _export(topo, forest, f"{key}|{fixed_k}")
