@@ -83,9 +83,11 @@ def _run(topo, key: str, fixed_k: int | None):
 
 def _summary(forest) -> None:
     c = st.columns(5)
-    c[0].metric("optimal allgather algbw (GB/s)", f"{float(forest.optimal_algbw):.2f}",
-                help="N·x*: no allgather schedule on this fabric can beat it (ForestColl eq. (1))")
-    c[1].metric("this forest's algbw (GB/s)", f"{float(forest.algbw):.2f}", help="N·k/U in the flow model")
+    c[0].metric("best algbw (GB/s)", f"{float(forest.optimal_algbw):.2f}",
+                help="The optimal allgather algbw, N·x*: no allgather schedule on this fabric can beat it "
+                     "(ForestColl eq. (1))")
+    c[1].metric("forest algbw (GB/s)", f"{float(forest.algbw):.2f}",
+                help="This forest's allgather algbw, N·k/U in the flow model")
     c[2].metric("1/x* (s/GB)", str(forest.inv_x_star),
                 help="the bottleneck cut's GPUs over the bandwidth leaving it: seconds per GB of each GPU's shard")
     c[3].metric("k (trees per root)", forest.k)
