@@ -8,6 +8,7 @@ from typing import Sequence
 import plotly.graph_objects as go
 
 from solvers.compare import ORDER, Curve, Winner
+from studio.figures import place_title
 
 # one color per synthesizer (the same across designs and figures); designs differ by dash
 PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
@@ -59,11 +60,14 @@ def runtime_figure(curves: Sequence[Curve], winners: Sequence[Winner] = (), titl
                            text=(f"{w.algo} · {w.name}" if len(designs) > 1 else w.algo)
                            + (f" (+{len(w.ties)} tied)" if w.ties else ""), showarrow=False,
                            font=dict(size=11, color=algo_color(w.algo)))
-    fig.update_layout(title=dict(text=title or "Runtime against vector size", y=0.98),
+    fig.update_layout(title=title or "Runtime against vector size",
                       xaxis=dict(type="log", title="M, vector size (bytes)"),
                       yaxis=dict(type="log", title="time (µs)" if metric == "time" else "algbw (GB/s)"),
-                      height=560, margin=dict(l=10, r=10, t=70, b=10),
+                      height=560, margin=dict(l=10, r=10, t=10, b=10),
                       legend=dict(font=dict(size=10)), plot_bgcolor="white")
     fig.update_xaxes(gridcolor="#eee")
     fig.update_yaxes(gridcolor="#eee")
+    place_title(fig)
+    if winners:                     # their names sit just above the plot, below the title
+        fig.update_layout(margin=dict(t=fig.layout.margin.t + 20))
     return fig

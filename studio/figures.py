@@ -8,6 +8,7 @@ layout otherwise.
 from __future__ import annotations
 
 import math
+import textwrap
 from collections import defaultdict
 from fractions import Fraction
 from typing import Sequence
@@ -21,6 +22,45 @@ MAX_ARROWS = 400
 MAX_LINK_HOVERS = 1500
 _COLORS = {COMPUTE: "#1f77b4", "switch": "#ff7f0e"}
 _CIRCULAR = ("ring", "uniring", "biring", "circulant", "dcirculant", "complete", "gkautz", "debruijn")
+
+# Titles. The pages are planned for a main area FULL_WIDTH_PX wide (the wide layout on a 1280-pixel screen), a
+# figure in one of two columns for HALF_WIDTH_PX. A title is cut into lines that fit its figure's width, anchored
+# left, and starts below the strip where plotly's toolbar appears (top right, on hover), so the toolbar never
+# covers it; the top margin grows with its lines.
+FULL_WIDTH_PX = 800
+HALF_WIDTH_PX = 390
+TITLE_FONT_PX = 16
+TITLE_CHAR_PX = 8.0          # a generous average glyph width at TITLE_FONT_PX (Streamlit's theme draws it bold)
+TITLE_LINE_PX = 22
+TOOLBAR_PX = 44               # the toolbar strip with Streamlit's own buttons beside plotly's
+
+
+def title_lines(text: str, width_px: float = FULL_WIDTH_PX) -> list[str]:
+    """``text`` cut at spaces (and at any ``<br>`` already in it) into lines that fit ``width_px``."""
+    limit = max(12, int((width_px - 20) // TITLE_CHAR_PX))
+    lines: list[str] = []
+    for part in (text or "").split("<br>"):
+        lines += textwrap.wrap(part, limit, break_on_hyphens=False) or ([""] if part else [])
+    return lines
+
+
+def title_margin(lines: int) -> int:
+    """The top margin that holds a title of ``lines`` lines below the toolbar strip."""
+    return TOOLBAR_PX + lines * TITLE_LINE_PX + 12
+
+
+def place_title(fig: go.Figure, text: str | None = None, width_px: float = FULL_WIDTH_PX) -> go.Figure:
+    """Give ``fig`` its title (``text``, else the one it has) wrapped for a drawing ``width_px`` wide, anchored
+    left below the toolbar strip, with the top margin to hold it."""
+    if text is None:
+        text = fig.layout.title.text or ""
+    lines = title_lines(text, width_px)
+    top = max(fig.layout.margin.t or 0, title_margin(len(lines)))
+    fig.update_layout(title=dict(text="<br>".join(lines), x=0, xref="container", xanchor="left", y=1,
+                                 yref="container", yanchor="top", pad=dict(t=TOOLBAR_PX, l=10),
+                                 font=dict(size=TITLE_FONT_PX)),
+                      margin=dict(t=top))
+    return fig
 
 
 def circular_layout(topo: Topology) -> list[tuple[float, float]]:
@@ -109,10 +149,11 @@ def choose_layout(topo: Topology) -> tuple[str, list[tuple[float, float]]]:
 
 
 def topology_figure(topo: Topology, title: str | None = None, *, link_weight: dict[int, float] | None = None,
-                    weight_label: str = "load", layout: tuple[str, list] | None = None) -> go.Figure:
+                    weight_label: str = "load", layout: tuple[str, list] | None = None,
+                    width_px: float = FULL_WIDTH_PX) -> go.Figure:
     """The topology drawn in its family's layout: links as lines (arrows when directed and small), hover on
     nodes and links. ``link_weight`` (link index -> value) draws only those links, colored and thickened by the
-    value (a schedule step's load, a broadcast tree's step)."""
+    value (a schedule step's load, a broadcast tree's step). The title is wrapped for ``width_px``."""
     if topo.num_nodes > MAX_DRAWN_NODES:
         raise ValueError(f"{topo.num_nodes} nodes are too many to draw (the limit is {MAX_DRAWN_NODES})")
     _, pos = layout if layout is not None else choose_layout(topo)
@@ -152,10 +193,11 @@ def topology_figure(topo: Topology, title: str | None = None, *, link_weight: di
             hovertext=[_link_text(topo, s, d, idx) for _, _, s, d, idx in mids], hoverinfo="text", name="link info",
             showlegend=False))
     layered = layout is not None and layout[0] == "layered" or layout is None and bool(topo.switch_nodes)
+    if title is None:
+        title = f"{topo.name or topo.expr}: {topo.n} nodes, {len(topo.links)} links"
     if layered:
-        _layered_nodes(fig, topo, pos)
-        fig.update_layout(title=title if title is not None else
-                          f"{topo.name or topo.expr}: {topo.n} nodes, {len(topo.links)} links")
+        place_title(fig, title, width_px)
+        _layered_nodes(fig, topo, pos, fig.layout.margin.t)
         return fig
     for kind, color in _COLORS.items():
         nodes = [u for u in range(topo.num_nodes) if topo.kinds[u] == kind]
@@ -170,10 +212,9 @@ def topology_figure(topo: Topology, title: str | None = None, *, link_weight: di
             hovertemplate="%{text}<br>in-links %{customdata[0]}, out-links %{customdata[1]}<extra>" + kind
                           + "</extra>", name=kind))
     fig.update_layout(
-        title=title if title is not None else f"{topo.name or topo.expr}: {topo.n} nodes, {len(topo.links)} links",
         showlegend=bool(topo.switch_nodes), xaxis=dict(visible=False), yaxis=dict(visible=False, scaleanchor="x"),
         margin=dict(l=10, r=10, t=40, b=10), height=520, plot_bgcolor="white")
-    return fig
+    return place_title(fig, title, width_px)
 
 
 # Layered drawings (switched fabrics) are planned for a drawing this wide: the main area of the app's wide layout
@@ -208,10 +249,11 @@ def _layer_labels(count: int, width: float, plot_px: float) -> tuple[int, int]:
     return LABEL_ROWS, math.ceil(need / (LABEL_ROWS * gap))
 
 
-def _layered_nodes(fig: go.Figure, topo: Topology, pos: list[tuple[float, float]]) -> None:
+def _layered_nodes(fig: go.Figure, topo: Topology, pos: list[tuple[float, float]], top: int) -> None:
     """Nodes of a layered drawing with their names beneath them, spaced for ``LAYERED_WIDTH_PX``: a layer whose
     labels would overlap staggers them over rows or labels every k-th node; the height grows with the layers
-    and their label rows, so no label runs into the layer below. Hover names every node."""
+    and their label rows, so no label runs into the layer below. Hover names every node. ``top``: the top
+    margin (the title's)."""
     layers: dict[float, list[int]] = defaultdict(list)
     for u in range(topo.num_nodes):
         layers[pos[u][1]].append(u)
@@ -229,7 +271,7 @@ def _layered_nodes(fig: go.Figure, topo: Topology, pos: list[tuple[float, float]
     top_px, bottom_px = sizes[levels[-1]] / 2 + 8, below[levels[0]] + 6
     span = levels[-1] - levels[0]
     plot_h = span * step_px + top_px + bottom_px
-    margin = dict(l=side, r=side, t=60, b=40)
+    margin = dict(l=side, r=side, t=top, b=40)
     height = max(360, math.ceil(plot_h + margin["t"] + margin["b"]))
     unit = (height - margin["t"] - margin["b"]) / (span + (top_px + bottom_px) / step_px)   # pixels per level
     y0 = levels[0] - bottom_px / unit
@@ -318,7 +360,7 @@ def runtime_curve(sizes: Sequence[float], times_us: Sequence[float], bound_us: S
     fig.update_yaxes(type="log", title="algbw (GB/s)", automargin=True, row=2, col=1)
     fig.update_layout(title="Runtime model: time and algbw against M", height=480,
                       margin=dict(l=60, r=10, t=40, b=10), legend=dict(orientation="h", y=-0.2))
-    return fig
+    return place_title(fig)
 
 
 def bundle_plan_figure(plan) -> go.Figure:
@@ -343,7 +385,7 @@ def bundle_plan_figure(plan) -> go.Figure:
     fig.update_yaxes(type="log", title="modelled algbw (GB/s)", automargin=True)
     fig.update_layout(title="Export bundle: the model's protocol and copies per size range", height=380,
                       margin=dict(l=60, r=10, t=40, b=10), legend=dict(orientation="h", y=-0.25))
-    return fig
+    return place_title(fig)
 
 
 def _link_labels(topo: Topology, links: Sequence[int]) -> list[str]:
@@ -397,7 +439,7 @@ def utilisation_heatmap(topo: Topology, result, max_nodes: int = 64, max_links: 
                           height=380)
         title = "Link utilisation (busiest links): busy / completion time"
     fig.update_layout(title=title, margin=dict(l=60, r=10, t=40, b=50), plot_bgcolor="white")
-    return fig
+    return place_title(fig)
 
 
 def gantt_figure(topo: Topology, timeline: Sequence[dict], color_by: str = "slice", max_links: int = 64,
@@ -431,7 +473,7 @@ def gantt_figure(topo: Topology, timeline: Sequence[dict], color_by: str = "slic
                                  categoryarray=labels, showticklabels=len(labels) <= 80),
                       height=min(900, max(300, 80 + 26 * len(labels))), margin=dict(l=10, r=10, t=40, b=10),
                       plot_bgcolor="white", showlegend=False)
-    return fig
+    return place_title(fig)
 
 
 def load_heatmap(topo: Topology, loads: dict[int, dict[int, Fraction]], max_links: int = 4096) -> go.Figure:
@@ -450,7 +492,7 @@ def load_heatmap(topo: Topology, loads: dict[int, dict[int, Fraction]], max_link
                                hovertemplate="%{y}, %{x}: %{z:.4g} shards<extra></extra>"))
     fig.update_layout(title="Link load per step", xaxis=dict(showticklabels=len(links) <= 64, title="links"),
                       height=320, margin=dict(l=10, r=10, t=40, b=10))
-    return fig
+    return place_title(fig)
 
 
 # ------------------------------------------------------------------------------------------ TE-CCL epoch views
@@ -541,7 +583,7 @@ def epoch_gantt(topo: Topology, rows: list[dict], max_links: int = 400) -> go.Fi
                                  automargin=True),
                       height=min(900, max(320, 60 + 16 * len(pairs))), margin=dict(l=10, r=10, t=40, b=10),
                       plot_bgcolor="white")
-    return fig
+    return place_title(fig)
 
 
 def tacos_gantt(topo: Topology, rows: list[dict], max_links: int = 200) -> go.Figure:
@@ -575,15 +617,16 @@ def tacos_gantt(topo: Topology, rows: list[dict], max_links: int = 200) -> go.Fi
                                  automargin=True, categoryorder="array", categoryarray=labels),
                       height=min(900, max(320, 60 + 14 * len(links))), margin=dict(l=10, r=10, t=40, b=10),
                       plot_bgcolor="white", legend=dict(orientation="h"))
-    return fig
+    return place_title(fig)
 
 
 # --------------------------------------------------------------------------------------------- finder figures
 def frontier_figure(rows: list[dict], bound: tuple[int, Fraction], recommended: int | None = None,
-                    title: str = "Pareto frontier") -> go.Figure:
+                    title: str = "Pareto frontier", width_px: float = FULL_WIDTH_PX) -> go.Figure:
     """The finder's frontier: steps (total-hop latency in alphas) across, tb_factor (bandwidth runtime in M/B)
     up, one marker per design, the recommended one as a star, and the theoretical bound point (Moore diameter,
-    (N-1)/N). ``rows`` hold ``name``, ``steps``, ``tb_factor`` and optionally ``code``."""
+    (N-1)/N). ``rows`` hold ``name``, ``steps``, ``tb_factor`` and optionally ``code``; the title is wrapped for
+    ``width_px``."""
     fig = go.Figure()
     fig.add_trace(go.Scatter(
         x=[r["steps"] for r in rows], y=[r["tb_factor"] for r in rows], mode="lines+markers+text", name="frontier",
@@ -602,7 +645,7 @@ def frontier_figure(rows: list[dict], bound: tuple[int, Fraction], recommended: 
     fig.update_layout(title=title, xaxis=dict(title="steps (T_L / alpha)", dtick=1),
                       yaxis=dict(title="tb_factor (T_B / (M/B))"), height=440,
                       margin=dict(l=10, r=10, t=40, b=10))
-    return fig
+    return place_title(fig, width_px=width_px)
 
 
 def sweep_figure(series: dict[str, list[tuple[int, float]]], ylabel: str = "allreduce time (µs)",
@@ -615,7 +658,7 @@ def sweep_figure(series: dict[str, list[tuple[int, float]]], ylabel: str = "allr
                                  marker=dict(size=5), line=dict(dash="dash") if "bound" in label else None))
     fig.update_layout(title=title, xaxis=dict(title="N (nodes)"), yaxis=dict(title=ylabel, type="log"),
                       height=420, margin=dict(l=10, r=10, t=40, b=10))
-    return fig
+    return place_title(fig)
 
 
 class ImageError(RuntimeError):

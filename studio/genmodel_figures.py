@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from studio.figures import place_title
+
 TERM_COLORS = {"alpha": "#1f77b4", "beta": "#ff7f0e", "gamma": "#2ca02c", "delta": "#9467bd", "epsilon": "#d62728"}
 TERM_NAMES = {"alpha": "α latency", "beta": "β bandwidth", "gamma": "γ compute", "delta": "δ memory",
               "epsilon": "ε incast"}
@@ -28,7 +30,7 @@ def breakdown_figure(rows: list[dict], title: str = "GenModel cost by term", top
                              hovertemplate="%{x}: %{y:.4g} s<extra>" + TERM_NAMES[term] + "</extra>"))
     fig.update_layout(barmode="stack", title=title, yaxis=dict(title="seconds"), xaxis=dict(title="plan"),
                       legend=dict(orientation="h", y=-0.25), margin=dict(t=50, b=10))
-    return fig
+    return place_title(fig)
 
 
 def size_figure(sizes: list[float], series: dict[str, list[float]], best: list[str] | None = None,
@@ -50,7 +52,7 @@ def size_figure(sizes: list[float], series: dict[str, list[float]], best: list[s
                                  name="best from here", marker=dict(size=10, symbol="diamond", color="black")))
     fig.update_layout(title=title, xaxis=dict(type="log", title="S (floats)"), yaxis=dict(type="log", title="s"),
                       margin=dict(t=50, b=10))
-    return fig
+    return place_title(fig)
 
 
 def servers_figure(servers: list[int], series: dict[str, list[float]], w_t: int,
@@ -61,7 +63,7 @@ def servers_figure(servers: list[int], series: dict[str, list[float]], w_t: int,
         fig.add_trace(go.Scatter(x=servers, y=ys, mode="lines+markers", name=name))
     fig.add_vline(x=w_t, line_dash="dash", annotation_text=f"w_t = {w_t}")
     fig.update_layout(title=title, xaxis=dict(title="N (servers)"), yaxis=dict(title="s"), margin=dict(t=50, b=10))
-    return fig
+    return place_title(fig)
 
 
 def factorization_figure(rows: list[dict], title: str = "HCPS factorizations: memory against incast") -> go.Figure:
@@ -81,7 +83,7 @@ def factorization_figure(rows: list[dict], title: str = "HCPS factorizations: me
                                  marker=dict(size=22, color="rgba(0,0,0,0)", line=dict(width=2, color="red"))))
     fig.update_layout(title=title, xaxis=dict(title="δ memory term (s)"), yaxis=dict(title="ε incast term (s)"),
                       margin=dict(t=50, b=10))
-    return fig
+    return place_title(fig)
 
 
 def tree_layout(tree) -> dict[str, tuple[float, float]]:
@@ -133,7 +135,7 @@ def tree_figure(tree, labels: dict[str, str] | None = None, title: str | None = 
     fig.update_layout(title=title or f"{tree.name} ({tree.n} servers)", showlegend=True,
                       xaxis=dict(visible=False), yaxis=dict(visible=False), margin=dict(t=50, b=10),
                       height=420)
-    return fig
+    return place_title(fig)
 
 
 def comparison_figure(times: dict[str, float], title: str = "AllReduce time: GenTree and flat baselines") -> go.Figure:
@@ -145,7 +147,7 @@ def comparison_figure(times: dict[str, float], title: str = "AllReduce time: Gen
                            customdata=[times[n] / base if base else None for n in names],
                            hovertemplate="%{x}: %{y:.4g} s (%{customdata:.2f}x GenTree)<extra></extra>"))
     fig.update_layout(title=title, yaxis=dict(title="s", type="log"), margin=dict(t=50, b=10))
-    return fig
+    return place_title(fig)
 
 
 def fit_figure(measured: list[float], fitted: list[float], labels: list[str]) -> go.Figure:
@@ -157,4 +159,4 @@ def fit_figure(measured: list[float], fitted: list[float], labels: list[str]) ->
                              name="fitted = measured"))
     fig.update_layout(title="Fit: measured against GenModel", xaxis=dict(title="measured (s)", type="log"),
                       yaxis=dict(title="fitted (s)", type="log"), margin=dict(t=50, b=10))
-    return fig
+    return place_title(fig)

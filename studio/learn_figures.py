@@ -5,12 +5,17 @@ no cost model here (the page prices schedules through ``solvers``), so a noteboo
   crossovers marked;
 * ``latency_share_figure``: the share of a collective's time that is latency, against message size;
 * ``diameter_figure``: the diameters of several designs of one degree beside the Moore bound.
+
+Each takes ``width_px``, the width the page gives it (``studio.figures.HALF_WIDTH_PX`` in one of two columns), and
+wraps its title to fit (``studio.figures.place_title``).
 """
 from __future__ import annotations
 
 import math
 
 import plotly.graph_objects as go
+
+from studio.figures import FULL_WIDTH_PX, place_title
 
 _DASHED = ("bound", "lower")
 
@@ -31,7 +36,8 @@ def _dash(label: str) -> str | None:
 
 def size_curves_figure(sizes: list[float], series: dict[str, list[float]], *, marker: float | None = None,
                        crossovers: list[tuple[float, str]] = (), highlight: str | None = None,
-                       title: str = "Time against message size", y_title: str = "time (µs)") -> go.Figure:
+                       title: str = "Time against message size", y_title: str = "time (µs)",
+                       width_px: float = FULL_WIDTH_PX) -> go.Figure:
     """One line per design (``series``: label -> time at each of ``sizes``), both axes logarithmic; labels with
     'bound' are dashed, ``highlight`` is drawn thicker; ``marker`` draws a vertical line at that size (the
     workload's M) and each ``crossovers`` entry (size, text) a dotted one."""
@@ -48,11 +54,11 @@ def size_curves_figure(sizes: list[float], series: dict[str, list[float]], *, ma
     fig.update_layout(title=title, xaxis=dict(type="log", title="M, message size (bytes)"),
                       yaxis=dict(type="log", title=y_title), height=400, margin=dict(l=10, r=10, t=40, b=10),
                       legend=dict(orientation="h", y=-0.2))
-    return fig
+    return place_title(fig, width_px=width_px)
 
 
 def latency_share_figure(sizes: list[float], series: dict[str, list[float]], *, marker: float | None = None,
-                         title: str = "How much of the time is latency") -> go.Figure:
+                         title: str = "How much of the time is latency", width_px: float = FULL_WIDTH_PX) -> go.Figure:
     """``series``: label -> T_L / (T_L + T_B) at each of ``sizes`` (a number from 0 to 1), log size across."""
     fig = go.Figure()
     for label, ys in series.items():
@@ -65,10 +71,11 @@ def latency_share_figure(sizes: list[float], series: dict[str, list[float]], *, 
     fig.update_layout(title=title, xaxis=dict(type="log", title="M, message size (bytes)"),
                       yaxis=dict(title="T_L / (T_L + T_B)", range=[0, 1.02], tickformat=".0%"), height=400,
                       margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h", y=-0.2))
-    return fig
+    return place_title(fig, width_px=width_px)
 
 
-def diameter_figure(rows: list[dict], moore: int, title: str = "Diameter beside the Moore bound") -> go.Figure:
+def diameter_figure(rows: list[dict], moore: int, title: str = "Diameter beside the Moore bound",
+                    width_px: float = FULL_WIDTH_PX) -> go.Figure:
     """Bars of ``rows`` (dicts with ``name`` and ``diameter``) and a dashed line at the Moore bound ``moore``: no
     graph of that size and degree has a smaller diameter. The y axis is logarithmic when the bars span a lot."""
     names = [r["name"] for r in rows]
@@ -86,4 +93,4 @@ def diameter_figure(rows: list[dict], moore: int, title: str = "Diameter beside 
         dict(title="diameter (hops)", range=[0, top * 1.15])
     fig.update_layout(title=title, yaxis=yaxis, xaxis=dict(title=None), height=400,
                       margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h", y=-0.15))
-    return fig
+    return place_title(fig, width_px=width_px)

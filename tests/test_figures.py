@@ -208,3 +208,62 @@ def test_layered_drawing_labels_do_not_overlap(expr):
         for (nx, ny), s in nodes:
             if ny > py:
                 assert ny - s / 2 >= py + h / 2 or abs(nx - px) >= w / 2 + s / 2
+
+
+# ------------------------------------------------------------------------------------ titles and the toolbar
+def _every_titled_figure():
+    """One of each figure the studio's figure modules build (small inputs), by name."""
+    from solvers.compare import Curve, Winner
+    from studio import compare_figures, genmodel_figures as gm, learn_figures as lf
+    from studio.figures import epoch_gantt, frontier_figure, sweep_figure, tacos_gantt
+    from solvers.genmodel import parse_tree
+    from solvers.genmodel.gentree import Planner
+
+    topo, schedule = _built("gkautz(2,8)", "bfb", "allreduce")
+    sizes = [1e3, 1e6, 1e9]
+    times, slices = Model(topo, schedule, AB).times(sizes)
+    bounds = [bound_time_us(topo, schedule.collective, m, AB) for m in sizes]
+    run = simulate(topo, schedule, 1e6, AB, record=True)
+    tree = Planner(parse_tree("tree(2x3,1x4)")).run(1e8)
+    curve = Curve("bfb", "gkautz(2,8)", "Π_{2,8}", "allreduce", "bfb", tuple(sizes), tuple(times))
+    rows = [{"name": "a", "steps": 3, "tb_factor": 1.0}, {"name": "b", "steps": 4, "tb_factor": 0.9}]
+    plans = [{"plan": "CPS", "alpha": 1, "beta": 2, "gamma": 0, "delta": 1, "epsilon": 0, "total": 4, "steps": 2}]
+    return {
+        "runtime_curve": runtime_curve(sizes, times, bounds, slices),
+        "topology circular": topology_figure(topo),
+        "topology layered": topology_figure(parse_topology("dgx_a100(boxes=2)")),
+        "gantt": gantt_figure(topo, run.timeline),
+        "utilisation": utilisation_heatmap(topo, run),
+        "load": load_heatmap(topo, {0: {0: Fraction(1)}}),
+        "epoch gantt": epoch_gantt(topo, [{"epoch": 0, "arrives": 1, "from": "0", "to": "1", "source": "0",
+                                           "lo": "0", "hi": "1"}]),
+        "tacos gantt": tacos_gantt(topo, [{"link": 0, "phase": "allgather", "shard": 0, "part": 0,
+                                           "start_us": 0.0, "end_us": 1.0}]),
+        "frontier": frontier_figure(rows, (3, Fraction(7, 8))),
+        "sweep": sweep_figure({"a": [(8, 1.0), (16, 2.0)]}),
+        "compare runtime": compare_figures.runtime_figure([curve], [Winner(1e3, 1e9, "bfb", "gkautz(2,8)",
+                                                                           "allreduce", "Π_{2,8}")]),
+        "learn sizes": lf.size_curves_figure(sizes, {"a": list(times)}, title="x " * 80),
+        "learn share": lf.latency_share_figure(sizes, {"a": [0.5, 0.2, 0.1]}),
+        "learn diameter": lf.diameter_figure([{"name": "a", "diameter": 3}], 2),
+        "genmodel breakdown": gm.breakdown_figure(plans),
+        "genmodel size": gm.size_figure(sizes, {"CPS": [1.0, 2.0, 3.0]}),
+        "genmodel servers": gm.servers_figure([2, 3], {"CPS": [1.0, 2.0]}, 9),
+        "genmodel factorization": gm.factorization_figure(plans),
+        "genmodel tree": gm.tree_figure(tree.tree),
+        "genmodel comparison": gm.comparison_figure(tree.comparison()),
+        "genmodel fit": gm.fit_figure([1.0, 2.0], [1.1, 1.9], ["a", "b"]),
+    }
+
+
+def test_titles_sit_left_below_the_toolbar():
+    """Issue 40: plotly's toolbar (top right, on hover) covered the runtime chart's title. Every figure's title
+    is anchored at the left edge, starts below the toolbar strip (40 px; measured in Chromium), and the top margin
+    holds all its lines below that."""
+    for name, fig in _every_titled_figure().items():
+        t = fig.layout.title
+        assert t.text, name
+        assert (t.x, t.xanchor, t.xref) == (0, "left", "container"), name
+        assert t.yref == "container" and t.y == 1 and t.yanchor == "top" and t.pad.t >= 40, name
+        lines = t.text.count("<br>") + 1
+        assert fig.layout.margin.t >= t.pad.t + lines * 1.2 * (t.font.size or 17), name

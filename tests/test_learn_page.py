@@ -284,3 +284,35 @@ def test_buttons_open_the_real_pages():
     at.button(key="l_diam_open").click().run()
     assert not at.exception and at.session_state["expr"] == "gkautz(4,64)"
     assert at.title[0].value == "Compose a topology"
+
+
+PLANNED_MAIN_PX = 800          # the narrowest main area the pages are planned for (wide layout, 1280-pixel screen)
+
+
+def _charts_with_widths(node, fraction=1.0, out=None):
+    """(plotly spec, share of the main area's width) for every chart under ``node``, columns multiplying in."""
+    out = [] if out is None else out
+    if getattr(node, "type", None) == "plotly_chart":
+        out.append((json.loads(node.proto.spec), fraction))
+        return out
+    if getattr(node, "type", None) == "column":
+        fraction *= node.weight
+    for k in sorted(getattr(node, "children", {}) or {}):
+        _charts_with_widths(node.children[k], fraction, out)
+    return out
+
+
+def test_every_title_fits_its_chart(learn):
+    """Issue 40: a half-width chart's title was cut ("... perfect schedule (step r"). Every title line fits the
+    width its chart gets (half-width charts included) at half an em a character, and sits in a top margin tall
+    enough to hold it."""
+    charts = _charts_with_widths(learn.main)
+    assert len(charts) == len(CHARTS) and any(f < 0.6 for _, f in charts)
+    for spec, fraction in charts:
+        title = spec["layout"]["title"]
+        size = title.get("font", {}).get("size", 17)
+        room = PLANNED_MAIN_PX * fraction - 20
+        lines = title["text"].split("<br>")
+        for line in lines:
+            assert len(line) * 0.5 * size <= room, f"{line!r} is wider than {room:.0f} px"
+        assert spec["layout"]["margin"]["t"] >= len(lines) * 1.2 * size

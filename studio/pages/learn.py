@@ -31,7 +31,7 @@ from solvers.directconnect.selection import best_index, step_model_time_us
 from solvers.runtime import Execution, Model
 from solvers.synthesize import synthesize
 from studio import navigation, workload
-from studio.figures import frontier_figure, gantt_figure, topology_figure
+from studio.figures import HALF_WIDTH_PX, frontier_figure, gantt_figure, topology_figure
 from studio.genmodel_figures import servers_figure
 from studio.learn_figures import diameter_figure, latency_share_figure, size_curves_figure
 from topologies.expression import parse_topology
@@ -111,7 +111,7 @@ def topology_summary(expr: str) -> dict:
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def _drawing(expr: str, title: str):
-    fig = topology_figure(parse_topology(expr), title)
+    fig = topology_figure(parse_topology(expr), title, width_px=HALF_WIDTH_PX)
     fig.update_layout(height=380)
     return fig
 
@@ -269,13 +269,14 @@ def step_diameter(work: workload.Workload) -> None:
     moore = topology_summary(rows[0]["expr"])["moore_diameter_directed"]
     share = Fraction(n - 1, n)
     c1, c2 = st.columns(2)
-    c1.plotly_chart(diameter_figure(rows, moore, title=f"Diameter of degree-{d} designs on {n} nodes"),
+    c1.plotly_chart(diameter_figure(rows, moore, title=f"Diameter of degree-{d} designs on {n} nodes",
+                                    width_px=HALF_WIDTH_PX),
                     key="l_diam_chart")
     shares = {r["name"]: [r["diameter"] * work.alpha_us / _step_model_us(work, r["diameter"], share, m)
                           if work.alpha_us else 0.0 for m in SIZES] for r in rows}
     c2.plotly_chart(latency_share_figure(SIZES, shares, marker=work.total_bytes,
                                          title="Latency share of an allgather, even with a perfect schedule "
-                                               "(step model)"),
+                                               "(step model)", width_px=HALF_WIDTH_PX),
                     key="l_diam_share")
     table = pd.DataFrame([{"design": r["name"], "diameter D": r["diameter"], "Moore bound": moore,
                            "T_L ≥ D·alpha (µs)": r["diameter"] * work.alpha_us,
@@ -365,7 +366,8 @@ def step_frontier(work: workload.Workload) -> None:
     best = best_index(times)
     moore, share = bound(n, d)
     c1, c2 = st.columns(2)
-    c1.plotly_chart(frontier_figure(rows, (moore, share), best, title=f"Pareto frontier, N = {n}, d = {d}"),
+    c1.plotly_chart(frontier_figure(rows, (moore, share), best, title=f"Pareto frontier, N = {n}, d = {d}",
+                                    width_px=HALF_WIDTH_PX),
                     key="l_front_chart")
     series = {r["name"]: [step_model_time_us(r["steps"], r["tb_factor"], work.alpha_us, m, work.bandwidth_gbs,
                                              "allreduce") for m in FRONTIER_SIZES] for r in rows}
@@ -378,7 +380,7 @@ def step_frontier(work: workload.Workload) -> None:
     c2.plotly_chart(size_curves_figure(FRONTIER_SIZES, series, marker=size, crossovers=changes,
                                        highlight=rows[best]["name"],
                                        title="Allreduce time of each frontier design (step model)",
-                                       y_title="time, step model (µs)"),
+                                       y_title="time, step model (µs)", width_px=HALF_WIDTH_PX),
                     key="l_front_sizes")
     cols = st.columns(3)
     cols[0].metric("winner at this M", rows[best]["name"])
