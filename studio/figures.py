@@ -468,7 +468,7 @@ def gantt_figure(topo: Topology, timeline: Sequence[dict], color_by: str = "slic
         hovertemplate="%{y}<br>slice %{customdata[0]}, step %{customdata[1]}<br>%{customdata[2]:.4g} → "
                       "%{customdata[3]:.4g} µs<extra></extra>", name="sends"))
     fig.update_layout(title=f"Sends per link on the model's clock (colour: {color_by})",
-                      xaxis=dict(title="time (µs)", automargin=True),
+                      xaxis=dict(title="time (µs)", automargin=True, rangemode="tozero"),
                       yaxis=dict(title="links", autorange="reversed", automargin=True, categoryorder="array",
                                  categoryarray=labels, showticklabels=len(labels) <= 80),
                       height=min(900, max(300, 80 + 26 * len(labels))), margin=dict(l=10, r=10, t=40, b=10),
@@ -612,7 +612,7 @@ def tacos_gantt(topo: Topology, rows: list[dict], max_links: int = 200) -> go.Fi
                           "%{customdata[3]:.4g} µs<extra>" + phase.replace("_", "-") + "</extra>",
             name=phase.replace("_", "-")))
     fig.update_layout(title="Sends per link (colour: source NPU; lighter: reduce-scatter)", barmode="overlay",
-                      xaxis=dict(title="time (µs)", automargin=True),
+                      xaxis=dict(title="time (µs)", automargin=True, rangemode="tozero"),
                       yaxis=dict(title="links", autorange="reversed", showticklabels=len(links) <= 80,
                                  automargin=True, categoryorder="array", categoryarray=labels),
                       height=min(900, max(320, 60 + 14 * len(links))), margin=dict(l=10, r=10, t=40, b=10),

@@ -28,7 +28,8 @@ def breakdown_figure(rows: list[dict], title: str = "GenModel cost by term", top
     for term, color in TERM_COLORS.items():
         fig.add_trace(go.Bar(name=TERM_NAMES[term], x=plans, y=[r[term] for r in rows], marker_color=color,
                              hovertemplate="%{x}: %{y:.4g} s<extra>" + TERM_NAMES[term] + "</extra>"))
-    fig.update_layout(barmode="stack", title=title, yaxis=dict(title="seconds"), xaxis=dict(title="plan"),
+    fig.update_layout(barmode="stack", title=title, yaxis=dict(title="seconds", rangemode="tozero"),
+                      xaxis=dict(title="plan"),
                       legend=dict(orientation="h", y=-0.25), margin=dict(t=50, b=10))
     return place_title(fig)
 
@@ -139,14 +140,17 @@ def tree_figure(tree, labels: dict[str, str] | None = None, title: str | None = 
 
 
 def comparison_figure(times: dict[str, float], title: str = "AllReduce time: GenTree and flat baselines") -> go.Figure:
-    """Bars of ``times`` (name -> seconds), GenTree highlighted; hover shows the speed-up over GenTree."""
+    """Bars of ``times`` (name -> seconds), GenTree highlighted; hover shows the speed-up over GenTree. The time
+    axis is linear from zero, so bar heights compare as the times do."""
     names = list(times)
     base = times.get("GenTree")
     colors = ["#2ca02c" if n == "GenTree" else "#7f7f7f" for n in names]
     fig = go.Figure(go.Bar(x=names, y=[times[n] for n in names], marker_color=colors,
                            customdata=[times[n] / base if base else None for n in names],
+                           text=[f"{times[n]:.3g} s" for n in names], textposition="outside",
                            hovertemplate="%{x}: %{y:.4g} s (%{customdata:.2f}x GenTree)<extra></extra>"))
-    fig.update_layout(title=title, yaxis=dict(title="s", type="log"), margin=dict(t=50, b=10))
+    top = max(times.values(), default=1.0)
+    fig.update_layout(title=title, yaxis=dict(title="s", range=[0, 1.15 * top]), margin=dict(t=50, b=10))
     return place_title(fig)
 
 

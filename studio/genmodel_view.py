@@ -204,7 +204,7 @@ def _gentree() -> None:
         if planner.tree.n > MAX_TREE_SERVERS:
             st.error(f"{planner.tree.n} servers: the page plans at most {MAX_TREE_SERVERS}")
             return
-        result = planner.run(size, rearrange, flatten)
+        result = planner.run(size, rearrange, flatten, rhd_baseline=True)   # RHD beside Ring and CPS always
     except (TreeError, ValueError) as exc:
         st.error(str(exc))
         return
@@ -214,6 +214,11 @@ def _gentree() -> None:
     times = result.comparison()
     st.metric("GenTree AllReduce (s)", f"{result.total:.4g}")
     st.plotly_chart(comparison_figure(times), key="gm_tree_cmp")
+    n = result.tree.n
+    if n & (n - 1):
+        st.caption(f"RHD on {n} servers, not a power of two: the first {2 * (n - (1 << (n.bit_length() - 1)))} "
+                   "pair up, one hands its data to the other before the halving and gets the result back after "
+                   "the doubling (two extra steps).")
     st.dataframe(pd.DataFrame([{"plan": k, "seconds": v, "speed-up of GenTree": v / result.total}
                                for k, v in times.items()]), hide_index=True, key="gm_tree_speedup")
 

@@ -77,7 +77,8 @@ def latency_share_figure(sizes: list[float], series: dict[str, list[float]], *, 
 def diameter_figure(rows: list[dict], moore: int, title: str = "Diameter beside the Moore bound",
                     width_px: float = FULL_WIDTH_PX) -> go.Figure:
     """Bars of ``rows`` (dicts with ``name`` and ``diameter``) and a dashed line at the Moore bound ``moore``: no
-    graph of that size and degree has a smaller diameter. The y axis is logarithmic when the bars span a lot."""
+    graph of that size and degree has a smaller diameter. The y axis is linear from zero, so bar heights compare as
+    the diameters do."""
     names = [r["name"] for r in rows]
     values = [r["diameter"] for r in rows]
     colors = ["#2ca02c" if v == moore else "#1f77b4" for v in values]
@@ -88,9 +89,7 @@ def diameter_figure(rows: list[dict], moore: int, title: str = "Diameter beside 
                              hovertemplate=f"Moore bound: no graph of this size and degree has diameter below "
                                            f"{moore}<extra></extra>"))
     top = max(values + [moore], default=1)
-    log = top / max(min(values + [moore], default=1), 1) > 12
-    yaxis = dict(title="diameter (hops)", type="log", range=[-0.1, math.log10(top) + 0.25], dtick=1) if log else \
-        dict(title="diameter (hops)", range=[0, top * 1.15])
-    fig.update_layout(title=title, yaxis=yaxis, xaxis=dict(title=None), height=400,
+    fig.update_layout(title=title, yaxis=dict(title="diameter (hops)", range=[0, top * 1.15]), xaxis=dict(title=None),
+                      height=400,
                       margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h", y=-0.15))
     return place_title(fig, width_px=width_px)

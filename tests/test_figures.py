@@ -267,3 +267,39 @@ def test_titles_sit_left_below_the_toolbar():
         assert t.yref == "container" and t.y == 1 and t.yanchor == "top" and t.pad.t >= 40, name
         lines = t.text.count("<br>") + 1
         assert fig.layout.margin.t >= t.pad.t + lines * 1.2 * (t.font.size or 17), name
+
+
+def _value_axis(fig, trace):
+    """The layout axis a bar's length is read on: x for horizontal bars, else y (first subplot's names)."""
+    if trace.orientation == "h":
+        return fig.layout[(trace.xaxis or "x").replace("x", "xaxis")]
+    return fig.layout[(trace.yaxis or "y").replace("y", "yaxis")]
+
+
+def test_every_bar_chart_starts_at_zero():
+    """Issue 40: GenTree's chart started its log axis at 1.35 s, so a 1.6x gap looked like 15x. Every bar chart
+    the figure modules build reads its bars on a linear axis that starts at zero."""
+    from solvers.genmodel import ModelOptions, parse_tree
+    from solvers.genmodel.gentree import Planner
+    from studio import genmodel_figures as gm, learn_figures as lf
+
+    topo, schedule = _built("gkautz(2,8)", "bfb", "allreduce")
+    run = simulate(topo, schedule, 1e6, AB, record=True)
+    ss24 = Planner(parse_tree("ss24"), ModelOptions(alpha_steps="path")).run(1e8, rhd_baseline=True)
+    figures = dict(_every_titled_figure())
+    figures.update({
+        "utilisation strip": utilisation_heatmap(topo, run, max_nodes=4),
+        "learn diameter, wide span": lf.diameter_figure([{"name": "ring", "diameter": 63},
+                                                         {"name": "kautz", "diameter": 3}], 3),
+        "genmodel comparison ss24": gm.comparison_figure(ss24.comparison()),
+    })
+    bars = 0
+    for name, fig in figures.items():
+        for tr in fig.data:
+            if tr.type != "bar":
+                continue
+            bars += 1
+            axis = _value_axis(fig, tr)
+            assert axis.type != "log", name
+            assert (axis.range is not None and axis.range[0] == 0) or axis.rangemode == "tozero", name
+    assert bars >= 8

@@ -62,3 +62,23 @@ def test_gentree_preset_and_custom_tree():
     assert at.dataframe[2].value["algorithm"].iloc[-1] in ("ACPS", "flat CPS", "flat Ring", "flat RHD")
     at.text_input(key="gm_tree_spec").set_value("tree(2x)").run()
     assert not at.exception and "COUNTxSERVERS" in at.error[0].value
+
+
+def test_gentree_chart_has_rhd_and_starts_at_zero():
+    """Issue 40: the GenTree chart promised an RHD bar but drew none on SS24 (24 servers, not a power of two),
+    and its log axis began at 1.35 s. RHD is there, at GenModel's cost of flat RHD over the tree, and the axis
+    starts at zero."""
+    from solvers.genmodel import ModelOptions, parse_tree
+    from solvers.genmodel.gentree import Planner
+
+    at = open_page()
+    spec = next(json.loads(c.proto.spec) for c in at.get("plotly_chart")
+                if json.loads(c.proto.spec)["layout"]["title"]["text"].startswith("AllReduce time: GenTree"))
+    bars = dict(zip(spec["data"][0]["x"], spec["data"][0]["y"]))
+    assert list(bars) == ["GenTree", "Ring", "CPS", "RHD"]
+    planner = Planner(parse_tree("ss24"), ModelOptions(alpha_steps="path"))
+    assert bars["RHD"] == planner.flat(planner.tree.root, "rhd", 1e8).total
+    assert spec["layout"]["yaxis"]["range"][0] == 0 and spec["layout"]["yaxis"].get("type") != "log"
+    speedups = at.dataframe[3].value
+    assert list(speedups["plan"]) == ["GenTree", "Ring", "CPS", "RHD"]
+    assert any("RHD on 24 servers" in c.value for c in at.caption)
