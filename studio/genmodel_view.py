@@ -16,6 +16,7 @@ from solvers.genmodel import (FitError, GenModelParams, ModelOptions, ParamsErro
 from solvers.genmodel.fit import MAX_CSV_CHARS, design_matrix
 from solvers.genmodel.params import PRESETS
 from solvers.genmodel.tree import PRESET_TREES
+from studio.tables import blank_missing
 from studio.uploads import UploadError, read_upload_text
 from studio.genmodel_figures import (breakdown_figure, comparison_figure, factorization_figure, fit_figure,
                                      servers_figure, size_figure, tree_figure)
@@ -82,7 +83,7 @@ def _calculator() -> None:
     st.caption(f"Bounds: Theorem 1 memory (N+1)S/N = {memory_lower_bound(n, size):.4g} floats (δ-optimal); "
                f"Eq. 2 traffic 2(N-1)S/N = {traffic_lower_bound(n, size):.4g} floats per server "
                f"(bandwidth-optimal).")
-    st.dataframe(table, hide_index=True, key="gm_table")
+    st.dataframe(blank_missing(table), hide_index=True, key="gm_table")
     st.plotly_chart(breakdown_figure(rows), key="gm_breakdown")
     shown = [c.label for c in ranking.costs[:6]]
     specs = {c.label: (c.kind if c.kind != "hcps" else c.fanins) for c in ranking.costs[:6]}
@@ -116,7 +117,7 @@ def _explorer() -> None:
     st.markdown(f"Every ordered factorization of N = {n} (first step first), S = {size:g}. Theorem 2: for "
                 f"N > w_t = {params.w_t} none is both ε- and δ-optimal.")
     st.plotly_chart(factorization_figure(rows), key="gm_fact_fig")
-    st.dataframe(pd.DataFrame(rows), hide_index=True, key="gm_fact_table")
+    st.dataframe(blank_missing(pd.DataFrame(rows)), hide_index=True, key="gm_fact_table")
 
 
 def _mu_value(text: str):
@@ -210,7 +211,7 @@ def _gentree() -> None:
         return
     labels = {d.switch: d.algorithm for d in result.decisions}
     st.plotly_chart(tree_figure(result.tree, labels), key="gm_tree_fig")
-    st.dataframe(result.to_frame(), hide_index=True, key="gm_tree_table")
+    st.dataframe(blank_missing(result.to_frame()), hide_index=True, key="gm_tree_table")
     times = result.comparison()
     st.metric("GenTree AllReduce (s)", f"{result.total:.4g}")
     st.plotly_chart(comparison_figure(times), key="gm_tree_cmp")
@@ -219,8 +220,9 @@ def _gentree() -> None:
         st.caption(f"RHD on {n} servers, not a power of two: the first {2 * (n - (1 << (n.bit_length() - 1)))} "
                    "pair up, one hands its data to the other before the halving and gets the result back after "
                    "the doubling (two extra steps).")
-    st.dataframe(pd.DataFrame([{"plan": k, "seconds": v, "speed-up of GenTree": v / result.total}
-                               for k, v in times.items()]), hide_index=True, key="gm_tree_speedup")
+    speedups = pd.DataFrame([{"plan": k, "seconds": v, "speed-up of GenTree": v / result.total}
+                             for k, v in times.items()])
+    st.dataframe(blank_missing(speedups), hide_index=True, key="gm_tree_speedup")
 
 
 def render() -> None:

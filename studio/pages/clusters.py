@@ -14,6 +14,7 @@ from solvers.core.schedule import Collective
 from solvers.core.verify import verify
 from studio import teccl_view, workload
 from studio.jobs import JobError
+from studio.tables import blank_missing
 from studio.widgets import cache_note, cancel_slot, export_panel
 from studio.figures import MAX_DRAWN_NODES, choose_layout, topology_figure
 from studio.pages.compose import _from_upload
@@ -219,10 +220,10 @@ def render() -> None:
         root_name = st.selectbox("Root", names, key="c_root", persist_state="page")
         root = topo.index(root_name)
         batches = [bt for bt in forest.batches if bt.root == root]
-        st.dataframe(pd.DataFrame([{"batch": i, "trees": bt.mult, "edges": len(bt.edges),
-                                    "first edges": ", ".join(f"{topo.names[x]}→{topo.names[y]}"
-                                                             for x, y in bt.edges[:6])}
-                                   for i, bt in enumerate(batches)]), hide_index=True)
+        table = pd.DataFrame([{"batch": i, "trees": bt.mult, "edges": len(bt.edges),
+                               "first edges": ", ".join(f"{topo.names[x]}→{topo.names[y]}" for x, y in bt.edges[:6])}
+                              for i, bt in enumerate(batches)])
+        st.dataframe(blank_missing(table), hide_index=True)
         if topo.num_nodes <= 512:
             st.plotly_chart(_tree_figure(topo, forest, root), key="c_tree_fig", width="stretch")
     elif view == "k vs throughput":
@@ -234,6 +235,6 @@ def render() -> None:
         rows = st.session_state.get("c_scans", {}).get(key)
         if rows:
             st.plotly_chart(_scan_figure(rows, float(forest.optimal_algbw)), key="c_scan_fig", width="stretch")
-            st.dataframe(pd.DataFrame(rows), hide_index=True)
+            st.dataframe(blank_missing(pd.DataFrame(rows)), hide_index=True)
     else:
         _export(topo, forest, f"{key}|{fixed_k}")

@@ -34,6 +34,7 @@ from studio import navigation, workload
 from studio.figures import HALF_WIDTH_PX, frontier_figure, gantt_figure, topology_figure
 from studio.genmodel_figures import servers_figure
 from studio.learn_figures import diameter_figure, latency_share_figure, size_curves_figure
+from studio.tables import blank_missing
 from topologies.expression import parse_topology
 from topologies.properties import summarize
 
@@ -283,7 +284,7 @@ def step_diameter(work: workload.Workload) -> None:
                            "T_B ≥ (N-1)/N·M/B (µs)": round(float(share) * work.total_bytes
                                                            / (work.bandwidth_gbs * 1e3), 3),
                            "expression": r["expr"]} for r in rows])
-    st.dataframe(table, hide_index=True, key="l_diam_table")
+    st.dataframe(blank_missing(table), hide_index=True, key="l_diam_table")
     st.caption(f"Times for the sidebar's M = {work.total_bytes:.4g} bytes. The right-hand figure prices the best "
                "conceivable schedule on each graph (D steps, bandwidth-optimal) with the papers' step model, "
                "D × alpha + (N-1)/N × M/B, without building it, so the latency share there is a property of the "
