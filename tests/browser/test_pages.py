@@ -93,8 +93,8 @@ def test_finder_page(page: Page, app_url, shot):
 
 def test_clusters_page(page: Page, app_url, shot):
     page.goto(app_url + "/clusters")
-    expect(metric(page, "optimal allgather algbw")).to_have_text("346.67", timeout=60000)
-    expect(metric(page, "k trees per root")).to_have_text("13")
+    expect(metric(page, "best algbw (GB/s)")).to_have_text("346.67", timeout=60000)
+    expect(metric(page, "k (trees per root)")).to_have_text("13")
     page.locator(".js-plotly-plot").first.wait_for(timeout=30000)
     expect(page.get_by_text("Bottleneck cut: 15 GPUs inside").first).to_be_visible(timeout=30000)
     settle(page)
@@ -102,7 +102,7 @@ def test_clusters_page(page: Page, app_url, shot):
     box = page.get_by_label("boxes")
     box.fill("4")
     box.press("Enter")
-    expect(metric(page, "optimal allgather algbw")).to_have_text("266.67", timeout=60000)
+    expect(metric(page, "best algbw (GB/s)")).to_have_text("266.67", timeout=60000)
     settle(page)
     shot(page, "clusters-dgx4")
 
