@@ -13,7 +13,9 @@ TE-CCL is bounded from inside). Every row says what happened (``status``):
 * ``error: ...``: anything else the algorithm raised (a bug to report; the other rows are still good).
 
 Beside them, one ``lower bound`` row per topology and collective: D(G) steps (2 D(G) for allreduce) and the
-bandwidth bound T_B* of ``solvers.core.cost.tb_lower_bound``.
+bandwidth bound T_B* of ``solvers.core.cost.tb_lower_bound``; where self-loops put that bound out of reach, its
+``detail`` says so and gives the bound without them (``self_loop_tb_bound``). A row whose schedule another
+synthesizer already returned, transfer for transfer (``schedule_digest``), says whose (``same_as``).
 
 Time (``time_us``) for the workload's vector of M = ``total_bytes`` bytes comes from the runtime model
 (``solvers.runtime``): the schedule run as a runtime runs it, pipelined over the best number of slices
@@ -41,11 +43,11 @@ from typing import Iterable, NamedTuple, Sequence
 
 from topologies.model import Topology
 
-from .core.cost import alpha_beta_us, steps_lower_bound, tb_lower_bound
+from .core.cost import alpha_beta_us, self_loop_tb_bound, steps_lower_bound, tb_lower_bound
 from .core.errors import NotApplicable, ScheduleError
 from .core.schedule import Collective
 from .registry import SKIP_BUDGET, Progress
-from .runtime import Execution, Model, bound_time_us, busbw_factor
+from .runtime import Execution, Model, Workload, bound_time_us, busbw_factor
 from .synthesize import ALGORITHMS, synthesize
 
 BOUND = "lower bound"
@@ -58,7 +60,8 @@ SIZES = tuple(10.0 ** k for k in range(3, 11))
 PLOT_SIZES = tuple(10.0 ** (3 + k / 8) for k in range(57))      # the same range, eight points a decade
 COLUMNS = ("topology", "name", "N", "collective", "algo", "status", "steps", "tb_factor", "tb_factor_exact",
            "steps_lower_bound", "tb_lower_bound", "tb_lower_bound_exact", "time_us", "algbw_GBps", "busbw_GBps",
-           "slices", "step_model_us", "synthesis_s", "verified", "exportable", "export_limits", "transfers", "detail")
+           "slices", "step_model_us", "synthesis_s", "verified", "exportable", "export_limits", "transfers", "detail",
+           "same_as")
 
 
 def __getattr__(name: str):
@@ -118,15 +121,20 @@ class CompareResult:
     algos: list[str] = field(default_factory=list)
     models: dict[int, Model] = field(default_factory=dict, repr=False)      # row index -> its model
     topologies: dict[int, Topology] = field(default_factory=dict, repr=False)   # bound row index -> fabric
+    workload: Workload | None = None
     _curves: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self):
+        if self.workload is None:
+            self.workload = _workload(self.total_bytes, self.alpha_us, self.bandwidth_gbs)
 
     @property
     def time_model(self) -> str:
-        return "links" if self.alpha_us is None else "alpha-beta"
+        return "links" if self.workload.prices == "links" else "alpha-beta"
 
     @property
     def execution(self) -> Execution:
-        return Execution() if self.alpha_us is None else Execution.alpha_beta(self.alpha_us, self.bandwidth_gbs)
+        return self.workload.execution
 
     def curves(self, sizes: Sequence[float] = SIZES) -> list["Curve"]:
         """The modelled time against M of every verified row and every bound (kept per set of sizes)."""
@@ -148,19 +156,29 @@ class CompareResult:
 
     def as_dict(self, sizes: Sequence[float] = PLOT_SIZES) -> dict:
         return {"rows": self.rows, "winners": [w._asdict() for w in self.winners(sizes)],
-                "workload": {"bytes": self.total_bytes, "alpha_us": self.alpha_us,
-                             "bandwidth_gbs": self.bandwidth_gbs, "time_model": self.time_model},
-                "winners_model": {"model": self.execution.label, "from_bytes": min(sizes), "to_bytes": max(sizes)},
+                "workload": {**self.workload.as_dict(), "time_model": self.time_model},
+                "winners_model": {"model": self.workload.price_label, "from_bytes": min(sizes), "to_bytes": max(sizes)},
                 "budget_s": self.budget_s, "elapsed_s": round(self.elapsed_s, 3), "algos": self.algos}
+
+
+def _workload(total_bytes: float, alpha_us: float | None, bandwidth_gbs: float | None) -> Workload:
+    if (alpha_us is None) != (bandwidth_gbs is None):
+        raise ValueError("give alpha and bandwidth together (the alpha-beta model), or neither (the topology's "
+                         "own link alphas and bandwidths)")
+    if alpha_us is None:
+        return Workload(total_bytes, "links")
+    return Workload(total_bytes, "uniform", alpha_us, bandwidth_gbs)
 
 
 def compare(topologies: Sequence[Topology | str], collectives=("allreduce",), total_bytes: float = DEFAULT_BYTES,
             alpha_us: float | None = None, bandwidth_gbs: float | None = None,
             budget_s: float = DEFAULT_BUDGET_S, algos: Iterable[str] | None = None,
-            progress: Progress | None = None) -> CompareResult:
+            progress: Progress | None = None, workload: Workload | None = None) -> CompareResult:
     """Run every applicable synthesizer on every topology and collective within ``budget_s`` seconds (module
     docstring). ``topologies`` are Topology objects or expressions/file paths. ``progress(label, fraction)``
-    hears before each run (and inside the long ones), fraction of all runs done."""
+    hears before each run (and inside the long ones), fraction of all runs done. ``workload`` (M and its prices,
+    ``solvers.runtime.Workload``) replaces ``total_bytes``, ``alpha_us`` and ``bandwidth_gbs``: the app and the CLI
+    pass theirs, so that a row's time is the one their other pages and commands show."""
     from topologies import load
 
     topos = [load(t) if isinstance(t, str) else t for t in topologies]
@@ -168,18 +186,17 @@ def compare(topologies: Sequence[Topology | str], collectives=("allreduce",), to
         raise ValueError("no topology to compare")
     colls = _collectives(collectives)
     order = algorithm_order(algos)
-    if not (total_bytes > 0):
-        raise ValueError("the vector size M must be positive")
-    if (alpha_us is None) != (bandwidth_gbs is None):
-        raise ValueError("give alpha and bandwidth together (the alpha-beta model), or neither (the topology's "
-                         "own link alphas and bandwidths)")
-    if alpha_us is not None and not (alpha_us >= 0 and bandwidth_gbs > 0):
-        raise ValueError("alpha must be non-negative and the bandwidth positive")
+    if workload is None:
+        if not (total_bytes > 0):
+            raise ValueError("the vector size M must be positive")
+        if alpha_us is not None and bandwidth_gbs is not None and not (alpha_us >= 0 and bandwidth_gbs > 0):
+            raise ValueError("alpha must be non-negative and the bandwidth positive")
+        workload = _workload(total_bytes, alpha_us, bandwidth_gbs)
+    total_bytes = workload.total_bytes
     if not (budget_s >= 0):
         raise ValueError("the budget must be non-negative")
     start = time.monotonic()
-    execution = Execution() if alpha_us is None else Execution.alpha_beta(alpha_us, bandwidth_gbs)
-    bounds = {(i, c): _bound_row(t, c, total_bytes, execution) for i, t in enumerate(topos) for c in colls}
+    bounds = {(i, c): _bound_row(t, c, workload) for i, t in enumerate(topos) for c in colls}
     jobs = [(a, i, c) for a in order for i in range(len(topos)) for c in colls]
     done: dict[tuple[str, int, Collective], dict] = {}
     for k, (algo, i, coll) in enumerate(jobs):
@@ -190,8 +207,7 @@ def compare(topologies: Sequence[Topology | str], collectives=("allreduce",), to
         hear = (lambda phase, f, k=k, label=label: progress(f"{label}: {phase}",
                                                            (k + min(max(f, 0.0), 1.0)) / len(jobs))) \
             if progress is not None else None
-        done[(algo, i, coll)] = _run(topo, algo, coll, total_bytes, execution,
-                                     budget_s - (time.monotonic() - start), hear)
+        done[(algo, i, coll)] = _run(topo, algo, coll, workload, budget_s - (time.monotonic() - start), hear)
     if progress is not None:
         progress("done", 1.0)
     rows, models, fabrics = [], {}, {}
@@ -199,13 +215,58 @@ def compare(topologies: Sequence[Topology | str], collectives=("allreduce",), to
         for c in colls:
             fabrics[len(rows)] = topos[i]
             rows.append(bounds[(i, c)])
+            digests = {}
             for a in order:
                 row, model = done[(a, i, c)]
                 if model is not None:
                     models[len(rows)] = model
+                    digests[len(rows)] = schedule_digest(model.topo, model.schedule)
                 rows.append(row)
-    return CompareResult(rows, float(total_bytes), alpha_us, bandwidth_gbs, budget_s, time.monotonic() - start,
-                         order, models, fabrics)
+            _note_same(rows, digests)
+    uniform = workload.prices != "links"
+    return CompareResult(rows, total_bytes, workload.alpha_us if uniform else None,
+                         workload.bandwidth_gbs if uniform else None, budget_s, time.monotonic() - start, order,
+                         models, fabrics, workload)
+
+
+SAME_MAX_TRANSFERS = 2_000_000     # schedules compared transfer for transfer up to this size
+
+
+def schedule_digest(topo: Topology, schedule) -> str | None:
+    """A digest of a schedule's transfers (step, link, shard, [lo, hi), reduce) as a set, bounds in lowest
+    terms, with the fabric's size: two synthesizers whose digests agree returned the same schedule. None above
+    ``SAME_MAX_TRANSFERS`` or where the bounds do not fit 64-bit columns."""
+    import hashlib
+
+    import numpy as np
+
+    from .core.schedule import columns
+
+    if schedule.count > SAME_MAX_TRANSFERS:
+        return None
+    cols = columns(schedule)
+    if cols is None:
+        return None
+    g = np.gcd(np.gcd(cols.lo, cols.hi), np.int64(cols.one)) if len(cols.lo) else np.int64(1)
+    rows = np.stack([cols.step, cols.link, cols.shard, cols.lo // g, cols.hi // g, np.int64(cols.one) // g,
+                     cols.reduce.astype(np.int64)], axis=1) if len(cols.lo) else np.zeros((0, 7), np.int64)
+    rows = np.unique(rows, axis=0)
+    head = f"{topo.num_nodes}:{len(topo.links)}:{schedule.collective.value}:".encode()
+    return hashlib.sha256(head + np.ascontiguousarray(rows).tobytes()).hexdigest()
+
+
+def _note_same(rows: list[dict], digests: dict[int, str | None]) -> None:
+    """Tell, on each row whose schedule another synthesizer already returned, whose it is."""
+    first: dict[str, str] = {}
+    for i, digest in digests.items():
+        if digest is None:
+            continue
+        if digest in first:
+            note = f"the same schedule as {first[digest]}"
+            rows[i]["detail"] = "; ".join(x for x in (note, rows[i]["detail"]) if x)
+            rows[i]["same_as"] = first[digest]
+        else:
+            first[digest] = rows[i]["algo"]
 
 
 def _base_row(topo: Topology, coll: Collective, algo: str, status: str) -> dict:
@@ -216,7 +277,8 @@ def _base_row(topo: Topology, coll: Collective, algo: str, status: str) -> dict:
     return row
 
 
-def _bound_row(topo: Topology, coll: Collective, total_bytes: float, execution: Execution) -> dict:
+def _bound_row(topo: Topology, coll: Collective, workload: Workload) -> dict:
+    total_bytes, execution = workload.total_bytes, workload.execution
     row = _base_row(topo, coll, BOUND, "bound")
     steps, tb = steps_lower_bound(topo, coll), tb_lower_bound(topo, coll)
     t = bound_time_us(topo, coll, total_bytes, execution)
@@ -225,8 +287,12 @@ def _bound_row(topo: Topology, coll: Collective, total_bytes: float, execution: 
                algbw_GBps=total_bytes / t / 1e3 if t > 0 else None, verified=None)
     if t > 0:
         row["busbw_GBps"] = row["algbw_GBps"] * busbw_factor(coll, topo.n)
-    if execution.alpha_us is not None:
-        row["step_model_us"] = alpha_beta_us(steps, tb, total_bytes, execution.alpha_us, execution.bandwidth_gbs)
+    if workload.prices != "links":
+        row["step_model_us"] = alpha_beta_us(steps, tb, total_bytes, workload.alpha_us, workload.bandwidth_gbs)
+    tight = self_loop_tb_bound(topo, coll)
+    if tight is not None:
+        row["detail"] = (f"out of reach: tb bound {tb} counts {tight[1]} self-loop(s), which carry nothing; without "
+                         f"them no schedule beats tb {tight[0]}")
     return row
 
 
@@ -235,8 +301,8 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def _run(topo: Topology, algo: str, coll: Collective, total_bytes: float, execution: Execution,
-         left_s: float, progress) -> tuple[dict, Model | None]:
+def _run(topo: Topology, algo: str, coll: Collective, workload: Workload, left_s: float,
+         progress) -> tuple[dict, Model | None]:
     """One synthesizer on one topology and collective: a row whatever happens, and the runtime model of its
     schedule when it has one."""
     if left_s <= 0:
@@ -247,7 +313,7 @@ def _run(topo: Topology, algo: str, coll: Collective, total_bytes: float, execut
     options = plan or None
     t0 = time.monotonic()
     try:
-        result = synthesize(topo, algo, coll, progress=progress, total_bytes=total_bytes, options=options)
+        result = synthesize(topo, algo, coll, progress=progress, total_bytes=workload.total_bytes, options=options)
     except NotApplicable as exc:
         return _base_row(topo, coll, algo, f"not applicable: {_first_line(exc)}"), None
     except ScheduleError as exc:
@@ -261,17 +327,16 @@ def _run(topo: Topology, algo: str, coll: Collective, total_bytes: float, execut
     seconds = time.monotonic() - t0
     row = _base_row(topo, coll, algo, OK)
     c, schedule, fabric = result.cost, result.schedule, result.topology
-    model = Model(fabric, schedule, execution)
-    run = model.run(total_bytes)
+    model = workload.model(fabric, schedule)
+    priced = workload.price_result(result, model)
+    run = priced.run
     row.update(steps=c.steps, tb_factor=float(c.tb_factor), tb_factor_exact=str(c.tb_factor),
                steps_lower_bound=c.steps_lower_bound, tb_lower_bound=float(c.tb_lower_bound),
                tb_lower_bound_exact=str(c.tb_lower_bound), time_us=run.time_us, algbw_GBps=run.algbw_gbs,
                busbw_GBps=run.busbw_gbs, slices=run.slices, synthesis_s=seconds,
                verified=bool(result.verification.ok), transfers=schedule.count,
                detail=result.detail.compare_note() if result.detail is not None else "")
-    if execution.alpha_us is not None:
-        row["step_model_us"] = alpha_beta_us(c.steps, c.tb_factor, total_bytes, execution.alpha_us,
-                                             execution.bandwidth_gbs)
+    row["step_model_us"] = priced.step_model_us
     left_s -= time.monotonic() - t0
     if schedule.count <= EXPORT_MAX_TRANSFERS and left_s > 0:
         from .export import TARGETS, export

@@ -187,6 +187,13 @@ class Synthesizer:
         return collective in cls.collectives
 
     @classmethod
+    def uses_bytes(cls, topo: Topology) -> bool:
+        """Whether the schedule built for ``topo`` depends on the vector size M. ``synthesize`` hands M only to
+        those that do, so that every door asking the same question builds the same schedule (and one that does
+        not is solved and cached once for every M). Default: no."""
+        return False
+
+    @classmethod
     def compare_plan(cls, topo: Topology, collective: Collective, left_s: float) -> dict | str:
         """Compare asks before each run with ``left_s`` seconds of its budget left: the options to run with, or
         a status (``skipped: ...``) that says why this run is left out. Default: run with the defaults."""

@@ -536,10 +536,11 @@ def cached_synthesize(topo: Topology, algo, collective, *, cache: ResultsCache |
     result. A cache folder that is not this user's alone, and a stored entry that fails its checks, are named
     in one line to ``warn`` (default: standard error), and the request is solved without them."""
     from .registry import get
-    from .synthesize import synthesize
+    from .synthesize import bytes_for, synthesize
 
     synth = get(algo) if isinstance(algo, str) else algo
     chosen = synth.options_from(options)
+    total_bytes = bytes_for(synth, topo, total_bytes)
     coll = str(getattr(collective, "value", collective))
     key = solve_key(topo, synth.name, coll, chosen, total_bytes)
     if cache is not None and not refresh:

@@ -11,7 +11,7 @@ from typing import Any, Mapping
 
 from topologies.model import Topology
 
-from .core.cost import Cost, cost, step_model_us
+from .core.cost import Cost, cost
 from .core.detail import Detail
 from .core.schedule import Collective, Schedule
 from .core.verify import Verification, verify
@@ -23,9 +23,10 @@ __all__ = ["ALGORITHMS", "Result", "synthesize"]
 @dataclass
 class Result:
     """A verified schedule with its costs and its synthesizer's typed ``detail`` (None when it has nothing to
-    add). ``topology`` is the fabric the schedule runs on (TACOS's is the unwound one). ``as_dict(M)`` adds the
-    runtime model's time, algbw, busbw and pipelining depth on the fabric's own links (``solvers.runtime``), and the
-    papers' step model as the second figure ``step_model_us``."""
+    add). ``topology`` is the fabric the schedule runs on (TACOS's is the unwound one). ``as_dict(workload=W)``
+    adds the runtime model's time, algbw, busbw, pipelining depth and lower bound for the workload W
+    (``solvers.runtime.Workload``: M and its prices), which it names, and the step model as the second figure
+    ``step_model_us``; ``as_dict(M)`` is the same with the fabric's own link prices."""
 
     topology: Topology
     schedule: Schedule
@@ -34,22 +35,27 @@ class Result:
     detail: Detail | None = None
     options: Any = None             # the synthesizer's Options instance it ran with
 
-    def as_dict(self, total_bytes: float | None = None) -> dict:
+    def as_dict(self, total_bytes: float | None = None, workload=None) -> dict:
         detail = self.detail or Detail()
         out = {"algo": self.schedule.algo, "collective": self.schedule.collective.value,
                "topology": self.topology.expr, **self.cost.as_dict(), "verified": self.verification.ok,
                "transfers": self.schedule.count, **detail.leading_fields(),
                "bw_optimal": self.cost.tb_factor == self.cost.tb_lower_bound, **detail.fields(self)}
-        if total_bytes is not None:
-            from .runtime import simulate
+        if workload is None and total_bytes is not None:
+            from .runtime import Workload
 
-            run = simulate(self.topology, self.schedule, total_bytes)
-            out["bytes"] = total_bytes
-            out["time_us"] = run.time_us
-            out["algbw_GBps"], out["busbw_GBps"], out["slices"] = run.algbw_gbs, run.busbw_gbs, run.slices
-            out["step_model_us"] = step_model_us(self.topology, self.schedule, total_bytes)
-            out.update(detail.timed_fields(self, total_bytes))
+            workload = Workload(total_bytes, "links")
+        if workload is not None:
+            priced = workload.price_result(self)
+            out.update(priced.as_dict())
+            out.update(detail.timed_fields(self, workload.total_bytes))
         return out
+
+
+def bytes_for(synth: type[Synthesizer], topo: Topology, total_bytes: float | None) -> float | None:
+    """The M a build of ``synth`` on ``topo`` is told: ``total_bytes`` where the schedule depends on it
+    (``Synthesizer.uses_bytes``), else None, so that one question gets one schedule from every door."""
+    return total_bytes if total_bytes is not None and synth.uses_bytes(topo) else None
 
 
 def synthesize(topo: Topology, algo: str | type[Synthesizer], collective: Collective | str,
@@ -61,7 +67,7 @@ def synthesize(topo: Topology, algo: str | type[Synthesizer], collective: Collec
     ``options`` is the synthesizer's ``Options`` instance or a mapping of its field names (unknown names and
     values out of bounds raise NotApplicable). ``total_bytes`` is the vector size M when the synthesizer's choice
     depends on it (BFB solves LP (14) for it on links with alpha, GenTree picks its plan, TACOS and TE-CCL size
-    their chunks). ``progress(phase, fraction)`` hears about long work. Raises NotApplicable (with the reason)
+    their chunks); the others are not told it (``bytes_for``). ``progress(phase, fraction)`` hears about long work. Raises NotApplicable (with the reason)
     when the algorithm does not fit the topology or collective, and ScheduleError when the schedule it built
     fails verification.
     """
@@ -69,6 +75,7 @@ def synthesize(topo: Topology, algo: str | type[Synthesizer], collective: Collec
         collective = Collective.parse(collective)
     synth = algo if isinstance(algo, type) else get(algo)
     chosen = synth.options_from(options)
+    total_bytes = bytes_for(synth, topo, total_bytes)
     built = synth().build(topo, collective, chosen, Work(total_bytes, progress))
     fabric, schedule = built.topology or topo, built.schedule
     schedule.algo = synth.name

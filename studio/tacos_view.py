@@ -42,11 +42,15 @@ def _ilp(key: str, chunks: int, chunk_bytes: float, _topo):
 
 
 def metrics(found: TacosResult) -> None:
+    """TACOS's own figures, after the runtime model's: its clock, the gap to its ingress bound, the chunk size,
+    the synthesis time and the sends."""
     c = st.columns(5)
-    c[0].metric("Collective time (µs)", f"{found.time_us:.5g}", delta=f"bound {found.bound_us:.5g}",
+    c[0].metric("TACOS's own clock (µs)", f"{found.time_us:.5g}", delta=f"its bound {found.bound_us:.5g}",
                 delta_color="off" if found.gap < 1e-9 else "inverse",
-                help="The greedy's continuous-time estimate (alpha + chunk/bandwidth per link, one chunk per link "
-                     "at a time); the bound is the ingress lower bound, summed over phases")
+                help="TACOS's own continuous-time estimate, a second figure: alpha + chunk/bandwidth per link at "
+                     "the fabric's own link prices, one chunk per link at a time, phases one after the other; the "
+                     "bound is the ingress lower bound, summed over phases. The runtime model above is the figure "
+                     "every page and command shows.")
     c[1].metric("Gap to bound", f"{100 * found.gap:.2f} %")
     c[2].metric("Chunk (bytes)", f"{found.chunk_bytes:.4g}")
     c[3].metric("Synthesis (s)", f"{found.seconds:.3g}")
@@ -60,10 +64,16 @@ def phase_table(found: TacosResult) -> pd.DataFrame:
 
 
 def panel(result, found: TacosResult, prefix: str, total_bytes: float) -> dict:
-    """Metrics, the phase table, the Gantt chart and the ILP comparison; returns the figures drawn."""
+    """The runtime model's figures for the sidebar's workload, TACOS's own metrics, the phase table, the Gantt
+    chart and the ILP comparison; returns the figures drawn."""
+    from studio import workload
+    from studio.widgets import runtime_metrics
+
     if found.unwound:
         st.info(f"Switches unwound: TACOS schedules {found.topology.name} ({found.topology.n} NPUs, "
                 f"{len(found.topology.links)} point-to-point links).")
+    runtime_metrics(result, workload.current())
+    st.markdown("**TACOS's own figures**")
     metrics(found)
     st.dataframe(phase_table(found), hide_index=True, key=f"{prefix}phases")
     figures = {}

@@ -126,11 +126,13 @@ def metrics(found) -> None:
     """Transfer time, algbw, epochs, status and whether K is proven minimal."""
     ps = parts(found)
     c = st.columns(5)
-    c[0].metric("Transfer time (µs)", _us(found.transfer_time_us),
-                help="The epoch at whose start the last demand is met, times the epoch length"
-                     + ("; the sum of the parts'" if len(ps) > 1 else ""))
+    c[0].metric("TE-CCL's epoch time (µs)", _us(found.transfer_time_us),
+                help="TE-CCL's own clock, a second figure: the epoch at whose start the last demand is met, times "
+                     "the epoch length" + ("; the sum of the parts'" if len(ps) > 1 else "")
+                     + ". The runtime model above is the figure every page and command shows.")
     if isinstance(found, TecclResult):
-        c[1].metric("algbw (GB/s)", f"{found.algbw_GBps:.4g}", help="Output buffer of one GPU / transfer time")
+        c[1].metric("TE-CCL's algbw (GB/s)", f"{found.algbw_GBps:.4g}",
+                    help="Output buffer of one GPU / TE-CCL's epoch time")
         c[2].metric("Epochs K / finish", f"{found.epochs} / {found.finish}",
                     help="K epochs in the final model; the last demand is met at the start of epoch 'finish'")
         c[3].metric("Epoch τ (µs)", _us(found.timing.tau_us))
@@ -156,8 +158,8 @@ def details(found, total_bytes: float) -> None:
                    f"{float(p.timing.chunk_bytes):,.6g} B, epoch {_us(p.timing.tau_us)} µs, K = {p.epochs}, finish "
                    f"{p.finish}; {d['variables']:,} variables, {d['constraints']:,} constraints, "
                    f"{d['solver_seconds']:.2f} s.")
-    st.caption(f"Output buffer {total_bytes:,.6g} B per GPU (the sidebar's M). TE-CCL times every link with its own "
-               "bandwidth and alpha; the sidebar's alpha and B do not apply.")
+    st.caption(f"Output buffer {total_bytes:,.6g} B per GPU (the sidebar's M). TE-CCL's own clock times every link "
+               "with its own bandwidth and alpha, in whole epochs; the runtime model above uses the sidebar's prices.")
     notes = [n for _, p in ps for n in p.notes]
     for n in notes:
         st.warning(n, icon=":material/info:")
@@ -209,9 +211,15 @@ def panel(result, found, prefix: str, total_bytes: float, layout=None) -> dict:
     """The result panel both pages show: verified line, metrics, details, epoch view. Returns its figures."""
     topo = result.topology
     coll = result.schedule.collective.value.replace("_", "-")
+    from studio import workload
+    from studio.widgets import runtime_metrics
+
     if result.verification.ok:
         st.success(f"Verified by the simulator: a correct {coll} on {topo.name or topo.expr} "
                    f"({result.schedule.count:,} transfers).", icon=":material/verified:")
+    if result.schedule.collective is not Collective.CUSTOM:
+        runtime_metrics(result, workload.current())
+    st.markdown("**TE-CCL's own figures**")
     metrics(found)
     details(found, total_bytes)
     st.markdown("**Epoch by epoch: which chunks move where**")

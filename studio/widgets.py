@@ -213,22 +213,20 @@ def bundle_panel(topo, schedule, prefix: str, name: str, file_stem: str, *, requ
     from solvers.core.errors import NotApplicable
     from solvers.export import DEFAULT_SM_BUDGET, TARGETS, XmlError
     from solvers.export.bundle import export_bundle
-    from solvers.runtime import Execution
 
+    from . import workload
     from .figures import bundle_plan_figure
 
-    c1, c2, c3, c4 = st.columns(4)
+    c1, c2 = st.columns([1, 3])
     runtime = c1.selectbox("Runtime", list(TARGETS), index=_default_runtime_index(topo), key=f"{prefix}bruntime",
                            help="The runtime that loads the bundle; every file meets its limits and uses only the "
                                 "step types its kernels run.")
-    prices = c2.selectbox("Link prices for the model", ["the links' own", "alpha-beta"], key=f"{prefix}bprices",
-                          help="How the runtime model prices links when it picks protocol and copies per range.")
-    alpha = c3.number_input("alpha (µs)", 0.0, 1e4, 0.7, key=f"{prefix}balpha", disabled=prices != "alpha-beta")
-    bandwidth = c4.number_input("node bandwidth (GB/s)", 0.001, 1e6, 100.0, key=f"{prefix}bbw",
-                                disabled=prices != "alpha-beta")
+    prices = workload.current().runtime
+    c2.caption(f"Protocol and copies per size range are chosen by the runtime model with the sidebar's prices: "
+               f"{prices.price_label} (the CLI's export --format bundle --prices).")
     budget = int(st.session_state.get(f"{prefix}budget", DEFAULT_SM_BUDGET))
-    execution = Execution() if prices != "alpha-beta" else Execution.alpha_beta(alpha, bandwidth)
-    asked = request + (runtime, prices, float(alpha), float(bandwidth), budget)
+    execution = prices.execution
+    asked = request + (runtime, prices.key[1:], budget)
     held_key = f"{prefix}bundle"
     if st.button("Build bundle (zip)", key=f"{prefix}bbuild"):
         st.session_state.pop(held_key, None)
@@ -272,6 +270,29 @@ def bundle_panel(topo, schedule, prefix: str, name: str, file_stem: str, *, requ
 
 
 # ------------------------------------------------------------------------------------------ stoppable solves
+def runtime_metrics(result, work) -> None:
+    """The runtime model's figures for the sidebar's workload (``studio.workload``): time against its bound,
+    algbw, busbw and the pipelining depth, the same numbers the Schedule page, Compare and the CLI show for this
+    schedule and workload. Panels whose synthesizer keeps a clock of its own (TACOS, TE-CCL) show it after these,
+    named as that synthesizer's."""
+    prices = work.runtime
+    try:
+        priced = prices.price_result(result)
+    except ValueError as exc:
+        st.error(f"the runtime model cannot time this schedule: {str(exc).splitlines()[0] if str(exc) else exc}")
+        return
+    run = priced.run
+    c = st.columns(4)
+    c[0].metric("Runtime (µs)", f"{run.time_us:.4g}", delta=f"bound {priced.bound_us:.4g}", delta_color="off",
+                help=f"The runtime model for M = {prices.total_bytes:.4g} bytes ({prices.price_label}); the bound is "
+                     "the least time any schedule of this collective can take on this fabric in the same prices.")
+    c[1].metric("algbw (GB/s)", f"{run.algbw_gbs:.4g}", help="M / time (nccl-tests' algorithm bandwidth).")
+    c[2].metric("busbw (GB/s)", f"{run.busbw_gbs:.4g}", help="algbw × the collective's bus factor (nccl-tests).")
+    c[3].metric("Slices P", run.slices, help="The pipelining depth the runtime model chose.")
+    st.caption(f"Runtime model for M = {prices.total_bytes:.4g} bytes with {prices.price_label}: the same figures as "
+               "Compare and the CLI for this workload.")
+
+
 @dataclass(frozen=True)
 class Solved:
     """A verified Result for a page: ``solved_at`` (seconds since the epoch) is when it was solved, the cache

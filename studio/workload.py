@@ -1,16 +1,21 @@
-"""The workload every page prices schedules with: link latency alpha, vector size M, node bandwidth B, and the
-cost model (alpha-beta, or GenModel with one of its parameter presets). Times come from the runtime model
-(``solvers.runtime``) with ``Execution.alpha_beta(alpha, B)``; the papers' step model is
-``solvers.core.cost.alpha_beta_us``."""
+"""The sidebar's workload, the one every page and panel prices with: the vector size M and one price list
+(``solvers.runtime.Workload``: uniform alpha and B, the fabric's own link prices, or a calibrated price file),
+with the same defaults as every CLI command (``--bytes``, ``--prices``, ``--alpha``, ``--bandwidth``). Beside it
+the cost model of the named second figure: the papers' step model, or GenModel with one of its presets."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import streamlit as st
 
-DEFAULTS = {"w_alpha": 10.0, "w_bytes": 1.0e6, "w_bandwidth": 12.5, "w_cost": "alpha-beta",
-            "w_genmodel": "middle_sw+server"}
+from solvers.runtime.workload import (DEFAULT, MAX_ALPHA_US, MAX_BANDWIDTH_GBS, MAX_BYTES, MAX_PRICE_FILE_BYTES,
+                                      MIN_BANDWIDTH_GBS, Workload as Prices, WorkloadError, read_price_file)
+
+DEFAULTS = {"w_alpha": DEFAULT.alpha_us, "w_bytes": DEFAULT.total_bytes, "w_bandwidth": DEFAULT.bandwidth_gbs,
+            "w_prices": DEFAULT.prices, "w_cost": "alpha-beta", "w_genmodel": "middle_sw+server"}
 COST_MODELS = ["alpha-beta", "GenModel"]
+PRICE_CHOICES = {"uniform": "Uniform alpha and B", "links": "The fabric's own links",
+                 "calibrated": "Calibrated price file"}
 
 
 @dataclass(frozen=True)
@@ -20,6 +25,22 @@ class Workload:
     bandwidth_gbs: float
     cost_model: str = "alpha-beta"
     genmodel_preset: str = "middle_sw+server"
+    prices: str = "uniform"
+    source: str = ""
+
+    @property
+    def runtime(self) -> Prices:
+        """The workload every time on the pages comes from (``solvers.runtime.Workload``)."""
+        return Prices(self.total_bytes, self.prices, self.alpha_us, self.bandwidth_gbs, self.source)
+
+    @property
+    def key(self) -> tuple:
+        """What the prices depend on, for the pages' caches."""
+        return (self.total_bytes, self.prices, self.alpha_us, self.bandwidth_gbs, self.source)
+
+    @property
+    def price_label(self) -> str:
+        return self.runtime.price_label
 
     def genmodel_price(self, topo, schedule) -> dict:
         """``solvers.genmodel.genmodel_time_us`` of ``schedule`` for this workload's M and GenModel preset: the
@@ -28,39 +49,83 @@ class Workload:
 
         return genmodel_time_us(topo, schedule, self.total_bytes, PRESETS[self.genmodel_preset])
 
+
+def _price_file(where) -> None:
+    """The calibrated price file's uploader: a file read sets alpha, B and the source it names; a bad one is
+    named in one line and the prices stay as they were."""
+    upload = where.file_uploader("Price file (JSON)", type=["json"], key="w_price_file",
+                                 help="{\"alpha_us\": 2.5, \"bandwidth_gbs\": 180, \"source\": \"where measured\"}: "
+                                      "uniform prices measured on a real machine")
+    if upload is None:
+        if not st.session_state.get("w_source"):
+            where.info("Upload a price file; until then the alpha and B above are used.")
+        return
+    from studio.uploads import read_at_most
+
+    marker = (upload.name, upload.size)
+    if st.session_state.get("w_price_marker") == marker:
+        return
+    try:
+        data = read_at_most(upload, MAX_PRICE_FILE_BYTES)
+        read = read_price_file(data)
+    except WorkloadError as exc:
+        where.error(f"{upload.name}: {exc}")
+        return
+    st.session_state.update(w_price_marker=marker, w_alpha=read.alpha_us, w_bandwidth=read.bandwidth_gbs,
+                            w_source=read.source or upload.name)
+    st.rerun()
+
+
 def sidebar() -> Workload:
     """The workload inputs, shown in the sidebar of every page (values kept across pages)."""
     for key, value in DEFAULTS.items():
         st.session_state.setdefault(key, value)
     with st.sidebar:
         st.markdown("**Workload**")
-        alpha = st.number_input("alpha, link latency (µs)", min_value=0.0, max_value=1e6, step=1.0, key="w_alpha",
-                                help="Latency of every send a GPU makes (the runtime model); the step model "
-                                     "charges it once per step: T_L = steps × alpha.")
-        size = st.number_input("M, vector size (bytes)", min_value=1.0, max_value=1e13, step=1e6, key="w_bytes",
-                               format="%.4g", help="The whole vector of a collective; each of N nodes owns M/N.")
-        bw = st.number_input("B, node bandwidth (GB/s)", min_value=1e-3, max_value=1e6, step=1.0, key="w_bandwidth",
-                             help="A node's total egress bandwidth (links scaled to it); the step model's "
+        size = st.number_input("M, vector size (bytes)", min_value=1.0, max_value=MAX_BYTES, step=1e6,
+                               key="w_bytes", format="%.4g",
+                               help=f"The whole vector of a collective; each of N nodes owns M/N. Default "
+                                    f"{DEFAULT.total_bytes:g}, as the CLI's --bytes.")
+        prices = st.radio("Link prices", list(PRICE_CHOICES), key="w_prices", format_func=PRICE_CHOICES.get,
+                          help="How every time on every page is priced (the CLI's --prices): uniform alpha per send "
+                               "and links scaled so a node's egress is B (default), each link's own alpha and "
+                               "bandwidth as the fabric declares them, or alpha and B measured on a real machine.")
+        calibrated = prices == "calibrated"
+        alpha = st.number_input("alpha, latency per send (µs)", min_value=0.0, max_value=MAX_ALPHA_US, step=1.0,
+                                key="w_alpha", disabled=calibrated,
+                                help=f"Latency of every send a GPU makes (default {DEFAULT.alpha_us:g}, as --alpha); "
+                                     "the step model charges it once per step: T_L = steps × alpha.")
+        bw = st.number_input("B, node bandwidth (GB/s)", min_value=MIN_BANDWIDTH_GBS, max_value=MAX_BANDWIDTH_GBS,
+                             step=1.0, key="w_bandwidth", disabled=calibrated,
+                             help=f"A node's total egress bandwidth, links scaled to it (default "
+                                  f"{DEFAULT.bandwidth_gbs:g}, as --bandwidth); the step model's "
                                   "T_B = tb_factor × M / B. 100 Gb/s = 12.5 GB/s.")
-        model = st.radio("Cost model", COST_MODELS, key="w_cost", horizontal=True,
-                         help="Times always come from the runtime model with alpha and B. GenModel adds its own "
-                              "figure: the step model steps × alpha + tb_factor × M/B plus, per step, the incast "
-                              "(fan-in above w_t), reduction (gamma) and memory (delta) terms of the GenModel "
-                              "paper (Eq. 11), with the preset's parameters.")
+        if calibrated:
+            _price_file(st)
+        if prices == "links":
+            st.caption("alpha and B above price only the step model, the second figure.")
+        model = st.radio("Second figure", COST_MODELS, key="w_cost", horizontal=True,
+                         help="Times always come from the runtime model with the prices above. The step model "
+                              "(steps × alpha + tb_factor × M/B) is shown beside them; GenModel adds, per step, "
+                              "the incast (fan-in above w_t), reduction (gamma) and memory (delta) terms of the "
+                              "GenModel paper (Eq. 11), with the preset's parameters.")
         preset = st.session_state["w_genmodel"]
         if model == "GenModel":
             from solvers.genmodel import PRESETS
 
             preset = st.selectbox("GenModel parameters", sorted(PRESETS), key="w_genmodel",
                                   help="gamma, delta, epsilon and w_t from the paper's Table 5 tiers")
+        work = current()
+        st.caption(f"Prices: {work.price_label}.")
         st.divider()
-    return Workload(float(alpha), float(size), float(bw), model, preset)
+    return work
 
 
 def current() -> Workload:
     """The workload as the sidebar last set it (defaults before the sidebar ran)."""
     get = st.session_state.get
+    prices = get("w_prices", DEFAULTS["w_prices"])
     return Workload(float(get("w_alpha", DEFAULTS["w_alpha"])), float(get("w_bytes", DEFAULTS["w_bytes"])),
                     float(get("w_bandwidth", DEFAULTS["w_bandwidth"])), get("w_cost", DEFAULTS["w_cost"]),
-                    get("w_genmodel", DEFAULTS["w_genmodel"]))
-
+                    get("w_genmodel", DEFAULTS["w_genmodel"]), prices,
+                    get("w_source", "") if prices == "calibrated" else "")

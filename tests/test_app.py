@@ -266,7 +266,7 @@ def test_schedule_page_builds_a_bundle_for_every_size():
     at = open_page(SCHEDULE, "circulant(8,[2,3])")
     assert at.selectbox(key="x_bruntime").value == "msccl-executor"     # a direct-connect design's default
     at.selectbox(key="x_bruntime").set_value("rccl").run()
-    at.selectbox(key="x_bprices").set_value("alpha-beta").run()
+    assert any("uniform alpha 10 µs, B 12.5 GB/s per node" in c.value for c in at.caption)   # the sidebar's prices
     at.button(key="x_bbuild").click().run()
     assert not at.exception and not at.error
     assert any("each validated against rccl's rules and limits" in s.value for s in at.success)

@@ -43,9 +43,58 @@ def test_schedule_ring_allreduce_json():
 
 def test_schedule_with_bytes_reports_time(capsys):
     assert main(["schedule", "complete(5)", "--algo", "sptree", "--collective", "allreduce", "--bytes", "1e6",
-                 "--json"]) == 0
+                 "--prices", "links", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["time_us"] == pytest.approx(400.0)        # 8/5 * 1e6 B / (4 GB/s)
+    assert data["prices"] == "the fabric's own link prices"
+
+
+def test_schedule_prices_with_the_apps_default_workload(capsys):
+    """Without workload flags: M = 1e6 and uniform alpha 10 us, B 12.5 GB/s, as the app's sidebar."""
+    from studio.workload import DEFAULTS
+
+    assert main(["schedule", "complete(5)", "--algo", "sptree", "--collective", "allreduce", "--json"]) == 0
+    plain = json.loads(capsys.readouterr().out)
+    assert main(["schedule", "complete(5)", "--algo", "sptree", "--collective", "allreduce", "--bytes",
+                 str(DEFAULTS["w_bytes"]), "--alpha", str(DEFAULTS["w_alpha"]), "--bandwidth",
+                 str(DEFAULTS["w_bandwidth"]), "--json"]) == 0
+    told = json.loads(capsys.readouterr().out)
+    assert plain["time_us"] == told["time_us"] and plain["bytes"] == 1e6 and DEFAULTS["w_prices"] == "uniform"
+    assert plain["prices"] == "uniform alpha 10 µs, B 12.5 GB/s per node"
+    assert plain["time_us"] >= plain["bound_us"] > 0
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--prices", "links", "--alpha", "3"], "--alpha set uniform prices"),
+    (["--prices", "nosuch.json"], "is not uniform, links or a readable price file"),
+    (["--alpha", "-1"], "must not be negative"),
+    (["--bandwidth", "1e9"], "B must be between"),
+])
+def test_bad_workload_flags_are_one_line(capsys, args, words):
+    assert main(["schedule", "ring(4)", "--algo", "ring", *args]) == 2
+    err = capsys.readouterr().err
+    assert words in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_calibrated_price_file_prices_every_command(tmp_path, capsys):
+    good = tmp_path / "prices.json"
+    good.write_text('{"alpha_us": 2.5, "bandwidth_gbs": 180, "source": "nccl-tests on 8 GPUs"}')
+    assert main(["schedule", "ring(8)", "--algo", "ring", "--collective", "allreduce", "--prices", str(good),
+                 "--json"]) == 0
+    calibrated = json.loads(capsys.readouterr().out)
+    assert main(["schedule", "ring(8)", "--algo", "ring", "--collective", "allreduce", "--alpha", "2.5",
+                 "--bandwidth", "180", "--json"]) == 0
+    uniform = json.loads(capsys.readouterr().out)
+    assert calibrated["time_us"] == uniform["time_us"]
+    assert calibrated["prices"] == "calibrated (nccl-tests on 8 GPUs): alpha 2.5 µs, B 180 GB/s per node"
+    for text, words in (('{"alpha_us": 2.5}', "lacks bandwidth_gbs"), ('{"alpha_us": 1, "bandwidth_gbs": 1, '
+                         '"alpha": 3}', "unknown keys: alpha"), ("[1, 2]", "JSON object"), ("{", "not JSON"),
+                        ('{"alpha_us": NaN, "bandwidth_gbs": 1}', "not JSON")):
+        bad = tmp_path / "bad.json"
+        bad.write_text(text)
+        assert main(["schedule", "ring(8)", "--algo", "ring", "--prices", str(bad)]) == 2
+        err = capsys.readouterr().err
+        assert words in err and len(err.strip().splitlines()) == 1, (text, err)
 
 
 def test_nonsense_is_one_line_without_traceback():
@@ -60,6 +109,7 @@ def test_nonsense_is_one_line_without_traceback():
     (["schedule", "ring(8)", "--algo", "bogus"], "invalid choice"),
     (["schedule", "ring(8)", "--algo", "ring", "--collective", "gossip"], "unknown collective"),
     (["schedule", "bipartite(3)", "--algo", "ring", "--bytes", "-5"], "--bytes must be positive"),
+    (["schedule", "bipartite(3)", "--algo", "ring", "--bytes", "1e14"], "M must be above 0 and at most"),
     (["topo", "missing.json"], "cannot read"),
     (["frobnicate"], "invalid choice"),
 ])

@@ -10,7 +10,10 @@ expansion or a BFB measurement, issue 23); 12 when TE-CCL's epoch search started
 (``lower_bound_epochs``, the note that K - 1 is below it, one probe instead of two; issue 24); 14, 15, 16 and
 20 when exports chose their runtime by the fabric's vendor and named the step types their kernels must run
 (msccl-executor for direct-connect designs, a summary line on stderr, ``step_types`` in check-xml's JSON, compare's
-``export_limits`` for msccl-executor; issue 38).
+``export_limits`` for msccl-executor; issue 38); 04-13, 17, 18 and 20 when every command priced with one workload
+(issue 40: M 1e6 and uniform alpha 10 us, B 12.5 GB/s by default, as the app; ``schedule`` always prints the
+runtime model's time, its bound and the prices it used; compare's rows say which synthesizer returned the same
+schedule and why a bound is out of reach).
 
 Wall-clock figures (synthesis and solver seconds) are the only fields that differ between two runs of the same
 command; ``normalize`` replaces their values by ``<seconds>`` before comparing, and nothing else.

@@ -41,7 +41,7 @@ def ring8():
 @pytest.fixture(scope="module")
 def cli_links():
     """``compare ring(8) gkautz(2,8) --json``: times on the topologies' own links."""
-    return _cli("ring(8)", "gkautz(2,8)", "--json")
+    return _cli("ring(8)", "gkautz(2,8)", "--prices", "links", "--json")
 
 
 def _cli(*args):
@@ -168,7 +168,8 @@ def test_frame_and_dict(ring8):
     assert str(frame["steps"].dtype) == "Int64" and pd.isna(frame.loc[frame["algo"] == "rhd", "steps"]).all()
     data = json.loads(json.dumps(ring8.as_dict()))
     assert data["rows"] == json.loads(json.dumps(ring8.rows)) and data["winners"][0]["algo"] == "ring"
-    assert data["workload"] == {"bytes": 1e6, "alpha_us": 10.0, "bandwidth_gbs": 12.5, "time_model": "alpha-beta"}
+    assert data["workload"] == {"bytes": 1e6, "prices": "uniform", "label": "uniform alpha 10 µs, B 12.5 GB/s per node",
+                                "alpha_us": 10.0, "bandwidth_gbs": 12.5, "time_model": "alpha-beta"}
 
 
 def test_runtime_figure(ring8):
@@ -204,11 +205,11 @@ def test_cli_collectives_table_and_errors(capsys):
     assert main(["compare", "ring(4)", "biring(4)", "--collective", "allgather,reduce_scatter", "--collective",
                  "allreduce", "--algos", "ring,bfb", "--alpha", "5", "--bandwidth", "10"]) == 0
     out = capsys.readouterr().out
-    assert "reduce_scatter" in out and "lower bound" in out and "fastest in the runtime model (alpha 5 us, B 10 GB/s" in out
+    assert "reduce_scatter" in out and "lower bound" in out and "fastest in the runtime model (uniform alpha 5 µs, B 10 GB/s" in out
     assert "ok (verified)" in out and "the runtime model" in out and "busbw" in out
     for args, text in [(["ring(8"], "error: "), (["ring(8)", "--algos", "ring,nope"], "unknown algorithm 'nope'"),
                        (["ring(8)", "--collective", "bogus"], "unknown collective"),
-                       (["ring(8)", "--alpha", "3"], "together"), (["ring(99999)"], "above the limit")]:
+                       (["ring(8)", "--prices", "links", "--alpha", "3"], "set uniform prices"), (["ring(99999)"], "above the limit")]:
         assert main(["compare", *args]) == 2
         err = capsys.readouterr().err
         assert text in err and err.count("\n") == 1, err
@@ -243,7 +244,9 @@ def test_page_table_agrees_with_the_cli():
     fastest = next(d.value for d in at.dataframe if "ties (as fast)" in d.value.columns)
     first = [w for w in cli["winners"] if w["collective"] == "allreduce"]
     assert list(fastest["algo"]) == [w["algo"] for w in first]
-    assert list(fastest["to (bytes)"]) == pytest.approx([w["to_bytes"] for w in first])
+    from studio.pages.compare import bytes_text
+
+    assert list(fastest["to"]) == [bytes_text(w["to_bytes"]) for w in first]
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
     names = [t["name"] for t in spec["data"]]
     assert "lower bound · Π_{2,8}" in names and "bfb · Π_{2,8}" in names

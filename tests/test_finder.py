@@ -248,7 +248,7 @@ def test_bad_targets_are_refused():
 
 # ----------------------------------------------------------------------------------------------------- CLI
 def test_cli_find_json(capsys):
-    assert main(["find", "--nodes", "1024", "--degree", "4", "--json"]) == 0
+    assert main(["find", "--nodes", "1024", "--degree", "4", "--bytes", str(2 ** 20), "--json"]) == 0   # Table 4's M
     rows = json.loads(capsys.readouterr().out)
     assert [r["steps"] for r in rows] == [5, 6, 8, 11, 20]
     assert [round(r["tb_factor"], 3) for r in rows] == [1.332, 1.020, 1.004, 1.000, 0.999]

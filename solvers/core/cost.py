@@ -186,6 +186,34 @@ def tb_lower_bound(topo: Topology, collective: Collective) -> Fraction:
     return share * big_b / b_out + share * big_b / b_in
 
 
+def self_loop_tb_bound(topo: Topology, collective: Collective) -> tuple[Fraction, int] | None:
+    """Where ``tb_lower_bound`` cannot be reached because it counts self-loops: (the same bound with every link
+    from a node to itself left out of the nodes' ingress and egress, the number of self-loops), else None.
+
+    A self-loop carries nothing another node needs, so a node takes in and sends out at most the bandwidth of its
+    other links; the bound over those sums is still a lower bound (B stays the node bandwidth of the definition,
+    self-loops included), and higher than ``tb_lower_bound`` wherever a bottleneck node has a self-loop (BFB and
+    ForestColl land on it on the generalized Kautz graphs, 2x the plain bound on Pi_{2,16})."""
+    if not isinstance(collective, Collective):
+        collective = Collective.parse(collective)
+    loops = sum(1 for l in topo.links if l.src == l.dst)
+    if not loops or collective is Collective.CUSTOM:
+        return None
+    n, big_b = topo.n, node_bandwidth(topo)
+
+    def sums(links_of):
+        return min(sum((topo.links[i].bandwidth for i in links_of[u] if topo.links[i].src != topo.links[i].dst),
+                       Fraction(0)) for u in topo.compute_nodes)
+    b_in, b_out = sums(topo.in_links), sums(topo.out_links)
+    if not (b_in > 0 and b_out > 0):
+        return None
+    share = Fraction(n - 1, n)
+    tight = {Collective.ALLGATHER: share * big_b / b_in, Collective.REDUCE_SCATTER: share * big_b / b_out,
+             Collective.ALLTOALL: share * big_b / (n * min(b_in, b_out))}.get(
+        collective, share * big_b / b_out + share * big_b / b_in)
+    return (tight, loops) if tight > tb_lower_bound(topo, collective) else None
+
+
 def steps_lower_bound(topo: Topology, collective: Collective) -> int:
     """D(G) for allgather, reduce-scatter and all-to-all (Theorem 3); 2 D(G) for allreduce as RS + AG."""
     d = diameter(topo) or 0

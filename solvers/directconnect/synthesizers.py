@@ -50,6 +50,10 @@ class Bfb(AllgatherSynthesizer):
     rank = 60
     reports_progress = True
 
+    @classmethod
+    def uses_bytes(cls, topo):
+        return any(l.alpha for l in topo.links)            # LP (14) weighs alpha against M / B
+
     def allgather(self, topo, options, work, progress):
         if work.total_bytes is not None and any(l.alpha for l in topo.links):
             return bfb_timed(topo, work.total_bytes)         # LP (14): U in microseconds for this M

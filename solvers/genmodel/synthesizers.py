@@ -27,6 +27,10 @@ class GenTree(Synthesizer):
     paper = "Xiong et al., Revisiting the time cost model of AllReduce, sections 4-5"
     rank = 30
 
+    @classmethod
+    def uses_bytes(cls, topo):
+        return True
+
     def build(self, topo, collective, options, work) -> Built:
         schedule = gentree_schedule(topo, collective, work.total_bytes)    # the plan depends on M (4e8 if unknown)
         notes = schedule.notes

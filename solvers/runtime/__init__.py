@@ -31,6 +31,8 @@ through a switch costs one alpha, as in the direct-connect view) and scales band
 compute node's egress is B GB/s (the papers' alpha-beta model: on a d-regular unit-link graph every link gets
 B/d).
 
+The workload (M and one price list) that every page and command prices with is ``workload.Workload``.
+
 Public: ``simulate(topo, schedule, total_bytes, execution) -> RuntimeResult``; ``Model`` keeps one schedule's
 message graph for many sizes (``Model.run``, ``Model.times``); ``Execution``; ``busbw_factor``.
 """
@@ -48,7 +50,8 @@ from ..core.schedule import Collective, Schedule
 from .dag import MessageGraph, busbw_factor, message_graph
 from .engine import Layout, WaveRun, run_waves
 
-__all__ = ["Execution", "Model", "RuntimeResult", "bound_time_us", "busbw_factor", "message_graph", "simulate"]
+__all__ = ["DEFAULT_WORKLOAD", "Execution", "Model", "Priced", "RuntimeResult", "Workload", "WorkloadError",
+           "bound_time_us", "busbw_factor", "message_graph", "read_price_file", "simulate"]
 
 LOCAL_REDUCE_GBS = 40.0      # a threadblock's local reduction rate (module docstring, "Local reductions")
 MAX_CELLS = 32_000_000       # floats held per batch of sizes (the wave state of every size simulated at once)
@@ -372,3 +375,6 @@ def _alpha_distances(topo: Topology, alpha: np.ndarray) -> np.ndarray:
             break
         dist = new
     return dist[:, comp]
+
+
+from .workload import DEFAULT as DEFAULT_WORKLOAD, Priced, Workload, WorkloadError, read_price_file  # noqa: E402

@@ -41,6 +41,10 @@ class Tacos(Synthesizer):
     reports_progress = True
     Options = TacosOptions
 
+    @classmethod
+    def uses_bytes(cls, topo):
+        return True                                        # chunks are sized from M
+
     def build(self, topo, collective, options: TacosOptions, work) -> Built:
         unwind = options.unwind_degree
         found = tacos(topo, collective, chunks=options.chunks, buffer_bytes=work.total_bytes,

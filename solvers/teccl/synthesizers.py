@@ -72,6 +72,10 @@ class Teccl(Synthesizer):
     collectives = frozenset(Collective.every())
     Options = TecclOptions
 
+    @classmethod
+    def uses_bytes(cls, topo):
+        return True                                        # chunks are sized from M
+
     def build(self, topo, collective, options: TecclOptions, work) -> Built:
         kwargs = {"chunks": options.chunks, "epochs": options.epochs, "time_limit": options.time_limit,
                   "gap": options.gap, "method": options.method, "epoch": options.epoch,

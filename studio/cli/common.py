@@ -221,6 +221,52 @@ def _sync_folder(folder: str) -> None:
         os.close(fd)
 
 
+def workload_parent() -> argparse.ArgumentParser:
+    """``--bytes``, ``--prices``, ``--alpha``, ``--bandwidth``: the workload (``solvers.runtime.Workload``) every
+    command that shows a time prices with; the defaults are the app sidebar's."""
+    from solvers.runtime.workload import DEFAULT
+
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument("--bytes", type=float, default=DEFAULT.total_bytes, dest="total_bytes",
+                   help=f"M, the whole vector in bytes (default {DEFAULT.total_bytes:g}, as in the app)")
+    p.add_argument("--prices", default="uniform", metavar="uniform|links|FILE",
+                   help="the link prices of every time shown: uniform (default, as in the app: alpha per send, "
+                        "links scaled so a node's egress is B), links (each link's own alpha and bandwidth), or a "
+                        "calibrated price file (JSON with alpha_us, bandwidth_gbs, source)")
+    p.add_argument("--alpha", type=float, default=None,
+                   help=f"alpha in microseconds per send, uniform prices (default {DEFAULT.alpha_us:g})")
+    p.add_argument("--bandwidth", type=float, default=None,
+                   help=f"B, a node's bandwidth in GB/s, uniform prices (default {DEFAULT.bandwidth_gbs:g})")
+    return p
+
+
+def workload_from(args):
+    """The ``Workload`` of a command's workload flags; UsageError (one line) for a wrong combination, a number out
+    of range or an unreadable price file."""
+    from solvers.runtime.workload import DEFAULT, MAX_PRICE_FILE_BYTES, Workload, WorkloadError, read_price_file
+
+    prices = args.prices
+    given = [f for f, v in (("--alpha", args.alpha), ("--bandwidth", args.bandwidth)) if v is not None]
+    try:
+        if prices == "uniform":
+            alpha = DEFAULT.alpha_us if args.alpha is None else args.alpha
+            bw = DEFAULT.bandwidth_gbs if args.bandwidth is None else args.bandwidth
+            return Workload(args.total_bytes, "uniform", alpha, bw)
+        if given:
+            raise UsageError(f"{' and '.join(given)} set uniform prices: drop them with --prices {prices}")
+        if prices == "links":
+            return Workload(args.total_bytes, "links")
+        try:
+            with open(prices, "rb") as fh:
+                data = fh.read(MAX_PRICE_FILE_BYTES + 1)
+        except OSError as exc:
+            raise UsageError(f"--prices: {prices} is not uniform, links or a readable price file "
+                             f"({exc.strerror or exc})") from None
+        return read_price_file(data, args.total_bytes)
+    except WorkloadError as exc:
+        raise UsageError(f"{prices if prices not in ('uniform', 'links') else 'workload'}: {exc}") from None
+
+
 def json_parent() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(add_help=False)
     p.add_argument("--json", action="store_true", help="print JSON")

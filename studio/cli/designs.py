@@ -6,31 +6,25 @@ from __future__ import annotations
 from topologies import load, summarize
 
 from .common import (UsageError, design_parent, json_parent, json_text, print_table, progress_for,
-                     progress_parent)
+                     progress_parent, workload_from, workload_parent)
 
 
 def add_parsers(sub) -> None:
-    design, as_json, progress = design_parent(), json_parent(), progress_parent()
+    design, as_json, progress, work = design_parent(), json_parent(), progress_parent(), workload_parent()
 
     sub.add_parser("topo", parents=[design, as_json], help="properties of a topology")
 
-    a2a = sub.add_parser("alltoall", parents=[design, as_json],
-                         help="all-to-all throughput: the multi-commodity-flow LP (3)")
-    a2a.add_argument("--bytes", type=float, default=float(1 << 20), dest="total_bytes",
-                     help="M, what every node sends in total (default 2^20 bytes)")
-    a2a.add_argument("--bandwidth", type=float, default=12.5, help="B, node bandwidth in GB/s (default 12.5)")
+    sub.add_parser("alltoall", parents=[design, as_json, work],
+                   help="all-to-all throughput: the multi-commodity-flow LP (3); its time for M (what every node "
+                        "sends in total) at a node bandwidth B")
 
-    fnd = sub.add_parser("find", parents=[as_json],
+    fnd = sub.add_parser("find", parents=[as_json, work],
                          help="the Pareto frontier of (steps, tb_factor) topologies for N nodes, degree d")
     fnd.add_argument("--nodes", type=int, required=True, help="N, the number of nodes")
     fnd.add_argument("--degree", type=int, required=True, help="d, links per node")
     fnd.add_argument("--bidirectional", action="store_true", help="only bidirectional topologies (A.6)")
     fnd.add_argument("--exclude", default="", help="comma-separated base families or expansions to leave out, "
                      "e.g. circulant (reproduces Table 7 at N = 128 and 512)")
-    fnd.add_argument("--alpha", type=float, default=10.0, help="alpha in microseconds for the times (default 10)")
-    fnd.add_argument("--bytes", type=float, default=float(1 << 20), dest="total_bytes",
-                     help="M in bytes for the times (default 2^20)")
-    fnd.add_argument("--bandwidth", type=float, default=12.5, help="B, node bandwidth in GB/s (default 12.5)")
 
     fc = sub.add_parser("forestcoll", parents=[design, as_json, progress],
                         help="ForestColl: optimal allgather throughput, bottleneck cut, k and trees")
@@ -51,16 +45,17 @@ def topo(args) -> int:
 def alltoall(args) -> int:
     from solvers.directconnect.alltoall import mcf_rate, moore_rate_bound
 
-    if not (args.total_bytes > 0 and args.bandwidth > 0):
-        raise UsageError("--bytes and --bandwidth must be positive")
+    work = workload_from(args)
+    if work.prices == "links":
+        raise UsageError("the all-to-all time is M / (rate x B): give uniform or calibrated prices, not links")
     topology = load(args.expr, max_nodes=args.max_nodes)
     result = mcf_rate(topology)
     bound = moore_rate_bound(result.nodes, result.degree) if not topology.switch_nodes else None
     out = {"topology": topology.expr, "nodes": result.nodes, "degree": result.degree, "mcf_rate": result.f,
            "mcf_rate_upper": result.upper, "mcf_gap": result.gap, "method": result.method,
            "mcf_rate_bound": float(bound) if bound else None,
-           "alltoall_time_us": result.time_us(args.total_bytes, args.bandwidth), "bytes": args.total_bytes,
-           "bandwidth_gbs": args.bandwidth, "solve_seconds": result.seconds}
+           "alltoall_time_us": result.time_us(work.total_bytes, work.bandwidth_gbs), "bytes": work.total_bytes,
+           "bandwidth_gbs": work.bandwidth_gbs, "prices": work.price_label, "solve_seconds": result.seconds}
     if args.json:
         print(json_text(out))
     else:
@@ -73,12 +68,11 @@ def find(args) -> int:
     from solvers.directconnect.pricing import RUNTIME_MAX_NODES, RUNTIME_MODEL, price_frontier
     from solvers.directconnect.selection import SizeMix, step_model_time_us
 
-    if not (args.total_bytes > 0 and args.bandwidth > 0 and args.alpha >= 0):
-        raise UsageError("--bytes and --bandwidth must be positive and --alpha non-negative")
+    work = workload_from(args)
     exclude = [x.strip() for x in args.exclude.split(",") if x.strip()]
     front = Finder(exclude).frontier(args.nodes, args.degree, args.bidirectional)
     rows = [{**c.as_dict(), "diameter": diameter_of(c)} for c in front]
-    prices, best = price_frontier(rows, "allreduce", SizeMix.single(args.total_bytes), args.alpha, args.bandwidth)
+    prices, best = price_frontier(rows, "allreduce", SizeMix.single(work.total_bytes), work=work)
     for row, p in zip(rows, prices):
         row.update(p.as_dict())
     if rows:
@@ -95,8 +89,8 @@ def find(args) -> int:
         print(f"{r['steps']:>5} {r['tb_factor']:>10.6f} {r['schedule']:>9} {r['diameter']!s:>3} {runtime:>18} "
               f"{r['step_model_us']:>13.1f}  {r['name']}   [{r['expr']}]{mark}")
     print(f"bound: {steps} steps (Moore), tb {float(tb):.6f}, step model "
-          f"{step_model_time_us(steps, tb, args.alpha, args.total_bytes, args.bandwidth):.1f} us; allreduce times for "
-          f"alpha {args.alpha} us, M {args.total_bytes:g} B, B {args.bandwidth} GB/s")
+          f"{step_model_time_us(steps, tb, work.alpha_us, work.total_bytes, work.bandwidth_gbs):.1f} us; allreduce "
+          f"times for M {work.total_bytes:g} B with {work.price_label}")
     print(f"of: steps and tb of the expansion theorems' schedule, or of BFB run on the built graph where that does "
           f"better; runtime us: the runtime model of the best verified schedule (expansion or bfb, named), up to "
           f"{RUNTIME_MAX_NODES} nodes; step model us: steps * alpha + tb * M/B, doubled (the paper's Table 4)")

@@ -10,25 +10,22 @@ from solvers.results_cache import ENV, ResultsCache, cached_synthesize, code_ver
 from topologies import load
 
 from .common import (UsageError, add_output_arguments, design_parent, json_parent, json_text, print_table,
-                     progress_for, progress_parent, write_atomically)
+                     progress_for, progress_parent, workload_from, workload_parent, write_atomically)
 from .synth_flags import add_synthesizer_arguments, options_for
 
 
 def add_parsers(sub) -> None:
-    design, as_json, progress = design_parent(), json_parent(), progress_parent()
+    design, as_json, progress, work = design_parent(), json_parent(), progress_parent(), workload_parent()
 
-    sched = sub.add_parser("schedule", parents=[design, as_json, progress],
-                           help="synthesize, verify and cost a collective schedule")
+    sched = sub.add_parser("schedule", parents=[design, as_json, progress, work],
+                           help="synthesize, verify and cost a collective schedule, timed by the runtime model "
+                                "for the workload (--bytes, --prices)")
     sched.add_argument("--collective", default="allgather",
                        help="allgather | reduce_scatter | allreduce, and for teccl alltoall | custom "
                             "(default allgather)")
-    sched.add_argument("--bytes", type=float, default=None, dest="total_bytes",
-                       help="M, the full vector in bytes: adds the runtime model's time_us, algbw, busbw and "
-                            "slices (pipelined, links shared) on the links' own alphas and bandwidths, and the "
-                            "papers' step model as step_model_us")
     sched.add_argument("--cost", default="runtime", choices=["runtime", "genmodel"],
                        help="runtime (default) or GenModel, which adds genmodel_time_us with the incast, "
-                            "reduction and memory terms (needs --bytes)")
+                            "reduction and memory terms as a second figure")
     sched.add_argument("--genmodel-preset", default="middle_sw+server",
                        help="GenModel parameters for gamma, delta, epsilon and w_t (default: middle_sw+server, "
                             "the paper's Table 5)")
@@ -40,7 +37,7 @@ def add_parsers(sub) -> None:
     cache = sub.add_parser("cache", help="the results cache: where it is and what it holds, or clear it")
     cache.add_argument("action", choices=["info", "clear"])
 
-    export = sub.add_parser("export", parents=[design, progress, as_json],
+    export = sub.add_parser("export", parents=[design, progress, as_json, work],
                             help="lower a verified schedule to MSCCL XML (validated and simulated)")
     export.add_argument("--collective", default="allgather",
                         help="allgather | reduce_scatter | allreduce | alltoall (teccl)")
@@ -70,27 +67,18 @@ def add_parsers(sub) -> None:
                              "every shard (default 1; a bundle chooses per size range)")
     export.add_argument("--instances", type=int, default=1,
                         help="msccl: pieces of every chunk that the same threadblocks pipeline (default 1)")
-    export.add_argument("--alpha", type=float, default=None,
-                        help="bundle: alpha in us for the model that chooses protocols and copies; with "
-                             "--bandwidth (otherwise the links' own alphas and bandwidths)")
-    export.add_argument("--bandwidth", type=float, default=None, help="bundle: node bandwidth B in GB/s (with --alpha)")
     export.add_argument("--jobs", type=int, default=None,
                         help="bundle: processes that build its programs at once (default: one per CPU for a "
                              "schedule of 10,000 transfers or more, else 1)")
     add_output_arguments(export, "write here (default: standard output)")
     add_synthesizer_arguments(export)
 
-    cmp = sub.add_parser("compare", parents=[as_json, progress],
+    cmp = sub.add_parser("compare", parents=[as_json, progress, work],
                          help="every applicable synthesizer on several designs, side by side")
     cmp.add_argument("exprs", nargs="+", metavar="EXPR", help="expressions or topology files")
     cmp.add_argument("--collective", action="append", default=None,
                      help="allgather | reduce_scatter | allreduce | alltoall; repeat it or give a comma list "
                           "(default allreduce)")
-    cmp.add_argument("--bytes", type=float, default=1.0e6, dest="total_bytes", help="M in bytes (default 1e6)")
-    cmp.add_argument("--alpha", type=float, default=None,
-                     help="alpha in us; with --bandwidth, every link is priced at alpha and a node's egress at B "
-                          "(otherwise the links' own alphas and bandwidths)")
-    cmp.add_argument("--bandwidth", type=float, default=None, help="B, node bandwidth in GB/s (with --alpha)")
     cmp.add_argument("--budget", type=float, default=60.0, help="seconds for all runs; the rest are skipped")
     cmp.add_argument("--algos", default=None, help="comma list of synthesizers (default: all)")
     cmp.add_argument("--max-nodes", type=int, default=None, help="refuse larger topologies (default 4096)")
@@ -114,25 +102,22 @@ def add_parsers(sub) -> None:
 
 def schedule(args) -> int:
     collective = Collective.parse(args.collective)
-    if args.total_bytes is not None and not args.total_bytes > 0:
-        raise UsageError("--bytes must be positive")
-    if args.cost == "genmodel" and args.total_bytes is None:
-        raise UsageError("--cost genmodel needs --bytes (the vector size it prices)")
+    work = workload_from(args)
     params = _genmodel_params(args.genmodel_preset) if args.cost == "genmodel" else None
     topo = load(args.expr, max_nodes=args.max_nodes)
     store = ResultsCache.default()
     result, hit = cached_synthesize(topo, args.algo, collective, cache=store, refresh=args.no_cache,
-                                    total_bytes=args.total_bytes, options=options_for(args, args.algo),
+                                    total_bytes=work.total_bytes, options=options_for(args, args.algo),
                                     progress=progress_for(args))
     if hit is not None:
         print(f"answered from the results cache (solved {hit.age_text()} ago; --no-cache solves again)",
               file=sys.stderr)
-    out = result.as_dict(args.total_bytes)
+    out = result.as_dict(workload=work)
     out["cost_model"] = args.cost
     if params is not None:
         from solvers.genmodel import genmodel_time_us
 
-        priced = genmodel_time_us(result.topology, result.schedule, args.total_bytes, params)
+        priced = genmodel_time_us(result.topology, result.schedule, work.total_bytes, params)
         out["genmodel_time_us"] = priced["total_us"]
         out["genmodel_terms_us"] = {k: priced[f"{k}_us"] for k in ("alpha", "beta", "gamma", "delta", "epsilon")}
         out["genmodel_preset"] = args.genmodel_preset
@@ -215,7 +200,8 @@ def cache(args) -> int:
 def _schedule_for_export(args):
     """(result, the file's name, the call placement asked for) of an export command."""
     topo = load(args.expr, max_nodes=args.max_nodes)
-    result = synthesize(topo, args.algo, Collective.parse(args.collective), options=options_for(args, args.algo))
+    result = synthesize(topo, args.algo, Collective.parse(args.collective), options=options_for(args, args.algo),
+                        total_bytes=workload_from(args).total_bytes)
     name = f"{args.algo} {result.schedule.collective.value} {topo.name or topo.expr}"
     return result, name, {"default": None, "in": True, "out": False}[args.place]
 
@@ -224,17 +210,14 @@ def _export_bundle(args) -> int:
     from solvers.core.errors import NotApplicable
     from solvers.export import XmlError
     from solvers.export.bundle import export_bundle
-    from solvers.runtime import Execution
 
     if not args.output:
         raise UsageError("a bundle is a zip file: give -o FILE.zip")
     if args.dialect is not None:
         raise UsageError("a bundle is written in its runtime's dialect: choose --runtime instead of --dialect")
-    if (args.alpha is None) != (args.bandwidth is None):
-        raise UsageError("give --alpha and --bandwidth together, or neither")
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
-    execution = Execution() if args.alpha is None else Execution.alpha_beta(args.alpha, args.bandwidth)
+    execution = workload_from(args).execution
     result, name, _ = _schedule_for_export(args)
     try:
         bundle = export_bundle(result.topology, result.schedule, args.runtime, execution=execution,
@@ -351,8 +334,9 @@ def compare(args) -> int:
     colls = [c.strip() for text in (args.collective or ["allreduce"]) for c in text.split(",") if c.strip()]
     algos = [a for a in args.algos.split(",") if a.strip()] if args.algos is not None else None
     topos = [load(e, max_nodes=args.max_nodes) for e in args.exprs]
-    result = run_compare(topos, colls, args.total_bytes, args.alpha, args.bandwidth, args.budget, algos,
-                         progress_for(args))
+    work = workload_from(args)
+    result = run_compare(topos, colls, budget_s=args.budget, algos=algos, progress=progress_for(args),
+                         workload=work)
     out = result.as_dict()
     if args.json:
         print(json_text(out))
@@ -374,8 +358,8 @@ def compare(args) -> int:
     for x in out["winners"]:
         print(f"  {x['collective']:<14} M {x['from_bytes']:>10.4g} .. {x['to_bytes']:<10.4g} {x['algo']} on "
               f"{x['name']}")
-    print(f"time_us for M = {args.total_bytes:g} bytes: the runtime model (pipelined over P slices, links shared) "
-          f"under {result.execution.label}; algbw = M / time, busbw as nccl-tests; {result.elapsed_s:.1f} s of "
+    print(f"time_us for M = {work.total_bytes:g} bytes: the runtime model (pipelined over P slices, links shared) "
+          f"with {work.price_label}; algbw = M / time, busbw as nccl-tests; {result.elapsed_s:.1f} s of "
           f"a {args.budget:g} s budget")
     return 0
 

@@ -11,6 +11,7 @@ import streamlit as st
 from solvers.compare import (BOUND, DEFAULT_BUDGET_S, EXPORT_MAX_TRANSFERS, OK, PLOT_SIZES, SIZES, CompareResult,
                              algorithm_order, compare)
 from solvers.core.schedule import Collective
+from solvers.runtime import Workload as Prices
 from studio import sweep_view, workload
 from studio.compare_figures import runtime_figure
 from studio.figures import render_images
@@ -24,13 +25,14 @@ MAX_KEPT = 8                # results of this many input sets stay in the sessio
 DEFAULT_EXPRS = "ring(8)\ngkautz(2,8)"
 COLLECTIVES = [c.value for c in Collective.every() if c is not Collective.CUSTOM]
 # the table's columns: row key -> header
-COLUMN_LABELS = {"name": "design", "topology": "expression", "N": "N", "collective": "collective", "algo": "algo",
-                 "status": "status", "verified": "verified", "steps": "steps", "tb_factor": "tb_factor",
-                 "tb_factor_exact": "tb exact", "steps_lower_bound": "steps bound", "tb_lower_bound": "tb bound",
-                 "tb_lower_bound_exact": "tb bound exact",
-                 "time_us": "time (µs)", "algbw_GBps": "algbw (GB/s)", "synthesis_s": "synthesis (s)",
-                 "exportable": "MSCCL export", "export_limits": "export: target and limits used",
-                 "transfers": "transfers", "detail": "detail"}
+# in reading order: what was run, its time and algbw, then how it got there; the long texts last
+COLUMN_LABELS = {"name": "design", "collective": "collective", "algo": "algo", "time_us": "time (µs)",
+                 "algbw_GBps": "algbw (GB/s)", "busbw_GBps": "busbw (GB/s)", "steps": "steps",
+                 "tb_factor": "tb_factor (× M/B)", "status": "status", "verified": "verified", "N": "N",
+                 "steps_lower_bound": "steps bound", "tb_lower_bound": "tb bound (× M/B)",
+                 "synthesis_s": "synthesis (s)", "transfers": "transfers", "exportable": "MSCCL export",
+                 "detail": "detail", "topology": "expression", "tb_factor_exact": "tb exact",
+                 "tb_lower_bound_exact": "tb bound exact", "export_limits": "export: target and limits used"}
 STATUS_COLORS = {"ok": "#e6f4ea", "bound": "#e8eefc", "not applicable": "#f1f1f1", "skipped": "#fff6dc",
                  "failed verification": "#fde7e7", "error": "#fde7e7"}
 
@@ -79,16 +81,25 @@ def _designs(exprs: list[str], uploads) -> list[tuple[str, object]]:
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _compare(keys: tuple[str, ...], collectives: tuple[str, ...], budget_s: float, algos: tuple[str, ...],
-             total_bytes: float, alpha_us: float, bandwidth_gbs: float, _topos) -> CompareResult:
+             prices: tuple, _topos) -> CompareResult:
+    """``prices``: the key of the sidebar's ``solvers.runtime.Workload`` (M and its link prices)."""
     bar = st.progress(0.0, text="Comparing …")
 
     def progress(label: str, fraction: float) -> None:
         bar.progress(min(max(fraction, 0.0), 1.0), text=f"{label} ({fraction:.0%})")
     try:
-        return compare(list(_topos), list(collectives), total_bytes, alpha_us, bandwidth_gbs, budget_s, list(algos),
-                       progress)
+        return compare(list(_topos), list(collectives), budget_s=budget_s, algos=list(algos), progress=progress,
+                       workload=Prices(*prices))
     finally:
         bar.empty()
+
+
+def bytes_text(m: float) -> str:
+    """A byte count rounded for reading: 571587.817 -> '572 KB' (decimal units, three significant digits)."""
+    for unit, size in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if m >= size:
+            return f"{m / size:.3g} {unit}"
+    return f"{m:.3g} B"
 
 
 def _style(frame: pd.DataFrame):
@@ -146,16 +157,16 @@ def _compare_view() -> None:
     if not colls or not algos:
         st.info("Choose at least one collective and one synthesizer.")
         return
-    key = (tuple(k for k, _ in designs), tuple(colls), budget, tuple(algos), work.total_bytes, work.alpha_us,
-           work.bandwidth_gbs)
+    key = (tuple(k for k, _ in designs), tuple(colls), budget, tuple(algos), work.runtime.key)
     results = st.session_state.setdefault("cmp_results", {})
     st.caption(f"{len(designs)} designs × {len(colls)} collectives × {len(algos)} synthesizers, priced for the "
-               f"sidebar's workload: alpha {work.alpha_us:g} µs, M {work.total_bytes:.4g} bytes, B "
-               f"{work.bandwidth_gbs:g} GB/s per node. Times are the runtime model's: each schedule run as a runtime runs "
-               "it, pipelined over the best number of slices, with sends sharing links (Learn explains it).")
+               f"sidebar's workload: M = {work.total_bytes:.4g} bytes, {work.price_label}. Times are the runtime "
+               "model's: each schedule run as a runtime runs it, pipelined over the best number of slices, with sends "
+               "sharing links (Learn explains it); the Schedule page and the CLI give the same time for the same "
+               "workload.")
     if work.cost_model != "alpha-beta":
         st.caption("The sidebar's GenModel prices one schedule at a time on the Schedule page; this comparison "
-                   "uses alpha-beta for every run.")
+                   "shows the step model as its second figure.")
     if st.button("Run", key="cmp_run", type="primary", icon=":material/play_arrow:"):
         results.pop(key, None)
         while len(results) >= MAX_KEPT:          # the oldest runs go first
@@ -190,13 +201,13 @@ def _show(result: CompareResult, key: tuple, colls: list[str]) -> None:
     st.plotly_chart(fig, key="cmp_chart")
     if winners:
         st.markdown("**Fastest per message-size range**")
-        st.dataframe(pd.DataFrame([{"from (bytes)": w.from_bytes, "to (bytes)": w.to_bytes, "algo": w.algo,
+        st.dataframe(pd.DataFrame([{"from": bytes_text(w.from_bytes), "to": bytes_text(w.to_bytes), "algo": w.algo,
                                     "design": w.name, "expression": w.topology,
                                     "ties (as fast)": ", ".join(w.ties)} for w in winners]),
                      key="cmp_winners", hide_index=True)
     st.markdown("**Every run beside the lower bound**")
     st.dataframe(_style(frame), key="cmp_table", hide_index=True, height=min(35 * (len(frame) + 1) + 3, 2000),
-                 column_config={"status": st.column_config.TextColumn(width="large"),
+                 column_config={"status": st.column_config.TextColumn(width="medium"),
                                 "detail": st.column_config.TextColumn(width="large")})
     st.caption(f"Curves from {SIZES[0]:.0e} to {SIZES[-1]:.0e} bytes, every point the runtime model's (pipelined "
                "over the best P, links shared); the black lines are each design's lower bound in the same prices "

@@ -15,10 +15,10 @@ import json
 
 import streamlit as st
 
-from solvers.core.cost import alpha_beta_us, link_loads
+from solvers.core.cost import alpha_beta_us, link_loads, self_loop_tb_bound
 from solvers.core.errors import NotApplicable, ScheduleError
 from solvers.core.schedule import Collective
-from solvers.runtime import Execution, Model, bound_time_us
+from solvers.runtime import Model, Workload as Prices, bound_time_us
 from solvers.synthesize import ALGORITHMS
 from studio import tacos_view, teccl_view, workload
 from studio.jobs import JobError
@@ -36,34 +36,45 @@ SIZES = tuple(10.0 ** (3 + k / 4) for k in range(29))       # 1 KB to 10 GB, fou
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
-def _solved(expr: str, algo: str, collective: str, options: tuple = ()) -> Solved:
-    """``options``: the synthesizer's options as sorted (name, value) pairs (hashable, for the cache). From the
+def _solved(expr: str, algo: str, collective: str, options: tuple = (), total_bytes: float | None = None) -> Solved:
+    """``options``: the synthesizer's options as sorted (name, value) pairs (hashable, for the cache);
+    ``total_bytes``: M where the synthesizer's schedule depends on it (``sized_bytes``), else None. From the
     results cache, or solved in a child process that a Cancel or Stop ends (``studio.widgets.synthesize_with_bar``)."""
-    return synthesize_with_bar("Synthesizing", load(expr), algo, collective, dict(options))
+    return synthesize_with_bar("Synthesizing", load(expr), algo, collective, dict(options), total_bytes)
 
 
-def _synthesize(expr: str, algo: str, collective: str, options: tuple = ()):
-    return _solved(expr, algo, collective, options).result
+@st.cache_data(show_spinner=False, max_entries=64)
+def _uses_bytes(expr: str, algo: str) -> bool:
+    return ALGORITHMS[algo].uses_bytes(load(expr))
+
+
+def sized_bytes(expr: str, algo: str, work) -> float | None:
+    """The M a synthesis is asked with: the workload's where the schedule depends on it, as every door does
+    (``solvers.synthesize.bytes_for``), so that changing M re-solves only those."""
+    return work.total_bytes if _uses_bytes(expr, algo) else None
+
+
+def _synthesize(expr: str, algo: str, collective: str, options: tuple = (), total_bytes: float | None = None):
+    return _solved(expr, algo, collective, options, total_bytes).result
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
-def _model(expr: str, algo: str, collective: str, options: tuple = ()) -> Model:
+def _model(expr: str, algo: str, collective: str, options: tuple = (), total_bytes: float | None = None) -> Model:
     """The runtime model of the synthesized schedule at the links' own prices (its message graph, built once)."""
-    result = _synthesize(expr, algo, collective, options)
+    result = _synthesize(expr, algo, collective, options, total_bytes)
     return Model(result.topology, result.schedule)
 
 
-@st.cache_resource(show_spinner=False, max_entries=32)
-def _priced(expr: str, algo: str, collective: str, options: tuple, alpha_us: float, bandwidth_gbs: float) -> Model:
-    """The same model priced by the sidebar's alpha-beta model (``Execution.alpha_beta``)."""
-    return _model(expr, algo, collective, options).with_execution(Execution.alpha_beta(alpha_us, bandwidth_gbs))
+def _priced(expr: str, algo: str, collective: str, options: tuple, total_bytes, prices: tuple) -> Model:
+    """The same model priced by the workload whose ``key`` is ``prices`` (``solvers.runtime.Workload``)."""
+    return _model(expr, algo, collective, options, total_bytes).with_execution(Prices(*prices).execution)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def _curve(expr: str, algo: str, collective: str, options: tuple, alpha_us: float, bandwidth_gbs: float):
+def _curve(expr: str, algo: str, collective: str, options: tuple, total_bytes, prices: tuple):
     """(times, slices, bounds) at ``SIZES``: the model's best time and its P, and ``bound_time_us`` (latency plus
     a bandwidth term proportional to M, so read off two sizes)."""
-    model = _priced(expr, algo, collective, options, alpha_us, bandwidth_gbs)
+    model = _priced(expr, algo, collective, options, total_bytes, prices)
     times, slices = model.times(SIZES)
     coll = model.schedule.collective
     lo, hi = SIZES[0], SIZES[-1]
@@ -74,8 +85,8 @@ def _curve(expr: str, algo: str, collective: str, options: tuple, alpha_us: floa
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def _loads(expr: str, algo: str, collective: str, options: tuple = ()):
-    schedule = _synthesize(expr, algo, collective, options).schedule
+def _loads(expr: str, algo: str, collective: str, options: tuple = (), total_bytes: float | None = None):
+    schedule = _synthesize(expr, algo, collective, options, total_bytes).schedule
     return {step: dict(per_link) for step, per_link in link_loads(schedule).items()}
 
 
@@ -104,31 +115,55 @@ def _bfb_lp_text(expr: str, step: int, receiver: str) -> str:
     return write_lp(lp1_model(topo, problem))
 
 
-def _metrics(result, work, run, bound_us: float | None) -> None:
-    """The schedule's numbers: steps and tb_factor against their bounds; the runtime model's ``run`` (a
-    ``RuntimeResult`` at the sidebar's M; None when the schedule is too large to run) against ``bound_us``; the
-    papers' step model (and GenModel's price when the sidebar asks for it) as named second figures."""
+def tb_note(topo, cost, collective) -> str | None:
+    """Why the tb bound is out of reach, where it is (``solvers.core.cost.self_loop_tb_bound``), with the best
+    figure a schedule can reach; None otherwise."""
+    tight = self_loop_tb_bound(topo, collective) if cost.tb_factor > cost.tb_lower_bound else None
+    if tight is None:
+        return None
+    bound, loops = tight
+    at = "; this schedule reaches it" if cost.tb_factor == bound else ""
+    return (f"No schedule reaches the tb bound {float(cost.tb_lower_bound):.4g} here: it counts the bandwidth of "
+            f"{loops} self-loop(s), links from a node to itself that carry nothing. Without them the bound is "
+            f"{float(bound):.4g} ({bound}){at}.")
+
+
+def _metrics(result, work, priced) -> None:
+    """The schedule's numbers: steps and tb_factor against their bounds; the runtime model's figures for the
+    workload (``priced``: ``solvers.runtime.Priced``; None when the schedule is too large to run) against their
+    bound; the step model (and GenModel's price when the sidebar asks for it) as named second figures."""
     c = result.cost
     m, alpha, big_b = work.total_bytes, work.alpha_us, work.bandwidth_gbs
-    step = alpha_beta_us(c.steps, c.tb_factor, m, alpha, big_b)
+    step = alpha_beta_us(c.steps, c.tb_factor, m, alpha, big_b) if priced is None else priced.step_model_us
     step_bound = alpha_beta_us(c.steps_lower_bound, c.tb_lower_bound, m, alpha, big_b)
+    coll = result.schedule.collective
+    note = tb_note(result.topology, c, coll)
+    reachable = note is not None and c.tb_factor == self_loop_tb_bound(result.topology, coll)[0]
     cols = st.columns(5)
     cols[0].metric("Steps", c.steps, delta=f"bound {c.steps_lower_bound}",
                    delta_color="off" if c.steps == c.steps_lower_bound else "inverse")
     cols[1].metric("tb_factor", f"{float(c.tb_factor):.4f}", delta=f"bound {float(c.tb_lower_bound):.4f}",
-                   delta_color="off" if c.tb_factor == c.tb_lower_bound else "inverse",
+                   delta_color="off" if c.tb_factor == c.tb_lower_bound or reachable else "inverse",
                    help=f"T_B / (M/B), exactly {c.tb_factor}; the bound is {c.tb_lower_bound}.")
     cols[2].metric("Transfers", result.schedule.count)
-    cols[3].metric("BW-optimal", "yes" if c.tb_factor == c.tb_lower_bound else "no")
-    cols[4].metric("Step model (µs)", f"{step:.4g}", delta=f"bound {step_bound:.4g}", delta_color="off",
-                   help="The papers' step model: steps × alpha + tb_factor × M/B. Every step waits for its slowest "
-                        "link and nothing is pipelined; a second figure beside the runtime model, whose bound is "
-                        "steps_lower_bound × alpha + tb_lower_bound × M/B.")
-    if run is None:
+    cols[3].metric("BW-optimal", "yes" if c.tb_factor == c.tb_lower_bound else ("reachable best" if reachable else "no"))
+    step_help = ("The papers' step model: steps × alpha + tb_factor × M/B. Every step waits for its slowest link and "
+                 "nothing is pipelined; a second figure beside the runtime model, whose bound is steps_lower_bound × "
+                 "alpha + tb_lower_bound × M/B.")
+    if work.prices == "links":
+        cols[4].metric("Step model (µs)", f"{step:.4g}", help="The step model on the fabric's own links: each step "
+                       "lasts as long as its slowest link (alpha + bytes / bandwidth); a second figure.")
+    else:
+        cols[4].metric("Step model (µs)", f"{step:.4g}", delta=f"bound {step_bound:.4g}", delta_color="off",
+                       help=step_help)
+    if note:
+        st.caption(note)
+    if priced is None:
         return
+    run, bound_us = priced.run, priced.bound_us
     cols = st.columns(5)
     cols[0].metric("Runtime (µs)", f"{run.time_us:.4g}", delta=f"bound {bound_us:.4g}", delta_color="off",
-                   help=f"The runtime model for M = {m:.4g} bytes ({run.execution.label}): every send starts when "
+                   help=f"The runtime model for M = {m:.4g} bytes ({work.price_label}): every send starts when "
                         "its data has arrived and its link is free and holds the link for alpha + bytes / "
                         f"bandwidth; the buffer runs as P = {run.slices} pipelined slice(s), the fastest P tried. "
                         "The bound is the least time any schedule of this collective can take on this fabric in the "
@@ -142,8 +177,8 @@ def _metrics(result, work, run, bound_us: float | None) -> None:
                         "other through the schedule (P = 1, 2, 4, ... tried, no slice below "
                         f"{run.execution.min_slice_bytes / 1024:g} KiB, the fastest kept).")
     if work.cost_model == "GenModel":
-        priced = work.genmodel_price(result.topology, result.schedule)
-        extra = {k: priced[f"{k}_us"] for k in ("epsilon", "gamma", "delta")}   # beyond alpha-beta
+        gm = work.genmodel_price(result.topology, result.schedule)
+        extra = {k: gm[f"{k}_us"] for k in ("epsilon", "gamma", "delta")}   # beyond alpha-beta
         cols[4].metric("GenModel (µs)", f"{step + sum(extra.values()):.4g}", delta=f"step model {step:.4g}",
                        delta_color="off",
                        help="GenModel's own figure: the step model plus its per-step terms ("
@@ -153,14 +188,28 @@ def _metrics(result, work, run, bound_us: float | None) -> None:
         busiest = max(run.utilisation().values(), default=0.0)
         cols[4].metric("Busiest link", f"{busiest:.0%}",
                        help="The largest busy time / completion time of a link in the runtime model.")
+    st.caption(f"Times for M = {m:.4g} bytes with {work.price_label} (the sidebar's workload; the CLI's "
+               "schedule --json gives the same figures for the same workload).")
 
 
 def render() -> None:
     st.title("Schedule a collective")
     work = workload.current()
     expr = st.query_params.get("expr") or st.session_state.get("design_expr") or DEFAULT_EXPR
-    st.session_state.setdefault("algo", st.query_params.get("algo", "bfb"))
-    st.session_state.setdefault("coll", st.query_params.get("coll", "allgather"))
+    if "algo" not in st.session_state:
+        asked = st.query_params.get("algo", "bfb")
+        if asked not in ALGORITHMS:
+            st.error(f"The link asks for an algorithm named {asked[:40]!r}, which does not exist: showing bfb "
+                     "(choose another under Algorithm).")
+            asked = "bfb"
+        st.session_state["algo"] = asked
+    if "coll" not in st.session_state:
+        asked = st.query_params.get("coll", "allgather")
+        if asked not in {c.value for c in Collective.every()}:
+            st.error(f"The link asks for a collective named {asked[:40]!r}, which does not exist: showing "
+                     "allgather.")
+            asked = "allgather"
+        st.session_state["coll"] = asked
     c1, c2, c3 = st.columns([3, 2, 2])
     c1.markdown(f"**Topology** `{expr}` (change it on Compose)")
     c1.caption(f"Schedules are verified in full; topologies up to {DEFAULT_MAX_NODES} nodes, drawn up to "
@@ -182,7 +231,8 @@ def render() -> None:
     if slot is None:
         return
     try:
-        solved = _solved(expr, algo, coll, options)
+        sized = sized_bytes(expr, algo, work)
+        solved = _solved(expr, algo, coll, options, sized)
     except (TopologyError, NotApplicable, ScheduleError, ValueError, JobError) as exc:
         slot.empty()
         st.error(f"{algo} cannot schedule {expr}: {exc}")
@@ -194,10 +244,10 @@ def render() -> None:
     if result.verification.ok:
         st.success(f"Verified by the simulator: a correct {coll.replace('_', '-')} on {topo.name or expr}.",
                    icon=":material/verified:")
-    loads = _loads(expr, algo, coll, options)
+    loads = _loads(expr, algo, coll, options, sized)
     heat = load_heatmap(topo, loads)
     if schedule.count > MAX_MODEL_TRANSFERS:
-        _metrics(result, work, None, None)
+        _metrics(result, work, None)
         st.info(f"{schedule.count} transfers: too many for the runtime model here (limit {MAX_MODEL_TRANSFERS}); "
                 "the step model above is the only time shown.")
         st.plotly_chart(heat, key="heatmap_chart")
@@ -205,15 +255,16 @@ def render() -> None:
     else:
         try:
             with st.spinner("Running the runtime model …"):
-                priced = _priced(expr, algo, coll, options, work.alpha_us, work.bandwidth_gbs)
-                run = priced.run(work.total_bytes)
-                bound_us = bound_time_us(topo, schedule.collective, work.total_bytes, priced.execution)
-                times, slices, bounds = _curve(expr, algo, coll, options, work.alpha_us, work.bandwidth_gbs)
+                prices = work.runtime
+                model = _priced(expr, algo, coll, options, sized, prices.key)
+                priced = prices.price_result(result, model)
+                run = priced.run
+                times, slices, bounds = _curve(expr, algo, coll, options, sized, prices.key)
         except ValueError as exc:
             st.error(f"the runtime model cannot time this schedule: "
                      f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
             return
-        _metrics(result, work, run, bound_us)
+        _metrics(result, work, priced)
         curve = runtime_curve(SIZES, times, bounds, slices, label=algo, marker=(work.total_bytes, run.time_us))
         busy = utilisation_heatmap(topo, run)
         left, right = st.columns(2)
@@ -256,7 +307,7 @@ def render() -> None:
                            "Hall set: in-links": r.tight_links, "balanced": r.balanced} for r in report],
                          key="report_table")
     _downloads(result, expr, figures, report)
-    _export_panel(result, expr, algo, coll, options)
+    _export_panel(result, expr, algo, coll, (options, sized))
 
 
 def _render_teccl(expr: str, coll: str, work) -> None:
@@ -284,8 +335,8 @@ def _render_teccl(expr: str, coll: str, work) -> None:
 
 def _render_tacos(expr: str, coll: str, work) -> None:
     st.caption("TACOS greedy link-chunk matching: chunks are matched to free links event by event, one chunk per "
-               "link at a time; the collective time is priced with the fabric's own link alphas and bandwidths "
-               f"for the sidebar's M = {work.total_bytes:.4g} bytes.")
+               f"link at a time, sized for the sidebar's M = {work.total_bytes:.4g} bytes. Its time is the runtime "
+               "model's for the sidebar's workload; TACOS's own clock follows as a second figure.")
     options = tacos_view.knobs("c_")
     slot = cancel_slot("c_solve", (expr, coll, options, work.total_bytes), f"TACOS {coll} on {expr}")
     if slot is None:
