@@ -108,7 +108,7 @@ def test_clusters_page_teccl_on_a_two_level_cluster():
     at.text_area(key="ct_demand_text").set_value("0,1\n1,0\n").run()
     assert not at.exception and len(at.error) == 1 and "4 x 4" in at.error[0].value
     at.radio(key="c_algo").set_value("ForestColl").run()
-    assert not at.exception and metrics(at)["k trees per root"] == "1"
+    assert not at.exception and metrics(at)["k (trees per root)"] == "1"
 
 
 def test_epoch_rows_of_composed_collectives_follow_the_links():
