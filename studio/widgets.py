@@ -270,14 +270,15 @@ def bundle_panel(topo, schedule, prefix: str, name: str, file_stem: str, *, requ
 
 
 # ------------------------------------------------------------------------------------------ stoppable solves
-def runtime_metrics(result, work) -> None:
+def runtime_metrics(result, work, model=None) -> None:
     """The runtime model's figures for the sidebar's workload (``studio.workload``): time against its bound,
     algbw, busbw and the pipelining depth, the same numbers the Schedule page, Compare and the CLI show for this
     schedule and workload. Panels whose synthesizer keeps a clock of its own (TACOS, TE-CCL) show it after these,
-    named as that synthesizer's."""
+    named as that synthesizer's. ``result``: a ``Result`` (or anything with its topology, schedule and cost);
+    ``model``: the schedule's runtime model when the page keeps one."""
     prices = work.runtime
     try:
-        priced = prices.price_result(result)
+        priced = prices.price_result(result, model)
     except ValueError as exc:
         st.error(f"the runtime model cannot time this schedule: {str(exc).splitlines()[0] if str(exc) else exc}")
         return
@@ -288,7 +289,7 @@ def runtime_metrics(result, work) -> None:
                      "the least time any schedule of this collective can take on this fabric in the same prices.")
     c[1].metric("algbw (GB/s)", f"{run.algbw_gbs:.4g}", help="M / time (nccl-tests' algorithm bandwidth).")
     c[2].metric("busbw (GB/s)", f"{run.busbw_gbs:.4g}", help="algbw × the collective's bus factor (nccl-tests).")
-    c[3].metric("Slices P", run.slices, help="The pipelining depth the runtime model chose.")
+    c[3].metric("P (slices)", run.slices, help="The pipelining depth the runtime model chose.")
     st.caption(f"Runtime model for M = {prices.total_bytes:.4g} bytes with {prices.price_label}: the same figures as "
                "Compare and the CLI for this workload.")
 

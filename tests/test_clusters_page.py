@@ -3,6 +3,8 @@ tree drawings, the k scan (which stays on its view), the MSCCL export, and bad i
 import json
 import re
 
+import pytest
+
 from streamlit.testing.v1 import AppTest
 
 from .conftest import ROOT, switch_page
@@ -41,19 +43,35 @@ def test_default_dgx_two_boxes():
     assert sum(at.dataframe[0].value["trees"]) == 13
 
 
-UNIT = re.compile(r"\((GB/s|s/GB|µs|s|bytes|trees per root)\)$")
+UNIT = re.compile(r"\((GB/s|s/GB|µs|s|bytes|trees per root|slices)\)$")
 
 
 def test_every_metric_and_scan_column_has_a_unit():
     """Issue 40: the page's metrics had no units. Every metric label, and every column of the k scan, ends in one."""
     at = open_clusters()
     labels = [m.label for m in at.metric]
-    assert len(labels) == 5 and all(UNIT.search(label) for label in labels), labels
+    assert len(labels) == 9 and all(UNIT.search(label) for label in labels), labels
     assert max(map(len, labels)) <= 19                 # five to a row: longer labels are cut at 1280 pixels
     assert metric(at, "U (s/GB)") == "3/5"
     show(at, "k vs throughput")
     at.button(key="c_scan").click().run()
     assert all(UNIT.search(c) for c in at.dataframe[0].value.columns), list(at.dataframe[0].value.columns)
+
+
+def test_the_forest_is_timed_by_the_runtime_model_for_the_workload():
+    """Issue 40: the page showed only ForestColl's flow-model algbw; the runtime model's time for the sidebar's
+    workload, the one every other page and command shows, comes first."""
+    from solvers.forestcoll import forestcoll
+    from solvers.runtime import Workload
+    from topologies import load
+
+    at = open_clusters()
+    topo = load("dgx_a100(boxes=2)")
+    want = Workload().price(topo, forestcoll(topo).allgather()).run
+    assert float(metric(at, "Runtime (µs)")) == pytest.approx(want.time_us, rel=5e-4)
+    at.number_input(key="w_bytes").set_value(1e8).run()
+    want = Workload(1e8).price(topo, forestcoll(topo).allgather()).run
+    assert float(metric(at, "Runtime (µs)")) == pytest.approx(want.time_us, rel=5e-4)
 
 
 def test_scan_stays_on_its_view():

@@ -3,6 +3,8 @@ of one root, throughput against a fixed k, and the MSCCL export (ForestColl, arX
 with the Schedule page's knobs and result panel (``studio.teccl_view``)."""
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -15,7 +17,7 @@ from solvers.core.verify import verify
 from studio import teccl_view, workload
 from studio.jobs import JobError
 from studio.tables import blank_missing
-from studio.widgets import cache_note, cancel_slot, export_panel
+from studio.widgets import cache_note, cancel_slot, export_panel, runtime_metrics
 from studio.figures import MAX_DRAWN_NODES, choose_layout, topology_figure
 from studio.pages.compose import _from_upload
 from topologies import TopologyError
@@ -82,7 +84,24 @@ def _run(topo, key: str, fixed_k: int | None):
     return forest
 
 
+def _runtime(topo, forest, key: str, fixed_k: int | None) -> None:
+    """The runtime model's figures of the forest's allgather for the sidebar's workload (the ones Compare, the
+    Schedule page and the CLI show); its message graph is kept in the session with the forest."""
+    from solvers.core.cost import cost
+    from solvers.runtime import Model
+
+    models = st.session_state.setdefault("c_models", {})
+    if (key, fixed_k) not in models:
+        while len(models) >= 4:
+            models.pop(next(iter(models)))
+        schedule = forest.allgather()
+        models[(key, fixed_k)] = (Model(topo, schedule), cost(topo, schedule))
+    model, costs = models[(key, fixed_k)]
+    runtime_metrics(SimpleNamespace(topology=topo, schedule=model.schedule, cost=costs), workload.current(), model)
+
+
 def _summary(forest) -> None:
+    st.markdown("**ForestColl's own figures (its flow model)**")
     c = st.columns(5)
     c[0].metric("best algbw (GB/s)", f"{float(forest.optimal_algbw):.2f}",
                 help="The optimal allgather algbw, N·x*: no allgather schedule on this fabric can beat it "
@@ -206,6 +225,8 @@ def render() -> None:
     except (NotApplicable, ValueError) as exc:
         st.error(str(exc).splitlines()[0])
         return
+    st.markdown("**The allgather of these trees in the runtime model**")
+    _runtime(topo, forest, key, fixed_k)
     _summary(forest)
     view = st.segmented_control("View", VIEWS, default=VIEWS[0], required=True, key="c_view", persist_state="page",
                                 label_visibility="collapsed") or VIEWS[0]
