@@ -18,6 +18,7 @@ Every computation is small (sizes capped below) and cached, so the page renders 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from fractions import Fraction
 
 import pandas as pd
@@ -28,7 +29,7 @@ from solvers.core.cost import alpha_beta_us
 from solvers.directconnect.finder import bound, find
 from solvers.genmodel import CPU_TESTBED, classic_cost, cps_cost, ring_cost
 from solvers.directconnect.selection import best_index, step_model_time_us
-from solvers.runtime import Execution, Model
+from solvers.runtime import Execution, Model, Workload
 from solvers.synthesize import synthesize
 from studio import navigation, workload
 from studio.figures import HALF_WIDTH_PX, frontier_figure, gantt_figure, topology_figure
@@ -88,20 +89,20 @@ def schedule_numbers(expr: str, algo: str, collective: str) -> dict:
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
-def schedule_model(expr: str, algo: str, collective: str, alpha_us: float, bandwidth_gbs: float,
-                   slices: int | None = None, max_slices: int = 1024) -> Model:
-    """The runtime model of ``built(expr, algo, collective)`` priced by the sidebar's alpha-beta model; ``slices``
-    fixes the pipelining depth P (None: the fastest P up to ``max_slices``)."""
+def schedule_model(expr: str, algo: str, collective: str, prices: tuple, slices: int | None = None,
+                   max_slices: int = 1024) -> Model:
+    """The runtime model of ``built(expr, algo, collective)`` priced by the sidebar's workload (``prices``: the key
+    of its ``solvers.runtime.Workload``, the prices every page uses); ``slices`` fixes the pipelining depth P
+    (None: the fastest P up to ``max_slices``)."""
     r = built(expr, algo, collective)
-    return Model(r.topology, r.schedule, Execution.alpha_beta(alpha_us, bandwidth_gbs, slices=slices,
-                                                              max_slices=max_slices))
+    execution = replace(Workload(*prices).execution, slices=slices, max_slices=max_slices)
+    return Model(r.topology, r.schedule, execution)
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
-def model_times(expr: str, algo: str, collective: str, alpha_us: float, bandwidth_gbs: float,
-                sizes: tuple[float, ...]) -> list[float]:
+def model_times(expr: str, algo: str, collective: str, prices: tuple, sizes: tuple[float, ...]) -> list[float]:
     """The runtime model's time (µs, best P) of one built schedule at each of ``sizes``."""
-    times, _ = schedule_model(expr, algo, collective, alpha_us, bandwidth_gbs).times(sizes)
+    times, _ = schedule_model(expr, algo, collective, prices).times(sizes)
     return [float(t) for t in times]
 
 
@@ -209,7 +210,7 @@ def step_rings(work: workload.Workload) -> None:
                f"diameter) and 2(N-1)/N = {_fraction(tb_bound)}, that is 2·{moore}·alpha + 2(N-1)/N·M/B, below "
                "the runtime model's time of any allreduce on such a graph. Both schedules were built and checked "
                "step by step by the simulator; their times are the runtime model's (step 6).")
-    price = (work.alpha_us, work.bandwidth_gbs)
+    price = (work.runtime.key,)
     with st.spinner("Running the runtime model …"):
         ring_t = model_times(ring_expr, "ring", "allreduce", *price, tuple(SIZES))
         low_t = model_times(low_expr, "bfb", "allreduce", *price, tuple(SIZES))
@@ -231,8 +232,7 @@ def step_rings(work: workload.Workload) -> None:
     else:
         verdict = "The ring is never slower here: with steps this cheap, less data per link wins at every size."
     st.plotly_chart(size_curves_figure(SIZES, series, marker=work.total_bytes, crossovers=crossovers,
-                                       title=f"Allreduce time against M, runtime model (alpha {work.alpha_us:g} "
-                                             f"µs, B {work.bandwidth_gbs:g} GB/s from the sidebar)"),
+                                       title=f"Allreduce time against M, runtime model ({work.price_label})"),
                     key="l_ring_chart")
     st.info(verdict + " Change alpha or B in the sidebar to move the crossover.", icon=":material/lightbulb:")
     c1, c2 = st.columns(2)
@@ -477,8 +477,8 @@ def step_runtime_model(work: workload.Workload) -> None:
     try:
         with st.spinner("Running the runtime model …"):
             r = built(expr, algo, coll)
-            model = schedule_model(expr, algo, coll, work.alpha_us, work.bandwidth_gbs,
-                                   None if p == "best" else int(p), GANTT_MAX_SLICES)
+            model = schedule_model(expr, algo, coll, work.runtime.key, None if p == "best" else int(p),
+                                   GANTT_MAX_SLICES)
             run = model.run(work.total_bytes, record=True)
     except ValueError as exc:
         text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
@@ -495,8 +495,7 @@ def step_runtime_model(work: workload.Workload) -> None:
                    help="busy time / completion time")
     st.plotly_chart(gantt_figure(r.topology, run.timeline, colour), key="l_gantt_chart")
     st.caption(f"One bar per send: {run.messages} sends per slice × P = {run.slices} = {len(run.timeline)}, for the "
-               f"sidebar's M = {work.total_bytes:.4g} bytes (alpha {work.alpha_us:g} µs, B {work.bandwidth_gbs:g} "
-               "GB/s). A gap on a link is the link waiting for data; slices that overlap are pipelining at work.")
+               f"sidebar's M = {work.total_bytes:.4g} bytes ({work.price_label}). A gap on a link is the link waiting for data; slices that overlap are pipelining at work.")
     _open_schedule(st, f"Schedule {algo} {coll} on {expr}", "l_gantt_open", expr, algo, coll)
 
 
