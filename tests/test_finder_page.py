@@ -22,8 +22,15 @@ def open_finder():
     return switch_page(at, FINDER).run()
 
 
-def test_default_frontier_is_table4_with_the_recommendation():
+def open_1024():
+    """The Finder at N = 1024, found on its button (the page opens on N = 64)."""
     at = open_finder()
+    at.number_input(key="f_n").set_value(1024).run()
+    return at.button(key="f_find").click().run()
+
+
+def test_frontier_at_1024_is_table4_with_the_recommendation():
+    at = open_1024()
     assert not at.exception
     df = at.dataframe[0].value
     assert list(df["steps"]) == [5, 6, 8, 11, 20]
@@ -40,7 +47,7 @@ def test_default_frontier_is_table4_with_the_recommendation():
 
 
 def test_large_messages_move_the_recommendation_to_the_bandwidth_end():
-    at = open_finder()
+    at = open_1024()
     at.number_input(key="w_bytes").set_value(1e10).run()
     df = at.dataframe[0].value
     assert list(df[""]).index("★") == len(df) - 1

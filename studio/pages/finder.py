@@ -15,10 +15,14 @@ from solvers.directconnect.pricing import (RUNTIME_MAX_NODES, RUNTIME_MODEL, STE
 from solvers.directconnect.selection import COLLECTIVES, SizeMix, alltoall_time_us, best_index, step_model_mix_us
 from studio import navigation, workload
 from studio.figures import frontier_figure, sweep_figure
+from studio.messages import for_page
 from studio.widgets import safe_stem
 from topologies.model import TopologyError
 
 MAX_ALLTOALL_NODES = 256
+DEFAULT_N = 64
+SEARCH_AT_ONCE = 256           # a frontier up to this many nodes is found as soon as N is set; larger ones on request
+DASH = "–"                     # a table cell without a value (st.dataframe would print None)
 MAX_SWEEP_POINTS = 400
 MAX_LP_NODES = 64
 
@@ -113,7 +117,9 @@ def _open_buttons(row: dict) -> None:
         st.session_state.update(expr=row["expr"], design_expr=row["expr"])
         st.switch_page(navigation.COMPOSE, query_params={"expr": row["expr"]})
     algo = row.get("algo") or "expansion"        # the synthesizer whose schedule the runtime model timed
-    if c2.button(f"Schedule it ({algo} allreduce)", key="f_open_schedule", icon=":material/schedule:"):
+    if c2.button(f"Schedule it ({algo} allreduce)", key="f_open_schedule", icon=":material/schedule:",
+                 help="Opens the Schedule page, which builds and verifies this schedule behind a progress bar, "
+                      "then times it (about a minute at 1024 nodes)."):
         st.session_state.update(design_expr=row["expr"], algo=algo, coll="allreduce")
         st.switch_page(navigation.SCHEDULE, query_params={"expr": row["expr"], "algo": algo, "coll": "allreduce"})
     if row["nodes"] <= MAX_LP_NODES:
@@ -127,7 +133,7 @@ def _open_buttons(row: dict) -> None:
 
 def _frontier_view(work) -> None:
     c1, c2, c3, c4 = st.columns([1, 1, 2, 3])
-    n = int(c1.number_input("N, nodes", min_value=2, max_value=4096, value=1024, step=1, key="f_n"))
+    n = int(c1.number_input("N, nodes", min_value=2, max_value=4096, value=DEFAULT_N, step=1, key="f_n"))
     d = int(c2.number_input("d, degree", min_value=1, max_value=64, value=4, step=1, key="f_d"))
     kind = c3.radio("Topologies", ["directed", "bidirectional"], horizontal=True, key="f_kind",
                     help="Bidirectional: every link has its reverse (A.6 turns a reverse-symmetric directed design "
@@ -143,12 +149,17 @@ def _frontier_view(work) -> None:
         except ValueError as exc:
             st.error(str(exc))
             return
-    try:
-        with st.spinner(f"Searching expansions for N = {n}, d = {d} …"):
-            rows = _frontier(n, d, kind == "bidirectional", exclude)
-    except (NotApplicable, TopologyError) as exc:
-        st.error(str(exc))
+    if not _search_requested((n, d, kind, exclude)):
         return
+    bar = st.progress(0.0, text=f"Searching the expansion chains for N = {n}, d = {d} ({kind})"
+                                + (", measuring BFB on each design …" if n <= SEARCH_AT_ONCE else " …"))
+    try:
+        rows = _frontier(n, d, kind == "bidirectional", exclude)
+    except (NotApplicable, TopologyError) as exc:
+        st.error(for_page(exc))
+        return
+    finally:
+        bar.empty()
     if not rows:
         st.warning(f"No {kind} design with {n} nodes of degree {d} is reachable from the base database "
                    "(try the other kind or a different degree).")
@@ -156,7 +167,7 @@ def _frontier_view(work) -> None:
     try:
         _price_rows(rows, collective, mix, work)
     except (NotApplicable, TopologyError) as exc:
-        st.error(str(exc))
+        st.error(for_page(exc))
         return
     best = best_index([r["time"] for r in rows])
     model = rows[best]["model"]
@@ -178,7 +189,7 @@ def _frontier_view(work) -> None:
         "all-to-all µs": (round(alltoall_time_us(a2a[r["expr"]], n, d, work.total_bytes, work.bandwidth_gbs), 2)
                           if r["expr"] in a2a else None),
         "MCF f": a2a.get(r["expr"]), "how": r["code"], "expression": r["expr"]} for i, r in enumerate(rows)])
-    st.dataframe(table, key="frontier_table", hide_index=True)
+    st.dataframe(_no_none(table), key="frontier_table", hide_index=True)
     if runtime_column:
         priced = (f"{collective} µs is the runtime model of each design's best verified schedule (the "
                   "expansion's or BFB's, column schedule; the Learn page describes the model), "
@@ -201,17 +212,47 @@ def _frontier_view(work) -> None:
                 try:
                     a2a[r["expr"]] = _mcf(r["expr"])[0]
                 except (NotApplicable, TopologyError) as exc:
-                    st.error(f"{r['name']}: {exc}")
+                    st.error(f"{r['name']}: {for_page(exc)}")
                     break
                 bar.progress((i + 1) / len(missing), text=f"solved {r['name']}")
             st.rerun()
     elif missing:
         st.caption(f"All-to-all times are offered up to {MAX_ALLTOALL_NODES} nodes here; N = 1024 takes minutes "
                    "(use the CLI command alltoall).")
-    choice = st.selectbox("Open a design", range(len(rows)), index=best, key="f_pick",
-                          format_func=lambda i: f"{rows[i]['name']} ({rows[i]['steps']} steps, "
-                                                f"tb {rows[i]['tb_factor']:.4f})")
+    # keyed by the frontier, so that a new frontier starts a new selector (on its recommendation): one kept
+    # across frontiers held its old index and the browser its old label, which then named another design
+    frontier_key = f"f_pick:{n}:{d}:{kind}:{','.join(exclude)}"
+    choice = st.selectbox("Open a design", range(len(rows)), index=best, key=frontier_key,
+                          format_func=lambda i: _design_label(rows[i]))
     _open_buttons(rows[choice])
+
+
+def _design_label(row: dict) -> str:
+    return f"{row['name']} ({row['steps']} steps, tb {row['tb_factor']:.4f})"
+
+
+def _search_requested(target: tuple) -> bool:
+    """Whether to find the frontier for ``target`` (N, d, kind, left out) now: at once up to ``SEARCH_AT_ONCE``
+    nodes, above once the Find designs button was pressed for it (remembered while the target stays)."""
+    n = target[0]
+    if n <= SEARCH_AT_ONCE or st.session_state.get("f_asked") == target:
+        return True
+    if st.button(f"Find designs for N = {n}", key="f_find", type="primary", icon=":material/travel_explore:"):
+        st.session_state["f_asked"] = target
+        return True
+    st.info(f"Frontiers above {SEARCH_AT_ONCE} nodes are found on request: press Find designs for N = {n}.",
+            icon=":material/info:")
+    return False
+
+
+def _no_none(table: pd.DataFrame) -> pd.DataFrame:
+    """The table with a dash where a cell has no value (an all-to-all time not computed yet, a diameter not
+    measured), where st.dataframe would print None; columns without gaps keep their values as they are."""
+    for col in table.columns:
+        missing = table[col].isna()
+        if missing.any():
+            table[col] = [DASH if gap else str(value) for gap, value in zip(missing, table[col])]
+    return table
 
 
 def _sweep_view(work) -> None:

@@ -10,7 +10,7 @@ from .helpers import metric, settle
 def test_home_page(page: Page, app_url, shot):
     page.goto(app_url)
     expect(page.get_by_role("heading", name="Topology Studio")).to_be_visible(timeout=30000)
-    link = page.get_by_role("link", name="Compose a topology")
+    link = page.get_by_test_id("stMain").get_by_role("link", name="Compose", exact=True)
     expect(link).to_be_visible()
     settle(page)
     shot(page, "home")
@@ -75,6 +75,12 @@ def test_schedule_page(page: Page, app_url, shot):
 
 def test_finder_page(page: Page, app_url, shot):
     page.goto(app_url + "/finder")
+    expect(page.get_by_text("Recommended for allreduce")).to_be_visible(timeout=60000)     # N = 64 at once
+    settle(page)
+    box = page.get_by_label("N, nodes")
+    box.fill("1024")
+    box.press("Enter")
+    page.get_by_role("button", name="Find designs for N = 1024").click(timeout=30000)
     expect(page.get_by_text("Recommended for allreduce")).to_contain_text("L^3(C(16,{3,4}))", timeout=60000)
     page.locator(".js-plotly-plot").first.wait_for(timeout=30000)
     settle(page)
