@@ -5,6 +5,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from solvers.directconnect.finder import find
+from studio.tables import DASH
 
 from .conftest import ROOT, switch_page
 
@@ -91,7 +92,7 @@ def test_the_table_has_no_none_cells():
     df = at.dataframe[0].value
     assert not df.isna().any().any(), df.columns[df.isna().any()].tolist()
     assert not (df.astype(str) == "None").any().any()
-    assert set(df["all-to-all µs"]) == {"–"}               # not computed yet: a dash, not None
+    assert set(df["all-to-all µs"]) == {DASH}              # not computed yet: a dash, not None
     at = set_n(at, 32)
     at.button(key="f_a2a_go").click().run()
     df = at.dataframe[0].value

@@ -16,13 +16,13 @@ from solvers.directconnect.selection import COLLECTIVES, SizeMix, alltoall_time_
 from studio import navigation, workload
 from studio.figures import frontier_figure, sweep_figure
 from studio.messages import for_page
+from studio.tables import blank_missing
 from studio.widgets import safe_stem
 from topologies.model import TopologyError
 
 MAX_ALLTOALL_NODES = 256
 DEFAULT_N = 64
 SEARCH_AT_ONCE = 256           # a frontier up to this many nodes is found as soon as N is set; larger ones on request
-DASH = "–"                     # a table cell without a value (st.dataframe would print None)
 MAX_SWEEP_POINTS = 400
 MAX_LP_NODES = 64
 
@@ -189,7 +189,7 @@ def _frontier_view(work) -> None:
         "all-to-all µs": (round(alltoall_time_us(a2a[r["expr"]], n, d, work.total_bytes, work.bandwidth_gbs), 2)
                           if r["expr"] in a2a else None),
         "MCF f": a2a.get(r["expr"]), "how": r["code"], "expression": r["expr"]} for i, r in enumerate(rows)])
-    st.dataframe(_no_none(table), key="frontier_table", hide_index=True)
+    st.dataframe(blank_missing(table), key="frontier_table", hide_index=True)
     if runtime_column:
         priced = (f"{collective} µs is the runtime model of each design's best verified schedule (the "
                   "expansion's or BFB's, column schedule; the Learn page describes the model), "
@@ -243,16 +243,6 @@ def _search_requested(target: tuple) -> bool:
     st.info(f"Frontiers above {SEARCH_AT_ONCE} nodes are found on request: press Find designs for N = {n}.",
             icon=":material/info:")
     return False
-
-
-def _no_none(table: pd.DataFrame) -> pd.DataFrame:
-    """The table with a dash where a cell has no value (an all-to-all time not computed yet, a diameter not
-    measured), where st.dataframe would print None; columns without gaps keep their values as they are."""
-    for col in table.columns:
-        missing = table[col].isna()
-        if missing.any():
-            table[col] = [DASH if gap else str(value) for gap, value in zip(missing, table[col])]
-    return table
 
 
 def _sweep_view(work) -> None:
