@@ -315,6 +315,7 @@ def synthesize_with_bar(label: str, topo, algo: str, collective: str, options: d
     from studio import jobs
 
     def solve(topo, synth, collective, _progress, total_bytes, options):
+        looking.empty()
         bar = st.progress(0.0, text=f"{label} …")
         state = {"f": 0.0, "text": label}
 
@@ -332,8 +333,13 @@ def synthesize_with_bar(label: str, topo, algo: str, collective: str, options: d
 
     # the class, not its name: one registered in this process only (a plugin, a test's) is imported by the child
     synth = ALGORITHMS.get(algo, algo)
-    result, hit = cached_synthesize(topo, synth, collective, cache=ResultsCache.default(), total_bytes=total_bytes,
-                                    options=options, solve=solve)
+    looking = st.empty()        # a stored schedule is verified again before it is shown: seconds on large designs
+    looking.progress(0.0, text=f"{label}: looking in the results cache; a stored schedule is verified again …")
+    try:
+        result, hit = cached_synthesize(topo, synth, collective, cache=ResultsCache.default(),
+                                        total_bytes=total_bytes, options=options, solve=solve)
+    finally:
+        looking.empty()
     return Solved(result, hit.saved_at if hit else time.time(), hit is not None)
 
 

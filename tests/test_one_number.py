@@ -150,3 +150,12 @@ def test_find_json_rows_equal_schedule_json():
     for row in rows:
         got = cli("schedule", row["expr"], "--algo", row["runtime_algo"], "--collective", COLL, "--json")
         assert got["time_us"] == pytest.approx(row["runtime_us"], rel=REL), row["expr"]
+    # the Finder page's table: the same designs, the same synthesizer, the same time (shown to 0.01 us)
+    at = _app().run()
+    at = switch_page(at, "finder").run()
+    at.number_input(key="f_n").set_value(16).run()
+    at.number_input(key="f_d").set_value(2).run()
+    assert not at.exception
+    table = next(d.value for d in at.dataframe if "expression" in d.value.columns)
+    page = {r["expression"]: (r[f"{COLL} µs"], r["schedule"]) for _, r in table.iterrows()}
+    assert page == {r["expr"]: (pytest.approx(r["runtime_us"], abs=0.006), r["runtime_algo"]) for r in rows}

@@ -65,3 +65,10 @@ def test_byte_ranges_read_rounded(m, text):
     from studio.pages.compare import bytes_text
 
     assert bytes_text(m) == text
+
+
+def test_web_errors_speak_of_the_page_not_of_cli_flags():
+    at = _schedule(expr="ring(5000)", algo="ring")
+    assert not at.exception and len(at.error) == 1
+    text = at.error[0].value
+    assert "too large for this page" in text and "--max-nodes" not in text and "STUDIO_MAX_NODES" not in text

@@ -20,6 +20,7 @@ from studio.tables import blank_missing
 from studio.widgets import cache_note, cancel_slot, export_panel, runtime_metrics
 from studio.figures import MAX_DRAWN_NODES, choose_layout, topology_figure
 from studio.pages.compose import _from_upload
+from studio.messages import for_page
 from topologies import TopologyError
 from topologies.files import load
 
@@ -61,7 +62,7 @@ def _source() -> tuple[object, str] | None:
             return topo, f"upload:{digest}"
         topo = load(expr)
     except (TopologyError, ValueError) as exc:
-        st.error(str(exc).splitlines()[0])
+        st.error(for_page(exc))
         return None
     return topo, expr
 
@@ -186,7 +187,7 @@ def _teccl(topo, key: str) -> None:
         solved = teccl_view.cached_solve(key, coll, options, work.total_bytes, lambda: topo)
     except (NotApplicable, ScheduleError, ValueError, JobError) as exc:
         slot.empty()
-        st.error(f"TE-CCL: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+        st.error(f"TE-CCL: {for_page(exc)}")
         return
     slot.empty()
     cache_note(solved, "ct")

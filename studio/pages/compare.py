@@ -16,6 +16,7 @@ from studio import sweep_view, workload
 from studio.compare_figures import runtime_figure
 from studio.figures import render_images
 from studio.uploads import read_topology
+from studio.messages import for_page
 from topologies import TopologyError, load
 from topologies.catalogue import BASES
 
@@ -68,7 +69,7 @@ def _designs(exprs: list[str], uploads) -> list[tuple[str, object]]:
         try:
             topo, key = _from_upload(upload)
         except TopologyError as exc:
-            st.error(str(exc))
+            st.error(for_page(exc))
             continue
         if key not in seen:
             seen.add(key)

@@ -13,6 +13,7 @@ from solvers.directconnect.finder import EXPANSION_FAMILIES, SEED_FAMILIES, Find
 from solvers.directconnect.pricing import (RUNTIME_MAX_NODES, RUNTIME_MODEL, STEP_MODEL, DesignModel, design_model,
                                            price, runtime_priced)
 from solvers.directconnect.selection import COLLECTIVES, SizeMix, alltoall_time_us, best_index, step_model_mix_us
+from solvers.runtime import Workload
 from studio import navigation, workload
 from studio.figures import frontier_figure, sweep_figure
 from studio.messages import for_page
@@ -46,9 +47,10 @@ def _design_model(expr: str, collective: str, algo: str) -> DesignModel:
 
 
 @st.cache_data(show_spinner=False, max_entries=1024)
-def _price(row: dict, collective: str, mix: SizeMix, alpha_us: float, bandwidth_gbs: float) -> dict:
-    """One frontier row's price (``pricing.price``), cached by design, collective and workload."""
-    p = price(row, collective, mix, alpha_us, bandwidth_gbs, _design_model)
+def _price(row: dict, collective: str, mix: SizeMix, prices: tuple) -> dict:
+    """One frontier row's price (``pricing.price``), cached by design, collective and workload (``prices``: the
+    key of the sidebar's ``solvers.runtime.Workload``, whose prices every page uses)."""
+    p = price(row, collective, mix, model_of=_design_model, work=Workload(*prices))
     return {"time": p.time_us, "model": p.model, "step": p.step_model_us, "runtime": p.runtime_us, "algo": p.algo}
 
 
@@ -61,7 +63,7 @@ def _price_rows(rows: list[dict], collective: str, mix: SizeMix, work) -> None:
         if bar is not None:
             bar.progress(i / len(rows), text=f"runtime model: building and timing {r['name']} ({i + 1} of {len(rows)})")
         key = {k: r[k] for k in ("expr", "nodes", "steps", "tb_factor")}
-        r.update(_price(key, collective, mix, work.alpha_us, work.bandwidth_gbs))
+        r.update(_price(key, collective, mix, work.runtime.key))
     if bar is not None:
         bar.empty()
 
@@ -175,8 +177,7 @@ def _frontier_view(work) -> None:
     bound_time = step_model_mix_us(b_steps, b_tb, work.alpha_us, mix, work.bandwidth_gbs, collective)
     st.plotly_chart(frontier_figure(rows, (b_steps, b_tb), best,
                                     title=f"Pareto frontier, N = {n}, d = {d} ({kind})"), key="frontier_chart")
-    st.success(f"Recommended for {collective} ({mix_text}, alpha {work.alpha_us:g} µs, B {work.bandwidth_gbs:g} "
-               f"GB/s), priced by the {model}: **{rows[best]['name']}**, {rows[best]['time']:.1f} µs "
+    st.success(f"Recommended for {collective} ({mix_text}, {work.price_label}), priced by the {model}: **{rows[best]['name']}**, {rows[best]['time']:.1f} µs "
                f"({rows[best]['time'] / bound_time:.3f}× the bound).", icon=":material/star:")
     a2a = st.session_state.setdefault("f_a2a", {})
     runtime_column = model == RUNTIME_MODEL

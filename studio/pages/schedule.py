@@ -26,6 +26,7 @@ from studio.widgets import (Solved, cache_note, cancel_slot, export_panel, optio
                             synthesize_with_bar)
 from studio.figures import (MAX_DRAWN_NODES, choose_layout, load_heatmap, render_images, runtime_curve,
                             topology_figure, utilisation_heatmap)
+from studio.messages import for_page
 from topologies import TopologyError, load
 from topologies.expression import DEFAULT_MAX_NODES
 
@@ -235,7 +236,7 @@ def render() -> None:
         solved = _solved(expr, algo, coll, options, sized)
     except (TopologyError, NotApplicable, ScheduleError, ValueError, JobError) as exc:
         slot.empty()
-        st.error(f"{algo} cannot schedule {expr}: {exc}")
+        st.error(f"{algo} cannot schedule {expr}: {for_page(exc)}")
         return
     slot.empty()
     result = solved.result
@@ -244,9 +245,11 @@ def render() -> None:
     if result.verification.ok:
         st.success(f"Verified by the simulator: a correct {coll.replace('_', '-')} on {topo.name or expr}.",
                    icon=":material/verified:")
+    bar = st.progress(0.0, text="Counting every link's load in every step …")
     loads = _loads(expr, algo, coll, options, sized)
     heat = load_heatmap(topo, loads)
     if schedule.count > MAX_MODEL_TRANSFERS:
+        bar.empty()
         _metrics(result, work, None)
         st.info(f"{schedule.count} transfers: too many for the runtime model here (limit {MAX_MODEL_TRANSFERS}); "
                 "the step model above is the only time shown.")
@@ -254,13 +257,18 @@ def render() -> None:
         figures = {"heatmap": heat}
     else:
         try:
-            with st.spinner("Running the runtime model …"):
-                prices = work.runtime
-                model = _priced(expr, algo, coll, options, sized, prices.key)
-                priced = prices.price_result(result, model)
-                run = priced.run
-                times, slices, bounds = _curve(expr, algo, coll, options, sized, prices.key)
+            prices = work.runtime
+            bar.progress(0.3, text=f"Runtime model: the schedule's messages and their dependencies "
+                                   f"({schedule.count:,} transfers) …")
+            model = _priced(expr, algo, coll, options, sized, prices.key)
+            bar.progress(0.6, text=f"Runtime model: timing M = {work.total_bytes:.4g} bytes …")
+            priced = prices.price_result(result, model)
+            run = priced.run
+            bar.progress(0.8, text=f"Runtime model: timing {len(SIZES)} sizes for the curve …")
+            times, slices, bounds = _curve(expr, algo, coll, options, sized, prices.key)
+            bar.empty()
         except ValueError as exc:
+            bar.empty()
             st.error(f"the runtime model cannot time this schedule: "
                      f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
             return
@@ -322,7 +330,7 @@ def _render_teccl(expr: str, coll: str, work) -> None:
         solved = teccl_view.cached_solve(expr, coll, options, work.total_bytes, lambda: load(expr))
     except (TopologyError, NotApplicable, ScheduleError, ValueError, JobError) as exc:
         slot.empty()
-        st.error(f"teccl cannot schedule {expr}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+        st.error(f"teccl cannot schedule {expr}: {for_page(exc)}")
         return
     slot.empty()
     cache_note(solved, "t")
@@ -345,7 +353,7 @@ def _render_tacos(expr: str, coll: str, work) -> None:
         solved = tacos_view.cached_solve(expr, coll, options, work.total_bytes, lambda: load(expr))
     except (TopologyError, NotApplicable, ScheduleError, ValueError, JobError) as exc:
         slot.empty()
-        st.error(f"tacos cannot schedule {expr}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+        st.error(f"tacos cannot schedule {expr}: {for_page(exc)}")
         return
     slot.empty()
     cache_note(solved, "c")
