@@ -5,10 +5,12 @@ driven by Debian's Chromium through Playwright.
     python -m bench.pages --repeat 3 --out pages.md
     python -m bench.pages --profile             # what a warm rerun of each page spends its time on (AppTest)
 
-Three passes, every page in a new browser context each time:
+Three passes, every opening a new tab and a new session of the app:
 
-- cold: one fresh server process (and an empty results cache folder), every page opened once, in menu order;
-- warm: every page opened again on the same server (``--repeat K``: the median of K openings);
+- cold: one fresh server process (and an empty results cache folder), every page opened once, in menu order, each
+  in a new browser context (an empty HTTP cache: Streamlit's front end downloaded and compiled every time);
+- warm: every page opened again on the same server (``--repeat K``: the median of K openings), in one browser
+  context whose HTTP cache holds the front end from a first opening, as a returning user's browser does;
 - edit: the page opened and settled, then one typical change made (Compose: another small design; Schedule:
   another collective; a representative widget elsewhere), timed from the change (once Playwright has delivered
   the key press or click; the time Playwright took to deliver it is logged), the median of K, a different
@@ -260,9 +262,13 @@ def measure(url: str, pages: list[str], repeat: int, timeout_s: float, log=print
                 finally:
                     context.close()
                 log(f"cold {row.page}: {fmt(row.cold.first, timeout_s)} / {fmt(row.cold.settled, timeout_s)}")
+            # warm: a returning user's browser, its HTTP cache holding Streamlit's front end from the first
+            # opening; every opening is still a new tab and a new session of the app
+            shared = fresh_context()
+            primer, _, _ = open_page(shared, page_url(url, "home"), timeout_s)
             for k in range(repeat):
                 for row in rows:
-                    context = fresh_context()
+                    context = shared
                     try:
                         timing, page, watch = open_page(context, page_url(url, row.page), timeout_s)
                         row.warm.append(timing)
@@ -275,7 +281,8 @@ def measure(url: str, pages: list[str], repeat: int, timeout_s: float, log=print
                                 + (f"(input took {edit.input_s:.2f} s)" if edit.input_s is not None else "")
                                 + (f" ({edit.error})" if edit.error else ""))
                     finally:
-                        context.close()
+                        page.close()
+            shared.close()
         finally:
             browser.close()
     return rows
