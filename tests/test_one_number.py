@@ -118,6 +118,11 @@ def test_tacos_on_gkautz_shows_one_time_everywhere(compared):
     at = switch_page(at, "schedule").run()
     assert not at.exception
     assert _page_time(at) == pytest.approx(want, rel=5e-4)
+    # one bound too: it read 230 us beside BFB and 1000 us (TACOS's ingress bound) beside TACOS
+    bound = cli("compare", "gkautz(2,16)", "--collective", COLL, "--algos", "bfb", "--json")["rows"][0]
+    assert bound["algo"] == "lower bound" and bound["time_us"] == pytest.approx(230.0)
+    runtime = next(m for m in at.metric if m.label == "Runtime (µs)")
+    assert runtime.delta == f"bound {bound['time_us']:.4g}"
     labels = [m.label for m in at.metric]
     assert "TACOS's own clock (µs)" in labels and "Collective time (µs)" not in labels
     cli_doc = cli("schedule", "gkautz(2,16)", "--algo", "tacos", "--collective", COLL, "--json")
