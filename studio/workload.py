@@ -51,29 +51,25 @@ class Workload:
 
 
 def _price_file(where) -> None:
-    """The calibrated price file's uploader: a file read sets alpha, B and the source it names; a bad one is
-    named in one line and the prices stay as they were."""
+    """The calibrated price file's uploader: a file read keeps its alpha, B and source (``w_cal``) for
+    ``current``; a bad one is named in one line and the prices stay as they were."""
     upload = where.file_uploader("Price file (JSON)", type=["json"], key="w_price_file",
                                  help="{\"alpha_us\": 2.5, \"bandwidth_gbs\": 180, \"source\": \"where measured\"}: "
                                       "uniform prices measured on a real machine")
-    if upload is None:
-        if not st.session_state.get("w_source"):
-            where.info("Upload a price file; until then the alpha and B above are used.")
-        return
-    from studio.uploads import read_at_most
+    if upload is not None:
+        from studio.uploads import read_at_most
 
-    marker = (upload.name, upload.size)
-    if st.session_state.get("w_price_marker") == marker:
-        return
-    try:
-        data = read_at_most(upload, MAX_PRICE_FILE_BYTES)
-        read = read_price_file(data)
-    except WorkloadError as exc:
-        where.error(f"{upload.name}: {exc}")
-        return
-    st.session_state.update(w_price_marker=marker, w_alpha=read.alpha_us, w_bandwidth=read.bandwidth_gbs,
-                            w_source=read.source or upload.name)
-    st.rerun()
+        try:
+            read = read_price_file(read_at_most(upload, MAX_PRICE_FILE_BYTES))
+        except WorkloadError as exc:
+            where.error(f"{upload.name}: {exc}")
+        else:
+            st.session_state["w_cal"] = (read.alpha_us, read.bandwidth_gbs, read.source or upload.name)
+    cal = st.session_state.get("w_cal")
+    if cal is None:
+        where.info("Upload a price file; until then the alpha and B above are used.")
+    else:
+        where.caption(f"From {cal[2]}: alpha {cal[0]:g} µs, B {cal[1]:g} GB/s per node.")
 
 
 def sidebar() -> Workload:
@@ -82,24 +78,24 @@ def sidebar() -> Workload:
         st.session_state.setdefault(key, value)
     with st.sidebar:
         st.markdown("**Workload**")
-        size = st.number_input("M, vector size (bytes)", min_value=1.0, max_value=MAX_BYTES, step=1e6,
-                               key="w_bytes", format="%.4g",
-                               help=f"The whole vector of a collective; each of N nodes owns M/N. Default "
-                                    f"{DEFAULT.total_bytes:g}, as the CLI's --bytes.")
+        st.number_input("M, vector size (bytes)", min_value=1.0, max_value=MAX_BYTES, step=1e6, key="w_bytes",
+                        format="%.4g", help=f"The whole vector of a collective; each of N nodes owns M/N. Default "
+                                            f"{DEFAULT.total_bytes:g}, as the CLI's --bytes.")
         prices = st.radio("Link prices", list(PRICE_CHOICES), key="w_prices", format_func=PRICE_CHOICES.get,
                           help="How every time on every page is priced (the CLI's --prices): uniform alpha per send "
                                "and links scaled so a node's egress is B (default), each link's own alpha and "
                                "bandwidth as the fabric declares them, or alpha and B measured on a real machine.")
         calibrated = prices == "calibrated"
-        alpha = st.number_input("alpha, latency per send (µs)", min_value=0.0, max_value=MAX_ALPHA_US, step=1.0,
-                                key="w_alpha", disabled=calibrated,
-                                help=f"Latency of every send a GPU makes (default {DEFAULT.alpha_us:g}, as --alpha); "
-                                     "the step model charges it once per step: T_L = steps × alpha.")
-        bw = st.number_input("B, node bandwidth (GB/s)", min_value=MIN_BANDWIDTH_GBS, max_value=MAX_BANDWIDTH_GBS,
-                             step=1.0, key="w_bandwidth", disabled=calibrated,
-                             help=f"A node's total egress bandwidth, links scaled to it (default "
-                                  f"{DEFAULT.bandwidth_gbs:g}, as --bandwidth); the step model's "
-                                  "T_B = tb_factor × M / B. 100 Gb/s = 12.5 GB/s.")
+        from_file = calibrated and "w_cal" in st.session_state      # the file's alpha and B rule
+        st.number_input("alpha, latency per send (µs)", min_value=0.0, max_value=MAX_ALPHA_US, step=1.0,
+                        key="w_alpha", disabled=from_file,
+                        help=f"Latency of every send a GPU makes (default {DEFAULT.alpha_us:g}, as --alpha); "
+                             "the step model charges it once per step: T_L = steps × alpha.")
+        st.number_input("B, node bandwidth (GB/s)", min_value=MIN_BANDWIDTH_GBS, max_value=MAX_BANDWIDTH_GBS,
+                        step=1.0, key="w_bandwidth", disabled=from_file,
+                        help=f"A node's total egress bandwidth, links scaled to it (default "
+                             f"{DEFAULT.bandwidth_gbs:g}, as --bandwidth); the step model's "
+                             "T_B = tb_factor × M / B. 100 Gb/s = 12.5 GB/s.")
         if calibrated:
             _price_file(st)
         if prices == "links":
@@ -109,12 +105,11 @@ def sidebar() -> Workload:
                               "(steps × alpha + tb_factor × M/B) is shown beside them; GenModel adds, per step, "
                               "the incast (fan-in above w_t), reduction (gamma) and memory (delta) terms of the "
                               "GenModel paper (Eq. 11), with the preset's parameters.")
-        preset = st.session_state["w_genmodel"]
         if model == "GenModel":
             from solvers.genmodel import PRESETS
 
-            preset = st.selectbox("GenModel parameters", sorted(PRESETS), key="w_genmodel",
-                                  help="gamma, delta, epsilon and w_t from the paper's Table 5 tiers")
+            st.selectbox("GenModel parameters", sorted(PRESETS), key="w_genmodel",
+                         help="gamma, delta, epsilon and w_t from the paper's Table 5 tiers")
         work = current()
         st.caption(f"Prices: {work.price_label}.")
         st.divider()
@@ -122,10 +117,17 @@ def sidebar() -> Workload:
 
 
 def current() -> Workload:
-    """The workload as the sidebar last set it (defaults before the sidebar ran)."""
+    """The workload as the sidebar last set it (defaults before the sidebar ran). Calibrated prices come from the
+    price file read (``w_cal``), or, before one is read, from alpha and B as set."""
     get = st.session_state.get
     prices = get("w_prices", DEFAULTS["w_prices"])
-    return Workload(float(get("w_alpha", DEFAULTS["w_alpha"])), float(get("w_bytes", DEFAULTS["w_bytes"])),
-                    float(get("w_bandwidth", DEFAULTS["w_bandwidth"])), get("w_cost", DEFAULTS["w_cost"]),
-                    get("w_genmodel", DEFAULTS["w_genmodel"]), prices,
-                    get("w_source", "") if prices == "calibrated" else "")
+    alpha, bw = float(get("w_alpha", DEFAULTS["w_alpha"])), float(get("w_bandwidth", DEFAULTS["w_bandwidth"]))
+    source = ""
+    if prices == "calibrated":
+        cal = get("w_cal")
+        if cal is None:
+            prices = "uniform"
+        else:
+            alpha, bw, source = cal
+    return Workload(alpha, float(get("w_bytes", DEFAULTS["w_bytes"])), bw, get("w_cost", DEFAULTS["w_cost"]),
+                    get("w_genmodel", DEFAULTS["w_genmodel"]), prices, source)
