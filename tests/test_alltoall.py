@@ -51,7 +51,7 @@ def test_pyomo_model_agrees_and_writes_lp():
 
 
 def test_cli_alltoall(capsys):
-    assert main(["alltoall", "line(bipartite(4))", "--json"]) == 0
+    assert main(["alltoall", "line(bipartite(4))", "--bytes", str(2 ** 20), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["mcf_rate"] == pytest.approx(0.057143, abs=1e-5)
     assert out["alltoall_time_us"] == pytest.approx(2 ** 20 / 12.5e3 * 4 / (32 * out["mcf_rate"]))

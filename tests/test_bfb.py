@@ -239,7 +239,7 @@ def test_cli_bfb_with_bytes_uses_lp14_on_links_with_alpha(tmp_path, capsys):
 
     path = tmp_path / "hetero.json"
     write_topology(hetero(), path)
-    assert main(["schedule", str(path), "--algo", "bfb", "--bytes", "4e6", "--json"]) == 0
+    assert main(["schedule", str(path), "--algo", "bfb", "--bytes", "4e6", "--prices", "links", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     expected = bfb_timed(hetero(), 4e6).notes["time_us"]
     assert out["verified"] and abs(out["step_model_us"] - float(expected)) < 1e-9

@@ -33,7 +33,7 @@ def test_forestcoll_fixed_k_and_scan(capsys):
 
 def test_schedule_forestcoll_allreduce(capsys):
     rc, out, err = run(capsys, "schedule", "cluster(2,4,10,1)", "--algo", "forestcoll", "--collective", "allreduce",
-                       "--json", "--bytes", "8e6")
+                       "--json", "--bytes", "8e6", "--prices", "links")
     assert rc == 0, err
     data = json.loads(out)
     assert data["verified"] is True and data["flow_algbw_GBps"] == 4.0  # half the allgather's 8 GB/s

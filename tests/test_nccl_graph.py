@@ -304,6 +304,7 @@ def test_clusters_page_downloads_the_dgx_graph_file():
     from .conftest import ROOT, switch_page
 
     at = switch_page(AppTest.from_file(str(ROOT / "app.py"), default_timeout=180).run(), "clusters").run()
+    at.segmented_control(key="c_view").set_value("Export").run()          # the result views (issue 40)
     at.button(key="c_gbuild").click().run()
     assert not at.exception and not at.error
     assert any("8 ring channels of 8 GPUs each on host 0 of 2" in s.value for s in at.success)
