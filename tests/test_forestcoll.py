@@ -151,7 +151,7 @@ def boxed_fabrics(draw):
     return Topology(tuple(f"v{i}" for i in range(n)), kinds, tuple(links))
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=28, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(boxed_fabrics())
 def test_random_boxed_fabrics_pack_to_the_optimum_whichever_method_packs(topo):
     """Whether the boxes pack it or it falls back, the forest is sound and optimal, and the box method, where
