@@ -3,7 +3,8 @@
 - ``designs``: ``topo``, ``alltoall``, ``find``, ``forestcoll``;
 - ``schedules``: ``schedule``, ``export``, ``compare``, ``check-xml``, ``check-plan`` (synthesizer flags generated from the
   registry by ``synth_flags``);
-- ``genmodel``: ``genmodel plans | gentree | fit``.
+- ``genmodel``: ``genmodel plans | gentree | fit``;
+- ``calibrate``: ``calibrate LOG --topo EXPR``, prices fitted to an nccl-tests / rccl-tests log.
 
 Every command takes an expression (``biring(8)``) or the path of a topology file (``.json``, ``.graphml``).
 Bad input ends with one line on stderr and exit code 2; nothing prints a traceback for it. The environment a
@@ -18,10 +19,11 @@ import sys
 from solvers import NotApplicable, ScheduleError
 from topologies import TopologyError
 
-from . import designs, genmodel, schedules, sweeps
+from . import calibrate, designs, genmodel, schedules, sweeps
 from .common import EXIT_BAD_INPUT, Parser, UsageError, check_start
 
-COMMANDS = {**designs.COMMANDS, **schedules.COMMANDS, "genmodel": genmodel.run, "sweep": sweeps.sweep}
+COMMANDS = {**designs.COMMANDS, **schedules.COMMANDS, "genmodel": genmodel.run, "sweep": sweeps.sweep,
+            "calibrate": calibrate.run}
 
 
 def parser() -> argparse.ArgumentParser:
@@ -32,6 +34,7 @@ def parser() -> argparse.ArgumentParser:
     schedules.add_parsers(sub)
     genmodel.add_parser(sub)
     sweeps.add_parser(sub)
+    calibrate.add_parser(sub)
     return p
 
 

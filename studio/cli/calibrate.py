@@ -1,0 +1,63 @@
+"""``calibrate LOG --topo EXPR``: fit the runtime model's uniform prices (alpha, B) to an nccl-tests or rccl-tests
+log for the schedule the measured library ran (``solvers.runtime.calibrate``); print the prices and the residual at
+every size, and with ``-o FILE`` write them as a price file every command takes (``--prices FILE``)."""
+from __future__ import annotations
+
+import sys
+
+from .common import UsageError, add_output_arguments, json_parent, json_text, write_atomically
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("calibrate", parents=[json_parent()],
+                       help="fit alpha and B to an nccl-tests / rccl-tests log (a price file for --prices)")
+    p.add_argument("log", help="the benchmark's output (all_reduce_perf and the like)")
+    p.add_argument("--topo", required=True, help="the measured machine: an expression or a topology file")
+    p.add_argument("--algo", default="ring", help="the schedule the library ran (default ring, NCCL's rings)")
+    p.add_argument("--placement", default="out-of-place", choices=["out-of-place", "in-place"],
+                   help="which of the log's two columns to fit (default out-of-place)")
+    p.add_argument("--max-nodes", type=int, default=None, help="refuse larger topologies (default 4096)")
+    add_output_arguments(p, "write the fitted prices here as a price file (JSON)")
+
+
+def run(args) -> int:
+    from solvers import synthesize
+    from solvers.core.errors import NotApplicable
+    from solvers.runtime.calibrate import calibrate
+    from solvers.runtime.measured import MAX_LOG_BYTES, LogError, read_bench_log
+    from topologies import load
+
+    try:
+        with open(args.log, "rb") as fh:
+            data = fh.read(MAX_LOG_BYTES + 1)
+    except OSError as exc:
+        raise UsageError(f"cannot read {args.log}: {exc.strerror or exc}") from None
+    try:
+        log = read_bench_log(data)
+    except LogError as exc:
+        raise UsageError(f"{args.log}: {exc}") from None
+    if log.collective is None:
+        raise UsageError(f"{args.log}: the log does not say which collective it times (no 'Collective test "
+                         "starting' line naming all_reduce_perf, all_gather_perf, reduce_scatter_perf or alltoall_perf)")
+    topo = load(args.topo, max_nodes=args.max_nodes)
+    if log.ranks is not None and log.ranks != topo.n:
+        raise UsageError(f"the log has {log.ranks} ranks and {args.topo} {topo.n} GPUs: give the measured machine")
+    try:
+        result = synthesize(topo, args.algo, log.collective)
+        fit = calibrate(result.topology, result.schedule, log, args.placement,
+                        source=f"{args.algo} fit to {args.log.rsplit('/', 1)[-1]}"[:300])
+    except (NotApplicable, ValueError) as exc:
+        raise UsageError(str(exc).splitlines()[0]) from None
+    if args.output:
+        write_atomically(args.output, fit.price_file().encode("utf-8"))
+    if args.json:
+        print(json_text(fit.as_dict()))
+        return 0
+    print(f"alpha {fit.alpha_us:.4g} us, B {fit.bandwidth_gbs:.4g} GB/s per node ({args.algo} {log.collective.value} "
+          f"on {args.topo}, {fit.placement}); relative error rms {fit.rms:.2%}")
+    print(f"{'bytes':>12} {'measured us':>12} {'model us':>12} {'residual':>9}")
+    for m, t, p in zip(fit.sizes, fit.measured_us, fit.model_us):
+        print(f"{m:>12.0f} {t:>12.4g} {p:>12.4g} {p / t - 1:>+9.2%}")
+    if args.output:
+        print(f"wrote {args.output}: use it with --prices {args.output}", file=sys.stderr)
+    return 0
