@@ -67,9 +67,9 @@ def synthesize(topo: Topology, algo: str | type[Synthesizer], collective: Collec
     ``options`` is the synthesizer's ``Options`` instance or a mapping of its field names (unknown names and
     values out of bounds raise NotApplicable). ``total_bytes`` is the vector size M when the synthesizer's choice
     depends on it (BFB solves LP (14) for it on links with alpha, GenTree picks its plan, TACOS and TE-CCL size
-    their chunks); the others are not told it (``bytes_for``). ``progress(phase, fraction)`` hears about long work. Raises NotApplicable (with the reason)
-    when the algorithm does not fit the topology or collective, and ScheduleError when the schedule it built
-    fails verification.
+    their chunks); the others are not told it (``bytes_for``). ``progress(phase, fraction)`` hears about long
+    work. Raises NotApplicable (with the reason) when the algorithm does not fit the topology or collective, and
+    ScheduleError when the schedule it built fails verification.
     """
     if isinstance(collective, str):
         collective = Collective.parse(collective)

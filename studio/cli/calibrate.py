@@ -38,7 +38,8 @@ def run(args) -> int:
         raise UsageError(f"{args.log}: {exc}") from None
     if log.collective is None:
         raise UsageError(f"{args.log}: the log does not say which collective it times (no 'Collective test "
-                         "starting' line naming all_reduce_perf, all_gather_perf, reduce_scatter_perf or alltoall_perf)")
+                         "starting' line naming all_reduce_perf, all_gather_perf, reduce_scatter_perf or "
+                         "alltoall_perf)")
     topo = load(args.topo, max_nodes=args.max_nodes)
     if log.ranks is not None and log.ranks != topo.n:
         raise UsageError(f"the log has {log.ranks} ranks and {args.topo} {topo.n} GPUs: give the measured machine")

@@ -147,7 +147,8 @@ def _metrics(result, work, priced) -> None:
                    delta_color="off" if c.tb_factor == c.tb_lower_bound or reachable else "inverse",
                    help=f"T_B / (M/B), exactly {c.tb_factor}; the bound is {c.tb_lower_bound}.")
     cols[2].metric("Transfers", result.schedule.count)
-    cols[3].metric("BW-optimal", "yes" if c.tb_factor == c.tb_lower_bound else ("reachable best" if reachable else "no"))
+    optimal = "yes" if c.tb_factor == c.tb_lower_bound else ("reachable best" if reachable else "no")
+    cols[3].metric("BW-optimal", optimal)
     step_help = ("The papers' step model: steps × alpha + tb_factor × M/B. Every step waits for its slowest link and "
                  "nothing is pipelined; a second figure beside the runtime model, whose bound is steps_lower_bound × "
                  "alpha + tb_lower_bound × M/B.")
