@@ -270,14 +270,26 @@ def bundle_panel(topo, schedule, prefix: str, name: str, file_stem: str, *, requ
 
 
 # ------------------------------------------------------------------------------------------ stoppable solves
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _schedule_model(schedule_id: int, _topo, _schedule):
+    """The runtime model (its message graph) of the schedule whose ``id`` is ``schedule_id``, built once: the
+    model keeps the schedule alive, so while an entry is cached no other object can carry its id."""
+    from solvers.runtime import Model
+
+    return Model(_topo, _schedule)
+
+
 def runtime_metrics(result, work, model=None) -> None:
     """The runtime model's figures for the sidebar's workload (``studio.workload``): time against its bound,
     algbw, busbw and the pipelining depth, the same numbers the Schedule page, Compare and the CLI show for this
     schedule and workload. Panels whose synthesizer keeps a clock of its own (TACOS, TE-CCL) show it after these,
     named as that synthesizer's. ``result``: a ``Result`` (or anything with its topology, schedule and cost);
-    ``model``: the schedule's runtime model when the page keeps one."""
+    ``model``: the schedule's runtime model when the page keeps one (else one is built and kept per schedule,
+    so a panel's reruns do not build the message graph again)."""
     prices = work.runtime
     try:
+        if model is None:
+            model = _schedule_model(id(result.schedule), result.topology, result.schedule)
         priced = prices.price_result(result, model)
     except ValueError as exc:
         st.error(f"the runtime model cannot time this schedule: {str(exc).splitlines()[0] if str(exc) else exc}")

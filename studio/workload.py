@@ -34,11 +34,6 @@ class Workload:
         return Prices(self.total_bytes, self.prices, self.alpha_us, self.bandwidth_gbs, self.source)
 
     @property
-    def key(self) -> tuple:
-        """What the prices depend on, for the pages' caches."""
-        return (self.total_bytes, self.prices, self.alpha_us, self.bandwidth_gbs, self.source)
-
-    @property
     def price_label(self) -> str:
         return self.runtime.price_label
 

@@ -113,15 +113,13 @@ def read_bench_log(data: bytes | str) -> BenchLog:
     for anything it cannot read, and for a log with no data row."""
     import pandas as pd
 
+    if len(data) > MAX_LOG_BYTES:
+        raise LogError(f"a benchmark log holds at most {MAX_LOG_BYTES // 2 ** 20} MiB, this one is larger")
     if isinstance(data, bytes):
-        if len(data) > MAX_LOG_BYTES:
-            raise LogError(f"a benchmark log holds at most {MAX_LOG_BYTES // 2 ** 20} MiB, this one is larger")
         try:
             data = data.decode("utf-8")
         except UnicodeDecodeError:
             raise LogError("a benchmark log is UTF-8 text; this one is not") from None
-    elif len(data) > MAX_LOG_BYTES:
-        raise LogError(f"a benchmark log holds at most {MAX_LOG_BYTES // 2 ** 20} MiB, this one is larger")
     program, avg, devices, records, notes = None, None, {}, [], []
     for number, raw in enumerate(data.splitlines(), start=1):
         text = raw.strip()

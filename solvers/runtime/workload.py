@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from topologies.model import Topology
 
@@ -90,10 +90,6 @@ class Workload:
         """The fields as a tuple (``Workload(*key)`` is this workload): a hashable key for caches."""
         return (self.total_bytes, self.prices, self.alpha_us, self.bandwidth_gbs, self.source)
 
-    def at(self, total_bytes: float) -> "Workload":
-        """The same prices for another M."""
-        return replace(self, total_bytes=total_bytes)
-
     @property
     def execution(self) -> Execution:
         """The runtime model's link prices for this workload."""
@@ -109,10 +105,6 @@ class Workload:
         text = f"alpha {self.alpha_us:g} µs, B {self.bandwidth_gbs:g} GB/s per node"
         return f"calibrated ({self.source or 'price file'}): {text}" if self.prices == "calibrated" \
             else f"uniform {text}"
-
-    @property
-    def label(self) -> str:
-        return f"M = {self.total_bytes:.4g} bytes, {self.price_label}"
 
     def as_dict(self) -> dict:
         out = {"bytes": self.total_bytes, "prices": self.prices, "label": self.price_label}
@@ -138,10 +130,10 @@ class Workload:
             model = model.with_execution(self.execution)
         run = model.run(self.total_bytes)
         bound = bound_time_us(topo, schedule.collective, self.total_bytes, self.execution)
-        c = costs if costs is not None else cost(topo, schedule)
         if self.prices == "links":
             step = step_model_us(topo, schedule, self.total_bytes)
         else:
+            c = costs if costs is not None else cost(topo, schedule)
             step = alpha_beta_us(c.steps, c.tb_factor, self.total_bytes, self.alpha_us, self.bandwidth_gbs)
         return Priced(self, run, bound, step)
 

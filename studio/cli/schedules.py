@@ -156,7 +156,7 @@ def export(args) -> int:
         return _export_plan(args)
     if args.format == "nccl-graph":
         return _export_graph(args)
-    result, name, in_place = _schedule_for_export(args)
+    result, name, in_place = _schedule_for_export(args, workload_from(args))
     try:           # result.topology: TACOS schedules the unwound fabric
         text, report = to_msccl(result.topology, result.schedule, args.dialect, args.sm_budget, args.runtime,
                                 proto=args.proto, copies=args.copies, instances=args.instances, in_place=in_place,
@@ -197,11 +197,12 @@ def cache(args) -> int:
     return 0
 
 
-def _schedule_for_export(args):
-    """(result, the file's name, the call placement asked for) of an export command."""
+def _schedule_for_export(args, work):
+    """(result, the file's name, the call placement asked for) of an export command; ``work``: its workload, whose M
+    the synthesizers that depend on it are told."""
     topo = load(args.expr, max_nodes=args.max_nodes)
     result = synthesize(topo, args.algo, Collective.parse(args.collective), options=options_for(args, args.algo),
-                        total_bytes=workload_from(args).total_bytes)
+                        total_bytes=work.total_bytes)
     name = f"{args.algo} {result.schedule.collective.value} {topo.name or topo.expr}"
     return result, name, {"default": None, "in": True, "out": False}[args.place]
 
@@ -217,8 +218,9 @@ def _export_bundle(args) -> int:
         raise UsageError("a bundle is written in its runtime's dialect: choose --runtime instead of --dialect")
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
-    execution = workload_from(args).execution
-    result, name, _ = _schedule_for_export(args)
+    work = workload_from(args)
+    execution = work.execution
+    result, name, _ = _schedule_for_export(args, work)
     try:
         bundle = export_bundle(result.topology, result.schedule, args.runtime, execution=execution,
                                sm_budget=args.sm_budget, name=name, progress=progress_for(args), jobs=args.jobs)
@@ -246,7 +248,7 @@ def _export_plan(args) -> int:
 
     if args.dialect is not None or args.runtime is not None:
         raise UsageError("an MSCCL++ plan has no dialect or MSCCL runtime: drop --dialect/--runtime")
-    result, name, in_place = _schedule_for_export(args)
+    result, name, in_place = _schedule_for_export(args, workload_from(args))
     try:
         text, report = export_plan(result.topology, result.schedule, args.sm_budget, copies=args.copies,
                                    instances=args.instances, in_place=in_place, name=name)

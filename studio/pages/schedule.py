@@ -66,6 +66,7 @@ def _model(expr: str, algo: str, collective: str, options: tuple = (), total_byt
     return Model(result.topology, result.schedule)
 
 
+@st.cache_resource(show_spinner=False, max_entries=32)
 def _priced(expr: str, algo: str, collective: str, options: tuple, total_bytes, prices: tuple) -> Model:
     """The same model priced by the workload whose ``key`` is ``prices`` (``solvers.runtime.Workload``)."""
     return _model(expr, algo, collective, options, total_bytes).with_execution(Prices(*prices).execution)
