@@ -267,10 +267,16 @@ def read_bytes(path: str | os.PathLike, limit: int) -> bytes:
 
 def read_topology(path: str | os.PathLike, max_nodes: int | None = None) -> Topology:
     """Read a ``.json`` or ``.graphml`` topology file: at most ``MAX_FILE_BYTES``, UTF-8; with ``max_nodes``,
-    refused above that many nodes as soon as they are counted."""
+    refused above that many nodes as soon as they are counted. A machine's own description (``.xml`` NCCL
+    topology, ``.txt`` nvidia-smi or rocm-smi table) is imported by ``topologies.imports``."""
+    from .imports import IMPORT_SUFFIXES, read_import
+
     p = Path(path)
+    if p.suffix.lower() in IMPORT_SUFFIXES:
+        return read_import(p, max_nodes=max_nodes).topology
     if p.suffix.lower() not in TOPOLOGY_SUFFIXES:
-        raise TopologyError(f"{p.name}: a topology file must end in .json or .graphml")
+        raise TopologyError(f"{p.name}: a topology file must end in .json or .graphml (or .xml for an NCCL "
+                            "topology, .txt for nvidia-smi topo -m or rocm-smi --showtopo)")
     data = read_bytes(p, MAX_FILE_BYTES)
     try:
         text = data.decode("utf-8")
@@ -291,10 +297,18 @@ def write_topology(topo: Topology, path: str | os.PathLike) -> None:
 
 
 def load(spec: str, max_nodes: int | None = None) -> Topology:
-    """A topology from an expression or from the path of a topology file (the CLI's EXPR-or-file argument)."""
+    """A topology from an expression or from the path of a topology file (the CLI's EXPR-or-file argument),
+    or of a machine's own description (``topologies.imports``: NCCL XML, comma-joined for several boxes;
+    nvidia-smi or rocm-smi tables)."""
     from .expression import parse_topology
+    from .imports import is_import, read_import
 
     s = spec.strip()
+    if is_import(s):
+        limit = max_nodes
+        if limit is None:
+            from .expression import DEFAULT_MAX_NODES as limit
+        return read_import(s, max_nodes=limit).topology
     if s.lower().endswith(TOPOLOGY_SUFFIXES) and "(" not in s:
         limit = max_nodes
         if limit is None:

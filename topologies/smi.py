@@ -22,9 +22,9 @@ A table it cannot read is a ``TopologyError`` naming the row and the cell; nothi
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from fractions import Fraction
 
+from .imported import Imported
 from .model import COMPUTE, SWITCH, Link, Topology, TopologyError
 
 __all__ = ["PRICES", "SmiImport", "from_nvidia_smi"]
@@ -35,12 +35,7 @@ _NV = re.compile(r"NV(\d{1,3})$")
 _GPU = re.compile(r"GPU(\d+)$")
 
 
-@dataclass
-class SmiImport:
-    """The topology and what the import assumed to build it."""
-
-    topology: Topology
-    assumed: list[str] = field(default_factory=list)
+SmiImport = Imported       # the topology, what the import assumed, and what it read past
 
 
 def _gbs(value: float) -> Fraction:

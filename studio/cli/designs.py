@@ -34,11 +34,23 @@ def add_parsers(sub) -> None:
 
 
 def topo(args) -> int:
-    summary = summarize(load(args.expr, max_nodes=args.max_nodes)).as_dict()
+    from topologies.expression import DEFAULT_MAX_NODES
+    from topologies.imports import is_import, read_import
+
+    imported = None
+    if is_import(args.expr):        # a machine's own description: say what the import assumed and read past
+        imported = read_import(args.expr, max_nodes=args.max_nodes or DEFAULT_MAX_NODES)
+        summary = {**summarize(imported.topology).as_dict(), **imported.as_dict()}
+    else:
+        summary = summarize(load(args.expr, max_nodes=args.max_nodes)).as_dict()
     if args.json:
         print(json_text(summary))
-    else:
-        print_table(summary)
+        return 0
+    extra = {k: summary.pop(k) for k in ("assumed", "notes") if k in summary}
+    print_table(summary)
+    for key, lines in extra.items():
+        for line in lines:
+            print(f"{key}: {line}")
     return 0
 
 

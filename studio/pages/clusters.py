@@ -19,7 +19,7 @@ from studio.jobs import JobError
 from studio.tables import blank_missing
 from studio.widgets import cache_note, cancel_slot, export_panel, runtime_metrics
 from studio.figures import MAX_DRAWN_NODES, choose_layout, topology_figure
-from studio.pages.compose import _from_upload
+from studio.pages.compose import _from_upload, show_import
 from studio.messages import for_page
 from topologies import TopologyError
 from topologies.files import load
@@ -53,12 +53,16 @@ def _source() -> tuple[object, str] | None:
             expr = st.text_input("Expression", value="dgx_a100(boxes=2)", key="c_expr",
                                  help="Any expression, e.g. cluster(4,8,300,25) or mi250(clusters=2)")
         else:
-            upload = st.file_uploader("A topology file (.json or .graphml) with compute and switch nodes",
-                                      type=["json", "graphml"], key="c_upload")
-            if upload is None:
+            upload = st.file_uploader("A topology file (.json or .graphml) with compute and switch nodes, or "
+                                      "your machine's: NCCL topology XML (one file per box makes a multi-box "
+                                      "fabric), nvidia-smi topo -m or rocm-smi --showtopo as .txt",
+                                      type=["json", "graphml", "xml", "txt"], key="c_upload",
+                                      accept_multiple_files=True)
+            if not upload:
                 st.info("Upload a topology file, or build one.")
                 return None
-            topo, _, digest = _from_upload(upload)
+            topo, _, digest, imported = _from_upload(upload)
+            show_import(imported)
             return topo, f"upload:{digest}"
         topo = load(expr)
     except (TopologyError, ValueError) as exc:

@@ -12,7 +12,7 @@ import streamlit as st
 
 from studio.figures import MAX_DRAWN_NODES, choose_layout, render_images, topology_figure
 from studio.messages import for_page
-from studio.uploads import read_topology
+from studio.uploads import read_machine
 from studio.widgets import safe_stem
 from topologies import TopologyError, load, summarize
 from topologies.catalogue import BASES
@@ -41,10 +41,23 @@ def _figure(key: str, _topo):
 
 
 def _from_upload(upload):
-    topo, digest = read_topology(upload)
+    """(topology, summary, digest, what an import assumed or None) of one upload or a list of them (NCCL topology
+    files, one per box)."""
+    topo, digest, imported = read_machine(upload)
     if topo.n > DEFAULT_MAX_NODES:
-        raise TopologyError(f"{upload.name} has {topo.n} nodes, above the limit of {DEFAULT_MAX_NODES}")
-    return topo, summarize(topo), digest
+        name = upload[0].name if isinstance(upload, list) else upload.name
+        raise TopologyError(f"{name} has {topo.n} nodes, above the limit of {DEFAULT_MAX_NODES}")
+    return topo, summarize(topo), digest, imported
+
+
+def show_import(imported) -> None:
+    """What a machine import assumed (generation, GB/s per link kind) and read past, under its design."""
+    if imported is None:
+        return
+    for line in imported.assumed:
+        st.caption(f"Assumed: {line}")
+    for line in imported.notes:
+        st.caption(f"Note: {line}")
 
 
 def _properties(summary) -> None:
@@ -142,12 +155,15 @@ def _design_inputs():
     c1, c2, c3 = st.columns(3)
     with c1.expander("…or build from a family and expansions"):
         _builder()
-    with c2.expander("…or a topology file"):
-        upload = st.file_uploader("JSON or GraphML", type=["json", "graphml"], key="upload")
+    with c2.expander("…or a topology file, or your machine's"):
+        upload = st.file_uploader("JSON or GraphML; NCCL topology XML (NCCL_TOPO_DUMP_FILE, one file per box); "
+                                  "nvidia-smi topo -m or rocm-smi --showtopo output as .txt",
+                                  type=["json", "graphml", "xml", "txt"], key="upload", accept_multiple_files=True)
+        st.caption("Samples: examples/nccl-topo-dgx-a100.xml, examples/nvidia-smi-topo-8gpu.txt in the repository.")
     with c3.expander("Families"):
         for fam in FAMILIES.values():
             st.markdown(f"- `{fam.usage}`")
-    return upload
+    return upload or None
 
 
 def _adopt_url_expr() -> None:
@@ -166,9 +182,10 @@ def render() -> None:
     st.title("Compose a topology")
     _adopt_url_expr()
     upload = _design_inputs()
+    imported = None
     try:
         if upload is not None:
-            topo, summary, key = _from_upload(upload)
+            topo, summary, key, imported = _from_upload(upload)
         else:
             expr = st.session_state["expr"].strip()
             with st.spinner(f"Building {expr} …"):
@@ -181,6 +198,7 @@ def render() -> None:
         st.error(for_page(exc))
         return
     st.subheader(topo.name or topo.expr)
+    show_import(imported)
     _properties(summary)
     if not summary.strongly_connected:
         st.warning("Some compute node cannot reach another: no collective schedule exists on this topology.")
