@@ -9,6 +9,22 @@ every trial (``Model.with_execution``).
 
 The result names its residual per size (model / measured - 1) and becomes a calibrated ``Workload``
 (``Calibration.workload``) that every page and command takes as a price file (``--prices FILE``).
+
+Two finer fits beside it, reported with it (``Calibration.classes``, ``Calibration.segments``):
+
+* per link class: the links the schedule uses, grouped by their nominal bandwidth (on an imported machine: NVLink,
+  PCIe, NIC), each class with its own alpha (per send on its links) and its own GB/s per link, fitted together on
+  the links' own prices (``Model.with_link_prices``); each comes with its standard error from the fit's Jacobian,
+  so a class the log cannot tell apart from another says so instead of giving a number that means nothing;
+* protocol switch points: NCCL moves from LL to LL128 to Simple as messages grow, each with its own latency and
+  throughput, so a log can be two or three alpha-beta regimes, not one. A switch is kept only where the data show
+  it: the best split (found from the single fit's residuals and Jacobian, then refitted on each side) must lower
+  the Bayesian information criterion of the log residuals, the two sides' alpha or B must differ by at least
+  ``DISTINCT`` (noise alone splits a regime into two alike), and each side keeps at least ``MIN_SEGMENT`` sizes;
+  at most two switches (three protocols).
+
+The price file holds the single uniform fit: a workload prices every size with one alpha and one B, so the
+per-class and per-protocol prices are reported, not used for pricing.
 """
 from __future__ import annotations
 
@@ -26,7 +42,13 @@ from . import Execution, Model
 from .measured import BenchLog
 from .workload import MAX_ALPHA_US, MAX_BANDWIDTH_GBS, MIN_BANDWIDTH_GBS, Workload
 
-__all__ = ["Calibration", "calibrate"]
+__all__ = ["Calibration", "LinkClass", "Segment", "calibrate"]
+
+MIN_SEGMENT = 4          # sizes on each side of a protocol switch
+MAX_CLASSES = 4          # link classes fitted apart; more are one class
+MAX_CLASS_EVALUATIONS = 40   # model runs the per-class fit may take (it runs every size each time)
+MAX_SIDE_EVALUATIONS = 30    # model runs a side of a candidate protocol switch may take
+DISTINCT = 1.25          # two regimes are two protocols only where alpha or B differ by this factor
 
 
 @dataclass(frozen=True)
@@ -40,6 +62,14 @@ class Calibration:
     model_us: tuple[float, ...]
     placement: str
     source: str
+    classes: tuple = ()          # LinkClass per nominal link bandwidth the schedule uses
+    segments: tuple = ()         # Segment per protocol regime; one segment where the log shows no switch
+
+    @property
+    def switch_points(self) -> tuple[float, ...]:
+        """Bytes where the log moves from one regime to the next (between the last size of one segment and the
+        first of the next, their geometric mean)."""
+        return tuple(math.sqrt(a.hi_bytes * b.lo_bytes) for a, b in zip(self.segments, self.segments[1:]))
 
     @property
     def residuals(self) -> tuple[float, ...]:
@@ -62,29 +92,60 @@ class Calibration:
         return {"alpha_us": self.alpha_us, "bandwidth_gbs": self.bandwidth_gbs, "placement": self.placement,
                 "source": self.source, "rms_relative_error": self.rms,
                 "per_size": [{"bytes": m, "measured_us": t, "model_us": p, "residual": p / t - 1}
-                             for m, t, p in zip(self.sizes, self.measured_us, self.model_us)]}
+                             for m, t, p in zip(self.sizes, self.measured_us, self.model_us)],
+                "link_classes": [c.as_dict() for c in self.classes],
+                "protocols": [g.as_dict() for g in self.segments], "switch_points_bytes": list(self.switch_points)}
 
 
-def calibrate(topo: Topology, schedule: Schedule, log: BenchLog, placement: str = "out-of-place",
-              source: str = "") -> Calibration:
-    """The uniform prices that best fit ``log``'s times for ``placement`` (module docstring). ValueError (one
-    line) when the log has fewer than two sizes with a positive time, or the schedule is of another collective."""
+@dataclass(frozen=True)
+class LinkClass:
+    """The links of one nominal bandwidth and their fitted prices: alpha per send on them and GB/s per link,
+    each with its standard error (``None`` where the log does not determine it)."""
+
+    nominal_gbs: float
+    links: int
+    alpha_us: float
+    bandwidth_gbs: float
+    alpha_se_us: float | None
+    bandwidth_se_gbs: float | None
+
+    @property
+    def determined(self) -> bool:
+        """Whether the log pins both prices to within half their value."""
+        return (self.alpha_se_us is not None and self.bandwidth_se_gbs is not None
+                and self.bandwidth_se_gbs < 0.5 * self.bandwidth_gbs)
+
+    def as_dict(self) -> dict:
+        return {"nominal_gbs": self.nominal_gbs, "links": self.links, "alpha_us": self.alpha_us,
+                "bandwidth_gbs": self.bandwidth_gbs, "alpha_se_us": self.alpha_se_us,
+                "bandwidth_se_gbs": self.bandwidth_se_gbs, "determined": self.determined}
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One protocol regime of the log: its sizes and the uniform prices fitted to them alone."""
+
+    lo_bytes: float
+    hi_bytes: float
+    sizes: int
+    alpha_us: float
+    bandwidth_gbs: float
+    rms: float
+
+    def as_dict(self) -> dict:
+        return {"from_bytes": self.lo_bytes, "to_bytes": self.hi_bytes, "sizes": self.sizes,
+                "alpha_us": self.alpha_us, "bandwidth_gbs": self.bandwidth_gbs, "rms_relative_error": self.rms}
+
+
+def _fit_uniform(base: Model, steps: int, tb: float, sizes: np.ndarray, measured: np.ndarray,
+                 near: tuple[float, float] | None = None):
+    """The soft-L1 fit of uniform (alpha, B) to ``measured`` at ``sizes``: (alpha, B, model times, fit); ``near``
+    starts it from a fit already made (a side of a protocol switch), with fewer model runs allowed."""
     from scipy.optimize import least_squares
 
-    if log.collective is not None and log.collective is not schedule.collective:
-        raise ValueError(f"the log times {log.collective.value} and the schedule is a "
-                         f"{schedule.collective.value}: fit a schedule of the collective measured")
-    rows = log.placement(placement)
-    rows = rows[rows["time_us"] > 0]
-    if len(rows) < 2:
-        raise ValueError(f"the log has {len(rows)} {placement} size(s) with a time: at least two are needed")
-    sizes = np.array(rows["bytes"], dtype=float)
-    measured = np.array(rows["time_us"], dtype=float)
-    base = Model(topo, schedule)
-    c = cost(topo, schedule)
     # a start from the step model: the smallest size is all latency, the largest mostly bandwidth
-    alpha0 = max(measured[0] / max(c.steps, 1), 1e-3)
-    bw0 = max(float(c.tb_factor), 1e-6) * sizes[-1] / max(measured[-1] - c.steps * alpha0, measured[-1] / 2) / 1e3
+    alpha0 = max(measured[0] / max(steps, 1), 1e-3)
+    bw0 = max(tb, 1e-6) * sizes[-1] / max(measured[-1] - steps * alpha0, measured[-1] / 2) / 1e3
     bw0 = min(max(bw0, MIN_BANDWIDTH_GBS), MAX_BANDWIDTH_GBS)
 
     def times(params) -> np.ndarray:
@@ -98,8 +159,159 @@ def calibrate(topo: Topology, schedule: Schedule, log: BenchLog, placement: str 
     lower = [math.log(1e-4), math.log(MIN_BANDWIDTH_GBS)]
     upper = [math.log(MAX_ALPHA_US), math.log(MAX_BANDWIDTH_GBS)]
     start = [min(max(math.log(alpha0), lower[0]), upper[0]), math.log(bw0)]
-    fit = least_squares(residual, start, bounds=(lower, upper), loss="soft_l1", f_scale=0.05, diff_step=1e-3)
-    alpha, bw = math.exp(fit.x[0]), math.exp(fit.x[1])
+    if near is not None:
+        start = [min(max(math.log(near[0]), lower[0]), upper[0]), min(max(math.log(near[1]), lower[1]), upper[1])]
+    fit = least_squares(residual, start, bounds=(lower, upper), loss="soft_l1", f_scale=0.05, diff_step=1e-3,
+                        max_nfev=None if near is None else MAX_SIDE_EVALUATIONS)
+    return math.exp(fit.x[0]), math.exp(fit.x[1]), times(fit.x), fit
+
+
+def _bic(sse: float, n: int, params: int) -> float:
+    return n * math.log(max(sse, 1e-300) / n) + params * math.log(n)
+
+
+def _segments(base: Model, steps: int, tb: float, sizes: np.ndarray, measured: np.ndarray, fit) -> list[Segment]:
+    """The log's protocol regimes (module docstring): binary splitting while the information criterion falls."""
+    def segment(lo: int, hi: int, alpha: float | None = None, bw: float | None = None, model=None) -> Segment:
+        if alpha is None:
+            alpha, bw, model, _ = _fit_uniform(base, steps, tb, sizes[lo:hi], measured[lo:hi])
+        r = np.asarray(model) / measured[lo:hi] - 1
+        return Segment(float(sizes[lo]), float(sizes[hi - 1]), hi - lo, alpha, bw, float(np.sqrt(np.mean(r * r))))
+
+    def split(lo: int, hi: int, residual: np.ndarray, jac: np.ndarray):
+        """The best place to split [lo, hi) by the linearised refit of each side; None when too short."""
+        best = None
+        for k in range(lo + MIN_SEGMENT, hi - MIN_SEGMENT + 1):
+            sse = 0.0
+            for a, b in ((lo, k), (k, hi)):
+                r, j = residual[a - lo:b - lo], jac[a - lo:b - lo]
+                delta = np.linalg.lstsq(j, r, rcond=None)[0]
+                sse += float(np.sum((r - j @ delta) ** 2))
+            if best is None or sse < best[0]:
+                best = (sse, k)
+        return None if best is None else best[1]
+
+    whole = segment(0, len(sizes), math.exp(fit.x[0]), math.exp(fit.x[1]),
+                    np.exp(fit.fun + np.log(measured)))
+    out = [(0, len(sizes), whole, fit.fun, fit.jac)]
+    fitted = {}
+    for _ in range(2):                                   # at most two switches
+        changed = False
+        for i, (lo, hi, seg, residual, jac) in enumerate(out):
+            k = split(lo, hi, residual, jac)
+            if k is None:
+                continue
+            sse_one = float(np.sum(residual ** 2))
+            sse_two, parts = math.inf, None
+            # the linearised choice is refined among its neighbours by full fits (sides are fitted once each)
+            for kk in range(max(lo + MIN_SEGMENT, k - 1), min(hi - MIN_SEGMENT, k + 1) + 1):
+                trial = []
+                for a, b in ((lo, kk), (kk, hi)):
+                    if (a, b) not in fitted:
+                        fitted[(a, b)] = _fit_uniform(base, steps, tb, sizes[a:b], measured[a:b],
+                                                      (seg.alpha_us, seg.bandwidth_gbs))
+                    alpha, bw, model, f = fitted[(a, b)]
+                    trial.append((a, b, segment(a, b, alpha, bw, model), f.fun, f.jac))
+                sse = sum(float(np.sum(p[3] ** 2)) for p in trial)
+                if sse < sse_two:
+                    sse_two, parts = sse, trial
+            one, two = parts[0][2], parts[1][2]
+            distinct = (abs(math.log(one.alpha_us / two.alpha_us)) > math.log(DISTINCT)
+                        or abs(math.log(one.bandwidth_gbs / two.bandwidth_gbs)) > math.log(DISTINCT))
+            if distinct and _bic(sse_two, hi - lo, 5) < _bic(sse_one, hi - lo, 2):
+                out[i:i + 1] = parts
+                changed = True
+                break
+        if not changed:
+            break
+    return [seg for _, _, seg, _, _ in out]
+
+
+def _classes(base: Model, topo: Topology, sizes: np.ndarray, measured: np.ndarray, alpha: float, bw: float,
+             ) -> list[LinkClass]:
+    """Per link class (nominal bandwidth) alpha and GB/s per link, fitted together on the links' own prices
+    (module docstring), from the uniform fit as start; standard errors from the Jacobian."""
+    from scipy.optimize import least_squares
+
+    nominal = np.array([float(l.bandwidth) for l in topo.links])
+    used = np.zeros(len(topo.links), dtype=bool)
+    used[np.unique(base.graph.link)] = True
+    values = sorted({float(v) for v in nominal[used]}, reverse=True)
+    if not values:
+        return []
+    if len(values) > MAX_CLASSES:
+        values = values[:MAX_CLASSES - 1] + [values[-1]]
+    which = np.array([min(range(len(values)), key=lambda c: abs(values[c] - v)) for v in nominal])
+    from ..core.cost import node_bandwidth
+
+    scale = bw / float(node_bandwidth(topo))              # the uniform fit's B as a scale of every link
+    sender = np.array([topo.is_compute(l.src) for l in topo.links])
+    links_model = base.with_execution(Execution())
+
+    def times(params) -> np.ndarray:
+        k = len(values)
+        alphas, scales = np.exp(params[:k]), np.exp(params[k:])
+        a = np.where(sender, alphas[which], 0.0)
+        per_byte = 1.0 / (nominal * scales[which] * 1e3)
+        got, _ = links_model.with_link_prices(a, per_byte).times(list(sizes))
+        return np.asarray(got, dtype=float)
+
+    def residual(params) -> np.ndarray:
+        return np.log(np.maximum(times(params), 1e-12)) - np.log(measured)
+
+    k = len(values)
+    if k == 1:          # one class: the uniform fit is its fit (its B is a scale of every link); no new search
+        r = np.log(np.maximum(base.with_execution(Execution.alpha_beta(alpha, bw)).times(list(sizes))[0], 1e-12)) \
+            - np.log(measured)
+        rel = math.sqrt(float(np.sum(r ** 2)) / max(len(sizes) - 2, 1))
+        return [LinkClass(values[0], int(np.sum(used)), alpha, values[0] * scale, alpha * rel, values[0] * scale * rel)]
+    start = np.array([math.log(max(alpha, 1e-3))] * k + [math.log(scale)] * k)
+    lower = np.array([math.log(1e-4)] * k + [math.log(1e-6)] * k)
+    upper = np.array([math.log(MAX_ALPHA_US)] * k + [math.log(1e6)] * k)
+    fit = least_squares(residual, np.clip(start, lower, upper), bounds=(lower, upper), loss="soft_l1",
+                        f_scale=0.05, diff_step=1e-3, max_nfev=MAX_CLASS_EVALUATIONS)
+    dof = max(len(sizes) - 2 * k, 1)
+    sigma2 = float(np.sum(fit.fun ** 2)) / dof
+    try:
+        cov = np.linalg.inv(fit.jac.T @ fit.jac) * sigma2
+        se = np.sqrt(np.clip(np.diag(cov), 0, None))
+        if not np.all(np.isfinite(se)):
+            raise np.linalg.LinAlgError
+    except np.linalg.LinAlgError:
+        se = np.full(2 * k, np.inf)
+    out = []
+    for c, v in enumerate(values):
+        a, s = math.exp(fit.x[c]), math.exp(fit.x[k + c])
+        sa, ss = se[c], se[k + c]
+        ok = sa < 5 and ss < 5          # a log-parameter's error of e^5 means the log does not pin it
+        out.append(LinkClass(v, int(np.sum(which[used] == c)), a, v * s,
+                             a * float(sa) if ok else None, v * s * float(ss) if ok else None))
+    return out
+
+
+def calibrate(topo: Topology, schedule: Schedule, log: BenchLog, placement: str = "out-of-place",
+              source: str = "", detail: bool = True) -> Calibration:
+    """The uniform prices that best fit ``log``'s times for ``placement`` and, with ``detail``, the per-class and
+    per-protocol fits beside them (module docstring). ValueError (one line) when the log has fewer than two sizes
+    with a positive time, or the schedule is of another collective."""
+    if log.collective is not None and log.collective is not schedule.collective:
+        raise ValueError(f"the log times {log.collective.value} and the schedule is a "
+                         f"{schedule.collective.value}: fit a schedule of the collective measured")
+    rows = log.placement(placement)
+    rows = rows[rows["time_us"] > 0]
+    if len(rows) < 2:
+        raise ValueError(f"the log has {len(rows)} {placement} size(s) with a time: at least two are needed")
+    sizes = np.array(rows["bytes"], dtype=float)
+    measured = np.array(rows["time_us"], dtype=float)
+    order = np.argsort(sizes, kind="stable")
+    sizes, measured = sizes[order], measured[order]
+    base = Model(topo, schedule)
+    c = cost(topo, schedule)
+    alpha, bw, model, fit = _fit_uniform(base, c.steps, float(c.tb_factor), sizes, measured)
+    classes, segments = (), ()
+    if detail:
+        classes = tuple(_classes(base, topo, sizes, measured, alpha, bw))
+        segments = tuple(_segments(base, c.steps, float(c.tb_factor), sizes, measured, fit))
     return Calibration(alpha, bw, tuple(float(m) for m in sizes), tuple(float(t) for t in measured),
-                       tuple(float(t) for t in times(fit.x)), placement,
-                       source or f"fit to {log.program or 'a benchmark log'}")
+                       tuple(float(t) for t in model), placement,
+                       source or f"fit to {log.program or 'a benchmark log'}", classes, segments)

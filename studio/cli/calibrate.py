@@ -16,6 +16,8 @@ def add_parser(sub) -> None:
     p.add_argument("--algo", default="ring", help="the schedule the library ran (default ring, NCCL's rings)")
     p.add_argument("--placement", default="out-of-place", choices=["out-of-place", "in-place"],
                    help="which of the log's two columns to fit (default out-of-place)")
+    p.add_argument("--uniform", action="store_true",
+                   help="fit the uniform alpha and B only (skip the per-link-class and protocol-switch fits)")
     p.add_argument("--max-nodes", type=int, default=None, help="refuse larger topologies (default 4096)")
     add_output_arguments(p, "write the fitted prices here as a price file (JSON)")
 
@@ -46,7 +48,7 @@ def run(args) -> int:
     try:
         result = synthesize(topo, args.algo, log.collective)
         fit = calibrate(result.topology, result.schedule, log, args.placement,
-                        source=f"{args.algo} fit to {args.log.rsplit('/', 1)[-1]}"[:300])
+                        source=f"{args.algo} fit to {args.log.rsplit('/', 1)[-1]}"[:300], detail=not args.uniform)
     except (NotApplicable, ValueError) as exc:
         raise UsageError(str(exc).splitlines()[0]) from None
     if args.output:
@@ -59,6 +61,17 @@ def run(args) -> int:
     print(f"{'bytes':>12} {'measured us':>12} {'model us':>12} {'residual':>9}")
     for m, t, p in zip(fit.sizes, fit.measured_us, fit.model_us):
         print(f"{m:>12.0f} {t:>12.4g} {p:>12.4g} {p / t - 1:>+9.2%}")
+    for c in fit.classes:
+        pinned = (f"alpha {c.alpha_us:.4g} +- {c.alpha_se_us:.2g} us, {c.bandwidth_gbs:.4g} +- {c.bandwidth_se_gbs:.2g} "
+                  "GB/s per link" if c.determined else "not determined by this log (the schedule's time hardly "
+                  "depends on these links' prices)")
+        print(f"link class {c.nominal_gbs:g} GB/s nominal ({c.links} links used): {pinned}")
+    if len(fit.segments) > 1:
+        print("protocol switches at " + ", ".join(f"{x:.3g} B" for x in fit.switch_points) + ": "
+              + "; ".join(f"{g.lo_bytes:.3g}-{g.hi_bytes:.3g} B alpha {g.alpha_us:.4g} us, B {g.bandwidth_gbs:.4g} "
+                          f"GB/s" for g in fit.segments))
+    elif fit.segments:
+        print("one protocol regime: the log shows no switch point")
     if args.output:
         print(f"wrote {args.output}: use it with --prices {args.output}", file=sys.stderr)
     return 0
