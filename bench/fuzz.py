@@ -6,8 +6,9 @@ project's own type, never a traceback, a hang or a memory blow-up.
 
 Inputs, all from one seeded ``random.Random``: design expressions (random calls of the expression language's
 families, with small, zero, negative, huge and malformed arguments, nested, then mutated character by
-character), and files made by mutating valid ones: topology JSON and GraphML, an exported MSCCL XML program and a
-TE-CCL demand matrix and an NCCL graph file (numbers replaced by hostile ones: negative, past 32 and 64 bits, 5,000 digits, ``1e309``,
+character), and files made by mutating valid ones: topology JSON and GraphML, an exported MSCCL XML program, a
+TE-CCL demand matrix, an NCCL graph file, the machine descriptions of examples/ (NCCL topology XML, nvidia-smi
+topo -m, rocm-smi --showtopo) and a benchmark log (read, then calibrated) (numbers replaced by hostile ones: negative, past 32 and 64 bits, 5,000 digits, ``1e309``,
 ``NaN``; flipped, deleted, repeated and inserted spans; hostile tokens such as ``<!DOCTYPE``). ``TARGETS`` holds, per input kind, the entry point the app and the CLI call
 and the errors it may raise; the tests (tests/test_fuzz.py) drive the same targets with hypothesis.
 
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
+from pathlib import Path
 import random
 import re
 import resource
@@ -100,13 +102,56 @@ def _demand(text: str):
     return matrix_demand(load("ring(4)"), read_demand_matrix(text))     # as the page and CLI use it
 
 
+def _nccl_topo(text: str):
+    from topologies.nccl_topo import from_nccl_topology
+
+    return from_nccl_topology(text, "fuzz.xml", max_nodes=MAX_NODES)
+
+
+def _nvidia_smi(text: str):
+    from topologies.imports import import_texts
+
+    return import_texts([("fuzz.txt", text)], max_nodes=MAX_NODES)       # as the upload and the CLI read a .txt
+
+
+def _rocm_smi(text: str):
+    from topologies.rocm_smi import from_rocm_smi
+
+    return from_rocm_smi(text)
+
+
+def _bench_log(text: str):
+    """A benchmark log read, then fitted as ``calibrate`` does (the ring on ring(4)); the fit's own refusals are
+    one-line ValueErrors that name the log, anything else is a traceback."""
+    from solvers.runtime.calibrate import calibrate
+    from solvers.runtime.measured import LogError, read_bench_log
+    from solvers.synthesize import synthesize
+    from topologies import load
+
+    log = read_bench_log(text.encode("utf-8", "surrogatepass"))
+    if log.collective is None or log.collective.value != "allreduce":
+        return log
+    r = synthesize(load("ring(4)"), "ring", "allreduce")
+    try:
+        return calibrate(r.topology, r.schedule, log, detail=False)
+    except ValueError as exc:
+        if "\n" in str(exc) or not str(exc).startswith("the log"):
+            raise
+        raise LogError(str(exc)) from None
+
+
 def targets() -> dict[str, Target]:
     from solvers.core.errors import NotApplicable, ScheduleError
     from solvers.export import XmlError
     from solvers.export.nccl_graph import GraphError
+    from solvers.runtime.measured import LogError
     from topologies import TopologyError
 
     return {t.name: t for t in (
+        Target("nccl-topo", _nccl_topo, (TopologyError,)),
+        Target("nvidia-smi", _nvidia_smi, (TopologyError,)),
+        Target("rocm-smi", _rocm_smi, (TopologyError,)),
+        Target("bench-log", _bench_log, (LogError,)),
         Target("expression", _expression, (TopologyError,)),
         Target("json", _json, (TopologyError,)),
         Target("graphml", _graphml, (TopologyError,)),
@@ -129,8 +174,15 @@ def samples() -> dict[str, str]:
     from solvers.export.nccl_graph import export_graph
 
     graph, _ = export_graph(load("hypercube(4)"))
+    examples = Path(__file__).resolve().parents[1] / "examples"
+    log = (examples / "nccl-tests-allreduce-16.log").read_text().splitlines()
+    rows = [line for line in log if line.strip() and not line.startswith("#")]
+    short = "\n".join([line for line in log if line.startswith("# Collective")] + rows[8:16]) + "\n"
     return {"json": to_json(topo), "graphml": to_graphml(topo), "msccl-xml": text, "nccl-graph": graph,
-            "demand-csv": "0,1,0,2\n1,0,1,0\n0,0,0,1\n3,0,1,0\n"}
+            "demand-csv": "0,1,0,2\n1,0,1,0\n0,0,0,1\n3,0,1,0\n",
+            "nccl-topo": (examples / "nccl-topo-dgx-a100.xml").read_text(),
+            "nvidia-smi": (examples / "nvidia-smi-topo-8gpu.txt").read_text(),
+            "rocm-smi": (examples / "rocm-smi-showtopo-8gpu.txt").read_text(), "bench-log": short}
 
 
 def mutate(text: str, rng: random.Random, edits: int) -> str:
