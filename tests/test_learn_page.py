@@ -19,7 +19,7 @@ from topologies.properties import diameter, moore_diameter_directed
 from .conftest import ROOT, switch_page
 
 LEARN = "learn"
-CHARTS = ["ring", "diameter", "share", "base", "line", "frontier", "frontier sizes", "genmodel", "gantt"]
+CHARTS = ["ring", "diameter", "share", "base", "line", "frontier", "frontier sizes", "genmodel", "gantt", "machine"]
 
 
 def open_learn():
@@ -55,11 +55,12 @@ def test_every_step_renders_its_figure_and_link(learn):
     assert [h.value for h in at.header] == [
         "1. Rings: bandwidth-optimal, but slow", "2. Low diameter helps small messages",
         "3. What a line-graph expansion does to a schedule", "4. The Pareto frontier: no single best design",
-        "5. Beyond alpha-beta: incast and memory", "6. How the studio times a schedule"]
+        "5. Beyond alpha-beta: incast and memory", "6. How the studio times a schedule",
+        "7. Your machine: import it, measure it, calibrate the model"]
     assert len(at.get("plotly_chart")) == len(CHARTS)
     keys = {b.key for b in at.button}
     assert {"l_ring_open_ring", "l_ring_open_low", "l_diam_open", "l_line_open_schedule", "l_line_open_compose",
-            "l_front_open_finder", "l_front_open_schedule", "l_gm_open", "l_gantt_open"} <= keys
+            "l_front_open_finder", "l_front_open_schedule", "l_gm_open", "l_gantt_open", "l_machine_open"} <= keys
 
 
 def _ring_numbers(n: int, d: int):
@@ -316,3 +317,16 @@ def test_every_title_fits_its_chart(learn):
         for line in lines:
             assert len(line) * 0.5 * size <= room, f"{line!r} is wider than {room:.0f} px"
         assert spec["layout"]["margin"]["t"] >= len(lines) * 1.2 * size
+
+
+def test_step_7_imports_the_sample_machine_and_calibrates_the_sample_log(learn):
+    """The sample NCCL file: 8 GPUs at 240 GB/s each; ForestColl on it is dgx_a100(boxes=1)'s x 240/300; the
+    sample log's fit is the prices it was written from (alpha 6 us, B 40 GB/s) within 25 % and 10 %."""
+    at = learn
+    assert metric(at, "GPUs imported") == "8" and metric(at, "NVLink per GPU (GB/s)") == "240"
+    ours, paper = float(metric(at, "ForestColl algbw (GB/s)")), float(metric(at, "on dgx_a100(boxes=1)"))
+    assert ours == pytest.approx(paper * 0.8, rel=1e-3)
+    spec = chart(at, "machine")
+    measured, model = trace(spec, "measured (nccl-tests)"), spec["data"][1]
+    assert len(measured["x"]) == 28 and model["name"].startswith("model, ring at alpha")
+    assert all(abs(p / m - 1) < 0.06 for p, m in zip(model["y"], measured["y"]))

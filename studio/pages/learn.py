@@ -7,7 +7,9 @@ and a button that opens the page that does the same thing for real, with the des
 3. what a line-graph expansion does to a schedule (G and L^n(G), steps + n, tb + about 1/N);
 4. what a Pareto frontier is (``find(N, d)``; which design wins at a message size);
 5. beyond alpha-beta: GenModel's incast and memory terms (CPS against Ring as N crosses w_t);
-6. how the studio times a schedule: the runtime model, a small schedule's sends on its clock (a Gantt chart).
+6. how the studio times a schedule: the runtime model, a small schedule's sends on its clock (a Gantt chart);
+7. your machine: NCCL's own topology file imported (the DGX A100-like sample of examples/), ForestColl on it
+   against the paper's DGX A100 model, and the model calibrated to a benchmark log (the sample nccl-tests log).
 
 Times of built schedules come from the runtime model (``solvers.runtime``) with the sidebar's alpha and B;
 where a step predicts (steps, tb) without building a schedule it uses the papers' step model
@@ -20,6 +22,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 from fractions import Fraction
+from pathlib import Path
 
 import pandas as pd
 import streamlit as st
@@ -67,7 +70,10 @@ STEPS = [("rings", "Rings: bandwidth-optimal, but slow"),
          ("line-graph", "What a line-graph expansion does to a schedule"),
          ("frontier", "The Pareto frontier: no single best design"),
          ("genmodel", "Beyond alpha-beta: incast and memory"),
-         ("runtime-model", "How the studio times a schedule")]
+         ("runtime-model", "How the studio times a schedule"),
+         ("your-machine", "Your machine: import it, measure it, calibrate the model")]
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+MACHINE_XML, MACHINE_LOG = EXAMPLES / "nccl-topo-dgx-a100.xml", EXAMPLES / "nccl-tests-allreduce-16.log"   # step 7
 
 
 # ------------------------------------------------------------------------------------------ cached library calls
@@ -499,6 +505,75 @@ def step_runtime_model(work: workload.Workload) -> None:
     _open_schedule(st, f"Schedule {algo} {coll} on {expr}", "l_gantt_open", expr, algo, coll)
 
 
+@st.cache_data(show_spinner=False, max_entries=2)
+def machine_numbers() -> dict:
+    """Step 7's numbers: the sample NCCL topology imported, ForestColl on it and on ``dgx_a100(boxes=1)``."""
+    from solvers.forestcoll import forestcoll
+    from topologies.imports import read_import
+
+    imported = read_import(MACHINE_XML)
+    topo = imported.topology
+    ours, paper = forestcoll(topo), forestcoll(parse_topology("dgx_a100(boxes=1)"))
+    port = max(float(l.bandwidth) for l in topo.links)
+    return {"gpus": topo.n, "switches": len(topo.switch_nodes), "port_gbs": port, "assumed": imported.assumed,
+            "ours": float(ours.algbw), "paper": float(paper.algbw)}
+
+
+@st.cache_data(show_spinner=False, max_entries=2)
+def machine_fit() -> dict:
+    """Step 7's calibration: the sample log fitted for NCCL's ring on biring(16) (``solvers.runtime.calibrate``)."""
+    from solvers.runtime.calibrate import calibrate
+    from solvers.runtime.measured import read_bench_log
+
+    log = read_bench_log(MACHINE_LOG.read_bytes())
+    r = built("biring(16)", "ring", "allreduce")
+    fit = calibrate(r.topology, r.schedule, log, source=f"ring fit to {MACHINE_LOG.name}", detail=False)
+    return {"alpha": fit.alpha_us, "bw": fit.bandwidth_gbs, "rms": fit.rms, "sizes": list(fit.sizes),
+            "measured": list(fit.measured_us), "model": list(fit.model_us)}
+
+
+def step_machine() -> None:
+    _header(7)
+    st.markdown(
+        "The people who export schedules have the machine. NCCL writes its own view of it to XML "
+        "(`NCCL_TOPO_DUMP_FILE`), `nvidia-smi topo -m` and `rocm-smi --showtopo` print how the GPUs are joined, and "
+        "nccl-tests prints the time it measured at every size. The studio reads all of them (Compose and Clusters "
+        "take the files; the CLI takes their paths). An NCCL file becomes one compute node per GPU and one "
+        "crossbar node per box for its NVSwitches, as NCCL itself folds them, each GPU's port as wide as its "
+        f"NVLinks at NCCL's own figure for its generation. Here: `examples/{MACHINE_XML.name}`, written in "
+        "NCCL's format for a DGX A100-like box (not a dump of a real machine).")
+    try:
+        with st.spinner("Importing the sample and running ForestColl …"):
+            got = machine_numbers()
+            fit = machine_fit()
+    except (ValueError, OSError) as exc:
+        st.error(f"the samples in examples/ cannot be read: {str(exc).splitlines()[0] if str(exc) else exc}")
+        return
+    cols = st.columns(4)
+    cols[0].metric("GPUs imported", got["gpus"], help=f"and {got['switches']} crossbar node(s)")
+    cols[1].metric("NVLink per GPU (GB/s)", f"{got['port_gbs']:g}", help="12 NVLinks x 20 GB/s (sm 80)")
+    cols[2].metric("ForestColl algbw (GB/s)", f"{got['ours']:.4g}", help="allgather, the flow model's optimum")
+    cols[3].metric("on dgx_a100(boxes=1)", f"{got['paper']:.4g}",
+                   help="the paper's model: 300 GB/s per GPU; the ratio is the ports' ratio")
+    for line in got["assumed"]:
+        st.caption(f"Assumed: {line}")
+    st.markdown(
+        f"The same ForestColl gives {got['ours']:.4g} GB/s here and {got['paper']:.4g} on the paper's model: "
+        f"{got['ours'] / got['paper']:.3g} = {got['port_gbs']:g} / 300, the ratio of the GPUs' ports. Measured "
+        f"times close the loop: `examples/{MACHINE_LOG.name}` is a 16-rank all_reduce log (synthetic, written "
+        "from known prices with 3 % noise). Fitting the runtime model of NCCL's ring to it finds the prices "
+        f"alpha = {fit['alpha']:.3g} µs and B = {fit['bw']:.3g} GB/s (relative error {fit['rms']:.1%} rms); "
+        "`python -m studio calibrate LOG --topo EXPR -o prices.json` writes them as the price file the sidebar "
+        "and every command take.")
+    fig = size_curves_figure(
+        fit["sizes"], {"measured (nccl-tests)": fit["measured"],
+                       f"model, ring at alpha {fit['alpha']:.3g} µs, B {fit['bw']:.3g} GB/s": fit["model"]},
+        title="The sample log and the calibrated model, ring allreduce on biring(16)")
+    st.plotly_chart(fig, key="l_machine_chart")
+    _open_schedule(st, "Schedule ring allreduce on biring(16) (add the log under Measured)", "l_machine_open",
+                   "biring(16)", "ring", "allreduce")
+
+
 def render() -> None:
     st.title("Learn: latency, bandwidth and topology")
     work = workload.current()
@@ -516,3 +591,4 @@ def render() -> None:
     step_frontier(work)
     step_genmodel(work)
     step_runtime_model(work)
+    step_machine()
