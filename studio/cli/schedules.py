@@ -9,8 +9,8 @@ from solvers import Collective, synthesize
 from solvers.results_cache import ENV, ResultsCache, cached_synthesize, code_version
 from topologies import load
 
-from .common import (UsageError, add_output_arguments, design_parent, json_parent, json_text, print_table,
-                     progress_for, progress_parent, workload_from, workload_parent, write_atomically)
+from .common import (UsageError, add_output_arguments, check_output, design_parent, json_parent, json_text,
+                     print_table, progress_for, progress_parent, workload_from, workload_parent, write_atomically)
 from .synth_flags import add_synthesizer_arguments, options_for
 
 
@@ -82,6 +82,17 @@ def add_parsers(sub) -> None:
     cmp.add_argument("--budget", type=float, default=60.0, help="seconds for all runs; the rest are skipped")
     cmp.add_argument("--algos", default=None, help="comma list of synthesizers (default: all)")
     cmp.add_argument("--max-nodes", type=int, default=None, help="refuse larger topologies (default 4096)")
+    cmp.add_argument("--measured", default=None, metavar="LOG",
+                     help="an nccl-tests / rccl-tests log of the one EXPR's machine: alpha and B are fitted to it "
+                          "(--measured-algo's schedule), every time is priced with them, and each synthesizer's "
+                          "model busbw is set beside the measured one at the log's sizes (--json: 'measured')")
+    cmp.add_argument("--measured-algo", default="ring",
+                     help="the schedule the measured library ran, to fit the log with (default ring, NCCL's rings)")
+    cmp.add_argument("--plot", default=None, metavar="PNG",
+                     help="with --measured: write the measured-vs-model busbw figure here as a PNG (kaleido, "
+                          "Debian's chromium)")
+    cmp.add_argument("--force", action="store_true",
+                     help="with --plot: write through a symbolic link, or into a device or FIFO (refused otherwise)")
 
     plan = sub.add_parser("check-plan", parents=[as_json],
                           help="validate and simulate an MSCCL++ execution plan (JSON)")
@@ -335,11 +346,21 @@ def compare(args) -> int:
 
     colls = [c.strip() for text in (args.collective or ["allreduce"]) for c in text.split(",") if c.strip()]
     algos = [a for a in args.algos.split(",") if a.strip()] if args.algos is not None else None
-    topos = [load(e, max_nodes=args.max_nodes) for e in args.exprs]
-    work = workload_from(args)
+    view = None
+    if args.measured is not None:
+        view, topos, colls, algos, work = _measured(args, colls, algos)
+    elif args.plot is not None or args.measured_algo != "ring":
+        raise UsageError(f"{'--plot' if args.plot is not None else '--measured-algo'} goes with --measured LOG")
+    else:
+        topos = [load(e, max_nodes=args.max_nodes) for e in args.exprs]
+        work = workload_from(args)
     result = run_compare(topos, colls, budget_s=args.budget, algos=algos, progress=progress_for(args),
                          workload=work)
     out = result.as_dict()
+    if view is not None:
+        out["measured"] = view.as_dict()
+        if args.plot is not None:
+            _write_plot(args.plot, view)
     if args.json:
         print(json_text(out))
         return 0
@@ -363,7 +384,76 @@ def compare(args) -> int:
     print(f"time_us for M = {work.total_bytes:g} bytes: the runtime model (pipelined over P slices, links shared) "
           f"with {work.price_label}; algbw = M / time, busbw as nccl-tests; {result.elapsed_s:.1f} s of "
           f"a {args.budget:g} s budget")
+    if view is not None:
+        _print_measured(view)
     return 0
+
+
+def _measured(args, colls: list[str], algos: list[str] | None):
+    """``compare --measured LOG``: (the measured-vs-model view of the one design, that design as the list of
+    topologies to compare, the collective the log times, the synthesizers to run, the calibrated workload every
+    time is priced with). UsageError (one line) for an unreadable log, a log of another collective or number of
+    ranks, or prices given besides."""
+    from solvers.runtime.measured import MAX_LOG_BYTES, LogError, read_bench_log
+    from studio.measured_view import MeasuredError, default_algos, measured_vs_model
+
+    if len(args.exprs) != 1:
+        raise UsageError(f"--measured sets one design beside its log: give one EXPR, not {len(args.exprs)}")
+    if args.prices != "uniform" or args.alpha is not None or args.bandwidth is not None:
+        raise UsageError("--measured prices every time with the alpha and B fitted to the log: drop --prices, "
+                         "--alpha and --bandwidth")
+    if args.plot is not None:
+        check_output(args.plot, args.force)
+    try:
+        with open(args.measured, "rb") as fh:
+            data = fh.read(MAX_LOG_BYTES + 1)
+    except OSError as exc:
+        raise UsageError(f"cannot read {args.measured}: {exc.strerror or exc}") from None
+    try:
+        log = read_bench_log(data)
+    except LogError as exc:
+        raise UsageError(f"{args.measured}: {exc}") from None
+    if args.collective is not None and len(colls) != 1:
+        raise UsageError(f"--measured compares the one collective the log times, not {len(colls)}")
+    asked = colls[0] if args.collective is not None else None
+    topo = load(args.exprs[0], max_nodes=args.max_nodes)
+    name = args.measured.rsplit("/", 1)[-1]
+    try:
+        view = measured_vs_model(topo, log, algos if algos is not None else default_algos(), asked,
+                                 args.measured_algo, source=f"{args.measured_algo} fit to {name}"[:300],
+                                 design=args.exprs[0], progress=progress_for(args))
+    except MeasuredError as exc:
+        raise UsageError(f"{args.measured}: {exc}") from None
+    return (view, [topo], [view.collective.value], algos if algos is not None else default_algos(),
+            view.calibration.workload(args.total_bytes))
+
+
+def _write_plot(path: str, view) -> None:
+    """The measured-vs-model figure as a PNG at ``path``, written whole or not at all."""
+    from studio.figures import ImageError, figure_bytes
+
+    try:
+        png = figure_bytes(view.figure(), "png")
+    except ImageError as exc:
+        raise UsageError(str(exc)) from None
+    write_atomically(path, png)        # check_output refused a link, device or FIFO without --force
+    print(f"wrote {path}: {view.collective.value} busbw, measured and modelled", file=sys.stderr)
+
+
+def _print_measured(view) -> None:
+    """The measured-vs-model rows as a text table: bytes, the measured busbw of each placement, each
+    synthesizer's model busbw on the calibrated prices."""
+    algos = [c.algo for c in view.curves]
+    print(f"measured vs model ({view.library} log, {view.ranks} ranks; prices {view.price_label}):")
+    print(f"{'bytes':>12} {'out-of-place':>12} {'in-place':>9} " + " ".join(f"{a[:11]:>11}" for a in algos))
+    for row in view.rows():
+        cells = [row["measured_out_of_place_busbw_GBps"], row["measured_in_place_busbw_GBps"]]
+        out, inp = ("-" if x is None else f"{x:.4g}" for x in cells)
+        print(f"{row['bytes']:>12.0f} {out:>12} {inp:>9} "
+              + " ".join(f"{row['model_busbw_GBps'][a]:>11.4g}" for a in algos))
+    if view.skipped:
+        print(f"not drawn: {', '.join(a for a, _ in view.skipped)} (--json says why)")
+    print(f"busbw in GB/s (nccl-tests' bus bandwidth); {view.summary}")
 
 
 def check_xml(args) -> int:

@@ -1,6 +1,8 @@
 """The Compare page: every applicable synthesizer on several designs (catalogue picks, expressions, uploaded
 files) and collectives, under one time budget, priced for the sidebar's workload: a table beside the lower bounds,
-runtime against message size for all of them, and the fastest per message-size range (``solvers.compare``)."""
+runtime against message size for all of them, and the fastest per message-size range (``solvers.compare``); below
+them a benchmark log (nccl-tests / rccl-tests) of one design set beside its synthesizers' runtime model on prices
+fitted to the log (``studio.measured_view``)."""
 from __future__ import annotations
 
 import hashlib
@@ -12,7 +14,7 @@ from solvers.compare import (BOUND, DEFAULT_BUDGET_S, EXPORT_MAX_TRANSFERS, OK, 
                              algorithm_order, compare)
 from solvers.core.schedule import Collective
 from solvers.runtime import Workload as Prices
-from studio import sweep_view, workload
+from studio import measured_view, sweep_view, workload
 from studio.compare_figures import runtime_figure
 from studio.figures import render_images
 from studio.uploads import read_topology
@@ -176,8 +178,10 @@ def _compare_view() -> None:
     result = results.get(key)
     if result is None:
         st.info("Press Run to compare" + (" (the inputs changed since the last run)." if results else "."))
-        return
-    _show(result, key, colls)
+    else:
+        _show(result, key, colls)
+    # a benchmark log beside one of the designs, with the synthesizers chosen above (TE-CCL left out: minutes)
+    measured_view.panel("cmp_", [(k, lambda t=t: t) for k, t in designs], colls[0], algos)
 
 
 def _show(result: CompareResult, key: tuple, colls: list[str]) -> None:

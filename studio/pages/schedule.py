@@ -7,7 +7,9 @@ broadcast tree.
 The design comes from Compose (or ``?expr=`` in the URL); ``algo`` and ``coll`` are kept in the URL too. TE-CCL
 (``teccl``) has its own knobs, collectives (alltoall and custom demands too) and result panel with an
 epoch-by-epoch view (``studio.teccl_view``); TACOS (``tacos``) has its knobs, the time beside the ingress bound,
-a per-link Gantt chart and the ILP comparison (``studio.tacos_view``).
+a per-link Gantt chart and the ILP comparison (``studio.tacos_view``). Under the choices, an expander sets an
+nccl-tests / rccl-tests log (uploaded, or the sample) beside every applicable synthesizer's runtime model on prices
+fitted to it (``studio.measured_view``).
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from solvers.core.errors import NotApplicable, ScheduleError
 from solvers.core.schedule import Collective
 from solvers.runtime import Model, Workload as Prices, bound_time_us
 from solvers.synthesize import ALGORITHMS
-from studio import tacos_view, teccl_view, workload
+from studio import measured_view, tacos_view, teccl_view, workload
 from studio.jobs import JobError
 from studio.widgets import (Solved, cache_note, cancel_slot, export_panel, option_controls, safe_stem,
                             synthesize_with_bar)
@@ -226,6 +228,7 @@ def render() -> None:
         st.session_state["coll"] = "allgather"
     coll = c3.selectbox("Collective", colls, key="coll")
     st.query_params.update({"expr": expr, "algo": algo, "coll": coll})
+    measured_view.panel("s_", [(expr, lambda: load(expr))], coll)
     if algo in PANELS:                           # a synthesizer with a result panel of its own
         PANELS[algo](expr, coll, work)
         return
