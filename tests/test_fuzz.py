@@ -56,9 +56,14 @@ def test_mutated_files(kind):
     ("json", '{"nodes": [' + "9" * 5000 + "]}"), ("json", "[" * 100_000 + "]" * 100_000),
     ("expression", "doubled_odd(1000000)"), ("expression", "line(ring(4),1000000)"),
     ("expression", "hamming(1000000,1000000)"), ("expression", "kautz(999999,999999)"),
+    ("nvidia-smi", "\tGPU0\tGPU" + "9" * 5000 + "\nGPU0\t X \tNV1\n"),
+    ("rocm-smi", "=== Link Type between two GPUs ===\n  GPU0  GPU" + "1" * 5000 + "\nGPU0  0  XGMI\n"),
+    ("bench-log", "# Collective test starting: all_reduce_perf\n" + "".join(
+        f"{m}  0  float  sum  -1  5.0  0.00  0.00  0  5.0  0.00  0.00  0\n" for m in (0, 0, 8))),
 ])
 def test_inputs_that_crashed_before(kind, text):
-    """Each raised AttributeError, ValueError or RecursionError before issue 23, or (the last four) ran for
-    minutes computing a size of millions of digits or building a million line graphs; now one clean error."""
+    """Each raised AttributeError, ValueError or RecursionError before issue 23, or ran for minutes computing a
+    size of millions of digits or building a million line graphs; the last three (issue 41) raised Python's
+    ValueError for a GPU number of 5,000 digits and for a log of zero-byte rows; now one clean error."""
     with pytest.raises(TARGETS[kind].clean):
         TARGETS[kind].run(text)

@@ -44,7 +44,7 @@ WEIGHT = "Weight between two GPUs"
 _TABLES = {LINK_TYPE: "Link Type", HOPS: "Hops", WEIGHT: "Weight"}
 _BANNER = re.compile(r"\s*={3,}\s*(.*?)\s*={3,}\s*$")
 _KINDS = ("XGMI", "PCIE")
-_GPU = re.compile(r"GPU(\d+)$")
+_GPU = re.compile(r"GPU(\d{1,6})$")
 _WHOLE = re.compile(r"\d{1,9}$")
 
 

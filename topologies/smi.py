@@ -32,7 +32,7 @@ __all__ = ["PRICES", "SmiImport", "from_nvidia_smi"]
 PRICES = {"NV": 20.0, "PIX": 12.0, "PXB": 12.0, "PHB": 12.0, "NODE": 6.0, "SYS": 6.0}
 MAX_GPUS = 1024
 _NV = re.compile(r"NV(\d{1,3})$")
-_GPU = re.compile(r"GPU(\d+)$")
+_GPU = re.compile(r"GPU(\d{1,6})$")
 
 
 SmiImport = Imported       # the topology, what the import assumed, and what it read past

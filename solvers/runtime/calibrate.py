@@ -298,9 +298,11 @@ def calibrate(topo: Topology, schedule: Schedule, log: BenchLog, placement: str 
         raise ValueError(f"the log times {log.collective.value} and the schedule is a "
                          f"{schedule.collective.value}: fit a schedule of the collective measured")
     rows = log.placement(placement)
-    rows = rows[rows["time_us"] > 0]
+    rows = rows[(rows["time_us"] > 0) & (rows["bytes"] > 0) & np.isfinite(rows["time_us"].astype(float))
+                & np.isfinite(rows["bytes"].astype(float))]
     if len(rows) < 2:
-        raise ValueError(f"the log has {len(rows)} {placement} size(s) with a time: at least two are needed")
+        raise ValueError(f"the log has {len(rows)} {placement} size(s) above 0 bytes with a time: at least two are "
+                         "needed")
     sizes = np.array(rows["bytes"], dtype=float)
     measured = np.array(rows["time_us"], dtype=float)
     order = np.argsort(sizes, kind="stable")
