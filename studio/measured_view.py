@@ -226,7 +226,8 @@ def measured_vs_model(topo: Topology, log: BenchLog, algos: Sequence[str] | None
     try:
         measured_result = synthesize(topo, measured_algo, coll)
         fit = calibrate(measured_result.topology, measured_result.schedule, log, fit_placement,
-                        source=(source or f"{measured_algo} fit to {log.program or 'the log'}")[:300])
+                        source=(source or f"{measured_algo} fit to {log.program or 'the log'}")[:300],
+                        detail=False)       # the curves use the uniform fit; the class and protocol fits are calibrate's
     except NotApplicable as exc:
         raise MeasuredError(f"{measured_algo}, the schedule the log is fitted to, does not apply to {design}: "
                             f"{_first_line(exc)}") from None

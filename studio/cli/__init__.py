@@ -1,12 +1,14 @@
 """The command-line interface (``python -m studio``), one module per family of commands:
 
 - ``designs``: ``topo``, ``alltoall``, ``find``, ``forestcoll``;
-- ``schedules``: ``schedule``, ``export``, ``compare``, ``check-xml``, ``check-plan`` (synthesizer flags generated from the
-  registry by ``synth_flags``);
+- ``schedules``: ``schedule``, ``export``, ``compare`` (``--measured LOG --plot PNG``: a benchmark log beside the
+  model's curves), ``check-xml``, ``check-plan`` (synthesizer flags generated from the registry by ``synth_flags``);
 - ``genmodel``: ``genmodel plans | gentree | fit``;
 - ``calibrate``: ``calibrate LOG --topo EXPR``, prices fitted to an nccl-tests / rccl-tests log.
 
-Every command takes an expression (``biring(8)``) or the path of a topology file (``.json``, ``.graphml``).
+Every command takes an expression (``biring(8)``) or the path of a topology file (``.json``, ``.graphml``) or of a
+machine's own description (``.xml`` NCCL topology, comma-joined for several boxes; ``.txt`` nvidia-smi topo -m or
+rocm-smi --showtopo: ``topologies.imports``).
 Bad input ends with one line on stderr and exit code 2; nothing prints a traceback for it. The environment a
 command reads, its numbers and its output path are checked before it does any work (``common.check_start``),
 and every file is written whole or not at all (``common.write_atomically``); a failed write is one line too.
