@@ -13,6 +13,7 @@ from hypothesis import given, settings, strategies as st
 
 from topologies import TopologyError, load, parse_topology
 from topologies.nccl_topo import NVLINK_GBS, from_nccl_topologies, from_nccl_topology, nvlink_gbs
+from topologies.imports import read_import
 from topologies.properties import is_strongly_connected
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -172,3 +173,14 @@ def test_every_gpu_gets_its_switch_nvlinks_times_the_generation_figure(counts, s
     for d, k in enumerate(counts):
         assert bw[(f"GPU{d}", "nvswitch")] == [k * Fraction(repr(nvlink_gbs(sm)))]
     assert is_strongly_connected(topo) and re.search(r"\d+ GPUs", topo.name)
+
+
+def test_ncclS_own_dump_of_a_real_h100_host_is_read():
+    """NCCL 2.28.9's NCCL_TOPO_DUMP_FILE on a one-GPU H100 host (tests/data/real/h100-nccl-2.28.9): one sm 90 GPU
+    without NVLink, so its PCIe link to the CPU is modelled: link_width 0 is read as 16 lanes, as NCCL does, at
+    32.0 GT/s (240 x 100 Mb/s per lane): 16 x 240 / 80 = 48 GB/s."""
+    got = read_import(ROOT / "tests" / "data" / "real" / "h100-nccl-2.28.9" / "nccl-topo-dump.xml")
+    topo = got.topology
+    assert topo.n == 1 and topo.names == ("GPU0", "cpu0")
+    assert {l.bandwidth for l in topo.links} == {Fraction(48)}
+    assert any("sm 90: 20.6 GB/s" in a for a in got.assumed) and any("1 NIC(s) read past" in n for n in got.notes)

@@ -51,3 +51,21 @@ def test_a_table_it_cannot_read_is_one_line(text, words):
     with pytest.raises(TopologyError) as caught:
         from_nvidia_smi(text)
     assert words in str(caught.value) and "\n" not in str(caught.value)
+
+
+REAL = Path(__file__).resolve().parent / "data" / "real" / "h100-smi" / "nvidia-smi-topo-m.txt"
+
+
+def test_a_real_table_with_its_ansi_underline_is_read_and_one_gpu_is_one_line():
+    """``nvidia-smi topo -m`` on a one-GPU H100 host (recorded 2026-11-28 by bench/collect_machine.sh) wraps its
+    header row in ANSI underline codes even into a file; the reader drops them. One GPU has nothing to model: one
+    line says so. The same table with a second GPU joined by NV18 reads as two GPUs 18 x 20 GB/s apart."""
+    text = REAL.read_text()
+    assert "\x1b[4m" in text
+    with pytest.raises(TopologyError) as info:
+        from_nvidia_smi(text, name="real.txt")
+    assert str(info.value) == "real.txt: 1 GPU; an import takes 2 to 1024 (a GPU alone has no links to model)"
+    two = text.replace("GPU0\tCPU Affinity", "GPU0\tGPU1\tCPU Affinity").replace(
+        "GPU0\t X \t0-15", "GPU0\t X \tNV18\t0-15\nGPU1\tNV18\t X \t0-15")
+    topo = from_nvidia_smi(two).topology
+    assert topo.n == 2 and {l.bandwidth for l in topo.links} == {Fraction(360)}

@@ -3,7 +3,9 @@
 The format (``../shared/notes/runtime-truth.md``): a header row naming GPU0 .. GPUn-1, then NICs and the
 affinity columns ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID"); one row per GPU (and NIC) whose cells are
 ``X`` (itself), ``NV#`` (a bonded set of # NVLinks), ``PIX``, ``PXB``, ``PHB``, ``NODE`` or ``SYS`` (PCIe or CPU
-paths of growing length); a "Legend:" block follows. Columns are separated by tabs or runs of spaces.
+paths of growing length); a "Legend:" block follows. Columns are separated by tabs or runs of spaces; the header
+row is wrapped in ANSI underline codes even when written to a file (seen on an H100 host, driver with CUDA 13.0:
+``tests/data/real/h100-smi``), which the reader drops.
 
 How it becomes a topology (every assumption is in ``SmiImport.assumed``):
 
@@ -33,6 +35,7 @@ PRICES = {"NV": 20.0, "PIX": 12.0, "PXB": 12.0, "PHB": 12.0, "NODE": 6.0, "SYS":
 MAX_GPUS = 1024
 _NV = re.compile(r"NV(\d{1,3})$")
 _GPU = re.compile(r"GPU(\d{1,6})$")
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")      # nvidia-smi underlines its header row even into a file
 
 
 SmiImport = Imported       # the topology, what the import assumed, and what it read past
@@ -49,8 +52,8 @@ def from_nvidia_smi(text: str, prices: dict[str, float] | None = None, name: str
         -> SmiImport:
     """The GPU graph of an ``nvidia-smi topo -m`` table (module docstring)."""
     price = {**PRICES, **(prices or {})}
-    lines = [l for l in text.splitlines() if l.strip()]
-    header = next((i for i, l in enumerate(lines) if l.split()[:2] == ["GPU0", "GPU1"]), None)
+    lines = [l for l in _ANSI.sub("", text).splitlines() if l.strip()]
+    header = next((i for i, l in enumerate(lines) if l.split()[0] == "GPU0" and l.split()[1:2] != ["X"]), None)
     if header is None:
         raise TopologyError(f"{name}: no header row naming GPU0, GPU1, ...: not an nvidia-smi topo -m table")
     columns = lines[header].split()
@@ -59,7 +62,8 @@ def from_nvidia_smi(text: str, prices: dict[str, float] | None = None, name: str
         raise TopologyError(f"{name}: the header names {', '.join(gpus[:6])}..., not GPU0 to GPU{len(gpus) - 1}")
     n = len(gpus)
     if not 2 <= n <= MAX_GPUS:
-        raise TopologyError(f"{name}: {n} GPUs; an import takes 2 to {MAX_GPUS}")
+        raise TopologyError(f"{name}: {n} GPU{'' if n == 1 else 's'}; an import takes 2 to {MAX_GPUS} (a GPU alone "
+                            "has no links to model)")
     matrix: dict[int, list[str]] = {}
     for number, line in enumerate(lines[header + 1:], start=header + 2):
         if line.strip().lower().startswith("legend"):
