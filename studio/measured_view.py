@@ -410,3 +410,19 @@ def panel(prefix: str, designs: Sequence[tuple[str, Callable[[], Topology]]], co
                    f"{view.collective.value} on {view.ranks} ranks).")
         if view.skipped:
             st.caption("Not drawn: " + "; ".join(f"{a} ({r[:140]})" for a, r in view.skipped))
+        use, save = st.columns(2)
+        use.button("Price every page with these", key=f"{prefix}measured_use", on_click=_adopt, args=(c,),
+                   icon=":material/price_check:", help="Sets the sidebar's link prices to this calibration, as a "
+                   "price file would: every time on every page is then priced with it")
+        save.download_button("Price file (JSON)", c.price_file(), file_name="prices.json", mime="application/json",
+                             key=f"{prefix}measured_prices", on_click="ignore",
+                             help="the CLI's --prices FILE and the sidebar's calibrated price file take it")
+
+
+def _adopt(calibration) -> None:
+    """The sidebar's calibrated prices set to ``calibration`` (a button's callback: it runs before the rerun, when
+    the sidebar's widgets may still be set)."""
+    import streamlit as st
+
+    st.session_state["w_cal"] = (calibration.alpha_us, calibration.bandwidth_gbs, calibration.source)
+    st.session_state["w_prices"] = "calibrated"

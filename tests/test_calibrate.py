@@ -175,3 +175,12 @@ def test_calibrate_json_reports_classes_and_protocols():
     assert len(doc["link_classes"]) == 1 and len(doc["protocols"]) == 1 and doc["switch_points_bytes"] == []
     code, out, err = _cli("calibrate", str(SAMPLE), "--topo", "biring(16)", "--uniform", "--json")
     assert code == 0 and json.loads(out)["link_classes"] == []
+
+
+def test_the_finer_fits_stop_at_their_budget_and_say_so():
+    log = read_bench_log(SAMPLE.read_bytes())
+    r = synthesize(load("biring(16)"), "ring", "allreduce")
+    whole = calibrate(r.topology, r.schedule, log, detail=False)
+    fit = calibrate(r.topology, r.schedule, log, budget_s=0.0)
+    assert (fit.alpha_us, fit.bandwidth_gbs) == (whole.alpha_us, whole.bandwidth_gbs)    # the uniform fit stands
+    assert len(fit.segments) == 1 and any("stopped at the 0 s budget" in n for n in fit.notes)

@@ -126,6 +126,11 @@ def test_the_schedule_page_draws_the_sample_log_beside_the_model():
     names = [t["name"] for t in json.loads(chart.proto.spec)["data"]]
     assert names[:3] == ["measured (out-of-place)", "measured (in-place)", "model: ring"]
     assert any(m.value.startswith("NCCL measured 39.8 GB/s busbw at the largest size") for m in at.markdown)
+    at.button(key="s_measured_use").click().run()          # the fitted prices become every page's prices
+    assert not at.exception and at.session_state["w_prices"] == "calibrated"
+    alpha, bw, source = at.session_state["w_cal"]
+    assert alpha == pytest.approx(6.0, rel=0.25) and bw == pytest.approx(40.0, rel=0.10) and "ring fit" in source
+    assert any(c.value.startswith("Prices: calibrated (ring fit") for c in at.sidebar.caption)
 
 
 def _bad_upload_page():

@@ -12,8 +12,8 @@ The result names its residual per size (model / measured - 1) and becomes a cali
 
 Two finer fits beside it, reported with it (``Calibration.classes``, ``Calibration.segments``):
 
-* per link class: the links the schedule uses, grouped by their nominal bandwidth (on an imported machine: NVLink,
-  PCIe, NIC), each class with its own alpha (per send on its links) and its own GB/s per link, fitted together on
+* per link class: the links the schedule uses, grouped by their nominal bandwidth (within ``SAME_CLASS``; on an
+  imported machine: NVLink, PCIe, NIC), each class with its own alpha (per send on its links) and its own GB/s per link, fitted together on
   the links' own prices (``Model.with_link_prices``); each comes with its standard error from the fit's Jacobian,
   so a class the log cannot tell apart from another says so instead of giving a number that means nothing;
 * protocol switch points: NCCL moves from LL to LL128 to Simple as messages grow, each with its own latency and
@@ -23,13 +23,15 @@ Two finer fits beside it, reported with it (``Calibration.classes``, ``Calibrati
   ``DISTINCT`` (noise alone splits a regime into two alike), and each side keeps at least ``MIN_SEGMENT`` sizes;
   at most two switches (three protocols).
 
-The price file holds the single uniform fit: a workload prices every size with one alpha and one B, so the
+The finer fits share a time budget (``DETAIL_BUDGET_S``, after the uniform fit); what they could not finish is
+said in ``Calibration.notes``. The price file holds the single uniform fit: a workload prices every size with one alpha and one B, so the
 per-class and per-protocol prices are reported, not used for pricing.
 """
 from __future__ import annotations
 
 import json
 import math
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,7 +48,9 @@ __all__ = ["Calibration", "LinkClass", "Segment", "calibrate"]
 
 MIN_SEGMENT = 4          # sizes on each side of a protocol switch
 MAX_CLASSES = 4          # link classes fitted apart; more are one class
-MAX_CLASS_EVALUATIONS = 40   # model runs the per-class fit may take (it runs every size each time)
+MAX_CLASS_EVALUATIONS = 15   # fit steps the per-class fit may take (each runs every size, 2k + 1 times)
+DETAIL_BUDGET_S = 20.0       # seconds the per-class and protocol fits may take together, after the uniform fit
+SAME_CLASS = 1.10            # nominal bandwidths within this factor are one class (a NIC's 25 and its PCIe's 24)
 MAX_SIDE_EVALUATIONS = 30    # model runs a side of a candidate protocol switch may take
 DISTINCT = 1.25          # two regimes are two protocols only where alpha or B differ by this factor
 
@@ -64,6 +68,7 @@ class Calibration:
     source: str
     classes: tuple = ()          # LinkClass per nominal link bandwidth the schedule uses
     segments: tuple = ()         # Segment per protocol regime; one segment where the log shows no switch
+    notes: tuple = ()            # what the finer fits left out (a time budget reached)
 
     @property
     def switch_points(self) -> tuple[float, ...]:
@@ -94,7 +99,8 @@ class Calibration:
                 "per_size": [{"bytes": m, "measured_us": t, "model_us": p, "residual": p / t - 1}
                              for m, t, p in zip(self.sizes, self.measured_us, self.model_us)],
                 "link_classes": [c.as_dict() for c in self.classes],
-                "protocols": [g.as_dict() for g in self.segments], "switch_points_bytes": list(self.switch_points)}
+                "protocols": [g.as_dict() for g in self.segments], "switch_points_bytes": list(self.switch_points),
+                "notes": list(self.notes)}
 
 
 @dataclass(frozen=True)
@@ -138,7 +144,7 @@ class Segment:
 
 
 def _fit_uniform(base: Model, steps: int, tb: float, sizes: np.ndarray, measured: np.ndarray,
-                 near: tuple[float, float] | None = None):
+                 near: tuple[float, float] | None = None, deadline: float | None = None):
     """The soft-L1 fit of uniform (alpha, B) to ``measured`` at ``sizes``: (alpha, B, model times, fit); ``near``
     starts it from a fit already made (a side of a protocol switch), with fewer model runs allowed."""
     from scipy.optimize import least_squares
@@ -149,6 +155,7 @@ def _fit_uniform(base: Model, steps: int, tb: float, sizes: np.ndarray, measured
     bw0 = min(max(bw0, MIN_BANDWIDTH_GBS), MAX_BANDWIDTH_GBS)
 
     def times(params) -> np.ndarray:
+        _check(deadline)
         alpha, bw = math.exp(params[0]), math.exp(params[1])
         got, _ = base.with_execution(Execution.alpha_beta(alpha, bw)).times(list(sizes))
         return np.asarray(got, dtype=float)
@@ -166,12 +173,23 @@ def _fit_uniform(base: Model, steps: int, tb: float, sizes: np.ndarray, measured
     return math.exp(fit.x[0]), math.exp(fit.x[1]), times(fit.x), fit
 
 
+class _OverBudget(Exception):
+    """The finer fits ran past their time budget (``calibrate``'s ``budget_s``)."""
+
+
+def _check(deadline: float | None) -> None:
+    if deadline is not None and time.monotonic() > deadline:
+        raise _OverBudget
+
+
 def _bic(sse: float, n: int, params: int) -> float:
     return n * math.log(max(sse, 1e-300) / n) + params * math.log(n)
 
 
-def _segments(base: Model, steps: int, tb: float, sizes: np.ndarray, measured: np.ndarray, fit) -> list[Segment]:
-    """The log's protocol regimes (module docstring): binary splitting while the information criterion falls."""
+def _segments(base: Model, steps: int, tb: float, sizes: np.ndarray, measured: np.ndarray, fit,
+              deadline: float | None = None) -> tuple[list[Segment], bool]:
+    """The log's protocol regimes (module docstring): binary splitting while the information criterion falls;
+    and whether it stopped at ``deadline`` (the regimes found so far are kept)."""
     def segment(lo: int, hi: int, alpha: float | None = None, bw: float | None = None, model=None) -> Segment:
         if alpha is None:
             alpha, bw, model, _ = _fit_uniform(base, steps, tb, sizes[lo:hi], measured[lo:hi])
@@ -195,40 +213,48 @@ def _segments(base: Model, steps: int, tb: float, sizes: np.ndarray, measured: n
                     np.exp(fit.fun + np.log(measured)))
     out = [(0, len(sizes), whole, fit.fun, fit.jac)]
     fitted = {}
-    for _ in range(2):                                   # at most two switches
-        changed = False
-        for i, (lo, hi, seg, residual, jac) in enumerate(out):
-            k = split(lo, hi, residual, jac)
-            if k is None:
-                continue
-            sse_one = float(np.sum(residual ** 2))
-            sse_two, parts = math.inf, None
-            # the linearised choice is refined among its neighbours by full fits (sides are fitted once each)
-            for kk in range(max(lo + MIN_SEGMENT, k - 1), min(hi - MIN_SEGMENT, k + 1) + 1):
-                trial = []
-                for a, b in ((lo, kk), (kk, hi)):
-                    if (a, b) not in fitted:
-                        fitted[(a, b)] = _fit_uniform(base, steps, tb, sizes[a:b], measured[a:b],
-                                                      (seg.alpha_us, seg.bandwidth_gbs))
-                    alpha, bw, model, f = fitted[(a, b)]
-                    trial.append((a, b, segment(a, b, alpha, bw, model), f.fun, f.jac))
-                sse = sum(float(np.sum(p[3] ** 2)) for p in trial)
-                if sse < sse_two:
-                    sse_two, parts = sse, trial
-            one, two = parts[0][2], parts[1][2]
-            distinct = (abs(math.log(one.alpha_us / two.alpha_us)) > math.log(DISTINCT)
-                        or abs(math.log(one.bandwidth_gbs / two.bandwidth_gbs)) > math.log(DISTINCT))
-            if distinct and _bic(sse_two, hi - lo, 5) < _bic(sse_one, hi - lo, 2):
-                out[i:i + 1] = parts
-                changed = True
+
+    def grow() -> None:
+        """Split ``out`` in place while a split pays (module docstring)."""
+        for _ in range(2):                                   # at most two switches
+            changed = False
+            for i, (lo, hi, seg, residual, jac) in enumerate(out):
+                k = split(lo, hi, residual, jac)
+                if k is None:
+                    continue
+                sse_one = float(np.sum(residual ** 2))
+                sse_two, parts = math.inf, None
+                # the linearised choice is refined among its neighbours by full fits (sides are fitted once each)
+                for kk in range(max(lo + MIN_SEGMENT, k - 1), min(hi - MIN_SEGMENT, k + 1) + 1):
+                    trial = []
+                    for a, b in ((lo, kk), (kk, hi)):
+                        if (a, b) not in fitted:
+                            fitted[(a, b)] = _fit_uniform(base, steps, tb, sizes[a:b], measured[a:b],
+                                                          (seg.alpha_us, seg.bandwidth_gbs), deadline)
+                        alpha, bw, model, f = fitted[(a, b)]
+                        trial.append((a, b, segment(a, b, alpha, bw, model), f.fun, f.jac))
+                    sse = sum(float(np.sum(p[3] ** 2)) for p in trial)
+                    if sse < sse_two:
+                        sse_two, parts = sse, trial
+                one, two = parts[0][2], parts[1][2]
+                distinct = (abs(math.log(one.alpha_us / two.alpha_us)) > math.log(DISTINCT)
+                            or abs(math.log(one.bandwidth_gbs / two.bandwidth_gbs)) > math.log(DISTINCT))
+                if distinct and _bic(sse_two, hi - lo, 5) < _bic(sse_one, hi - lo, 2):
+                    out[i:i + 1] = parts
+                    changed = True
+                    break
+            if not changed:
                 break
-        if not changed:
-            break
-    return [seg for _, _, seg, _, _ in out]
+
+    try:
+        grow()
+    except _OverBudget:
+        return [seg for _, _, seg, _, _ in out], True
+    return [seg for _, _, seg, _, _ in out], False
 
 
 def _classes(base: Model, topo: Topology, sizes: np.ndarray, measured: np.ndarray, alpha: float, bw: float,
-             ) -> list[LinkClass]:
+             deadline: float | None = None) -> list[LinkClass]:
     """Per link class (nominal bandwidth) alpha and GB/s per link, fitted together on the links' own prices
     (module docstring), from the uniform fit as start; standard errors from the Jacobian."""
     from scipy.optimize import least_squares
@@ -236,7 +262,10 @@ def _classes(base: Model, topo: Topology, sizes: np.ndarray, measured: np.ndarra
     nominal = np.array([float(l.bandwidth) for l in topo.links])
     used = np.zeros(len(topo.links), dtype=bool)
     used[np.unique(base.graph.link)] = True
-    values = sorted({float(v) for v in nominal[used]}, reverse=True)
+    values = []
+    for v in sorted({float(v) for v in nominal[used]}, reverse=True):
+        if not values or v < values[-1] / SAME_CLASS:       # within SAME_CLASS of a wider one: the same class
+            values.append(v)
     if not values:
         return []
     if len(values) > MAX_CLASSES:
@@ -249,6 +278,7 @@ def _classes(base: Model, topo: Topology, sizes: np.ndarray, measured: np.ndarra
     links_model = base.with_execution(Execution())
 
     def times(params) -> np.ndarray:
+        _check(deadline)
         k = len(values)
         alphas, scales = np.exp(params[:k]), np.exp(params[k:])
         a = np.where(sender, alphas[which], 0.0)
@@ -290,7 +320,7 @@ def _classes(base: Model, topo: Topology, sizes: np.ndarray, measured: np.ndarra
 
 
 def calibrate(topo: Topology, schedule: Schedule, log: BenchLog, placement: str = "out-of-place",
-              source: str = "", detail: bool = True) -> Calibration:
+              source: str = "", detail: bool = True, budget_s: float = DETAIL_BUDGET_S) -> Calibration:
     """The uniform prices that best fit ``log``'s times for ``placement`` and, with ``detail``, the per-class and
     per-protocol fits beside them (module docstring). ValueError (one line) when the log has fewer than two sizes
     with a positive time, or the schedule is of another collective."""
@@ -311,9 +341,18 @@ def calibrate(topo: Topology, schedule: Schedule, log: BenchLog, placement: str 
     c = cost(topo, schedule)
     alpha, bw, model, fit = _fit_uniform(base, c.steps, float(c.tb_factor), sizes, measured)
     classes, segments = (), ()
+    notes = []
     if detail:
-        classes = tuple(_classes(base, topo, sizes, measured, alpha, bw))
-        segments = tuple(_segments(base, c.steps, float(c.tb_factor), sizes, measured, fit))
+        deadline = time.monotonic() + budget_s
+        try:
+            classes = tuple(_classes(base, topo, sizes, measured, alpha, bw, deadline))
+        except _OverBudget:
+            notes.append(f"the per-link-class fit stopped at its {budget_s:g} s budget: not reported")
+        found, stopped = _segments(base, c.steps, float(c.tb_factor), sizes, measured, fit, deadline)
+        segments = tuple(found)
+        if stopped:
+            notes.append(f"the search for protocol switches stopped at the {budget_s:g} s budget: the regimes "
+                         "found by then are reported")
     return Calibration(alpha, bw, tuple(float(m) for m in sizes), tuple(float(t) for t in measured),
                        tuple(float(t) for t in model), placement,
-                       source or f"fit to {log.program or 'a benchmark log'}", classes, segments)
+                       source or f"fit to {log.program or 'a benchmark log'}", classes, segments, tuple(notes))

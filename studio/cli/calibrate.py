@@ -12,7 +12,8 @@ def add_parser(sub) -> None:
     p = sub.add_parser("calibrate", parents=[json_parent()],
                        help="fit alpha and B to an nccl-tests / rccl-tests log (a price file for --prices)")
     p.add_argument("log", help="the benchmark's output (all_reduce_perf and the like)")
-    p.add_argument("--topo", required=True, help="the measured machine: an expression or a topology file")
+    p.add_argument("--topo", required=True, help="the measured machine: an expression, a topology file or the "
+                   "machine's own description (NCCL topology XML, nvidia-smi topo -m or rocm-smi --showtopo as .txt)")
     p.add_argument("--algo", default="ring", help="the schedule the library ran (default ring, NCCL's rings)")
     p.add_argument("--placement", default="out-of-place", choices=["out-of-place", "in-place"],
                    help="which of the log's two columns to fit (default out-of-place)")
@@ -72,6 +73,8 @@ def run(args) -> int:
                           f"GB/s" for g in fit.segments))
     elif fit.segments:
         print("one protocol regime: the log shows no switch point")
+    for note in fit.notes:
+        print(f"note: {note}")
     if args.output:
         print(f"wrote {args.output}: use it with --prices {args.output}", file=sys.stderr)
     return 0
