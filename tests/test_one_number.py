@@ -79,13 +79,17 @@ def _page_time(at) -> float:
 
 @pytest.mark.parametrize("design", list(DESIGNS))
 def test_schedule_page_equals_compare(compared, design):
+    """Every synthesizer at M = 1e6, and the first one and TACOS (whose schedule changes with M) at every size: a
+    change of M on the page reprices the schedule on the page's one path (the CLI grid above covers every size of
+    every synthesizer)."""
     at = _app().run()
     at.query_params["expr"] = design
     at = switch_page(at, "schedule").run()
     at.selectbox(key="coll").set_value(COLL).run()
-    for algo in compared[(design, 1e6)]:
+    algos = list(compared[(design, 1e6)])
+    for algo in algos:
         at.selectbox(key="algo").set_value(algo).run()
-        for m in SIZES:
+        for m in (SIZES if algo in (algos[0], "tacos") else [1e6]):
             at.number_input(key="w_bytes").set_value(m).run()
             assert not at.exception, (design, algo, m)
             want = compared[(design, m)][algo]

@@ -17,7 +17,7 @@ def test_two_nccl_topology_files_are_a_two_box_fabric(page: Page, app_url, shot,
     node0.write_text(SAMPLE.read_text())
     node1.write_text(SAMPLE.read_text())
     page.locator("input[type=file]").set_input_files([str(node0), str(node1)])
-    expect(page.get_by_text("2 boxes: 16 GPUs (NCCL topology)")).to_be_visible(timeout=30000)
+    expect(page.get_by_text("2 boxes: 16 GPUs (NCCL topology)", exact=True)).to_be_visible(timeout=30000)
     expect(metric(page, "Nodes")).to_have_text("16")
     expect(page.get_by_text("Assumed: 2 boxes joined by one network switch", exact=False)).to_be_visible()
     expect(page.get_by_text("sm 80: 20 GB/s per link", exact=False)).to_be_visible()
