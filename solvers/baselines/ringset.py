@@ -186,8 +186,8 @@ def search_rings(n: int, arcs: list[Arc], bound: int, budget: int = DEFAULT_BUDG
         rings = [f for f in factors if _hamiltonian(n, f)]
         if len(rings) > len(best):
             best = rings
-        if len(best) == bound or (short and len(best) == len(factors)):
-            break
+        if len(best) == bound or (short and len(best) == len(factors)) or len(factors) < 2:
+            break           # done; or one colour, which no flip can change (step 3's exhaustive search decides)
         restarts += 1
     how = "cycle-merging search"
     if len(best) < bound:
