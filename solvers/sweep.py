@@ -184,13 +184,19 @@ def _line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def run(tasks: Iterable[Task], executor: Executor, on_rows: Callable[[Task, list[dict]], None],
+def run(tasks: Iterable, executor: Executor, on_rows: Callable[[object, list[dict]], None],
         done: set | frozenset = frozenset(), progress: Callable[[int, int], None] | None = None,
-        in_flight: int | None = None) -> int:
+        in_flight: int | None = None, solve: Callable[[object], list[dict]] | None = None,
+        lost: Callable[[object, str], list[dict]] | None = None) -> int:
     """Solve the tasks whose key is not in ``done`` on ``executor``, handing each task's rows to ``on_rows`` as it
     finishes (in completion order); ``progress(finished, total)`` after each. At most ``in_flight`` tasks are
     submitted at once (default 8; callers pass twice their worker count), so a stopped sweep cancels little. Returns
-    the number of tasks solved. Whatever stops the wait (KeyboardInterrupt) cancels the tasks not started."""
+    the number of tasks solved. Whatever stops the wait (KeyboardInterrupt) cancels the tasks not started.
+    ``solve(task)`` gives a task's rows (default ``solve_task``: a design sweep's ``Task``; ``solvers.failures``
+    passes its own, any picklable module function) and ``lost(task, message)`` the rows of a task whose worker
+    raised or was lost (default: a sweep task's error rows)."""
+    solve = solve or solve_task
+    lost = lost or (lambda task, message: _rows(task, "error", message))
     todo = [t for t in tasks if t.key not in done]
     total, finished = len(todo), 0
     limit = in_flight or 8
@@ -202,7 +208,7 @@ def run(tasks: Iterable[Task], executor: Executor, on_rows: Callable[[Task, list
                 task = next(queue, None)
                 if task is None:
                     break
-                pending[executor.submit(solve_task, task)] = task
+                pending[executor.submit(solve, task)] = task
             if not pending:
                 return finished
             ready, _ = wait(list(pending), return_when=FIRST_COMPLETED)
@@ -211,7 +217,7 @@ def run(tasks: Iterable[Task], executor: Executor, on_rows: Callable[[Task, list
                 try:
                     rows = future.result()
                 except Exception as exc:       # noqa: BLE001 - a worker lost (Dask's KilledWorker) or a bug: a row
-                    rows = _rows(task, "error", f"{type(exc).__name__}: {_line(exc)}")
+                    rows = lost(task, f"{type(exc).__name__}: {_line(exc)}")
                 on_rows(task, rows)
                 finished += 1
                 if progress is not None:

@@ -16,7 +16,9 @@ class ClusterError(RuntimeError):
 @contextmanager
 def executor(scheduler: str | None = None, workers: int | None = None) -> Iterator[tuple[object, str, int]]:
     """(an Executor, a one-line description, its worker count). ``scheduler``: 'tcp://host:8786' of a running Dask cluster; else a
-    LocalCluster of ``workers`` single-threaded worker processes (default: one per CPU), closed on exit."""
+    LocalCluster of ``workers`` single-threaded worker processes (default: one per CPU), closed on exit; ``workers``
+    0: no cluster, the tasks run one after another in this process (small runs, where starting workers costs more
+    than the work)."""
     try:
         from distributed import Client, LocalCluster
     except ImportError:                       # requirements.txt has it; a trimmed install may not
@@ -31,6 +33,12 @@ def executor(scheduler: str | None = None, workers: int | None = None) -> Iterat
             yield client.get_executor(), f"the Dask cluster at {scheduler} ({n} workers)", max(n, 1)
         finally:
             client.close()
+        return
+    if workers == 0 and not scheduler:        # no cluster: the tasks run one at a time in this process
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            yield pool, "this process", 1
         return
     count = workers or os.cpu_count() or 1
     try:

@@ -4,7 +4,8 @@
 - ``schedules``: ``schedule``, ``export``, ``compare`` (``--measured LOG --plot PNG``: a benchmark log beside the
   model's curves), ``check-xml``, ``check-plan`` (synthesizer flags generated from the registry by ``synth_flags``);
 - ``genmodel``: ``genmodel plans | gentree | fit``;
-- ``calibrate``: ``calibrate LOG --topo EXPR``, prices fitted to an nccl-tests / rccl-tests log.
+- ``calibrate``: ``calibrate LOG --topo EXPR``, prices fitted to an nccl-tests / rccl-tests log;
+- ``failures``: ``failures EXPR --algo A --links K [--samples S]``, what failed elements do to a design.
 
 Every command takes an expression (``biring(8)``) or the path of a topology file (``.json``, ``.graphml``) or of a
 machine's own description (``.xml`` NCCL topology, comma-joined for several boxes; ``.txt`` nvidia-smi topo -m or
@@ -21,11 +22,11 @@ import sys
 from solvers import NotApplicable, ScheduleError
 from topologies import TopologyError
 
-from . import calibrate, designs, genmodel, schedules, sweeps
+from . import calibrate, designs, failures, genmodel, schedules, sweeps
 from .common import EXIT_BAD_INPUT, Parser, UsageError, check_start
 
 COMMANDS = {**designs.COMMANDS, **schedules.COMMANDS, "genmodel": genmodel.run, "sweep": sweeps.sweep,
-            "calibrate": calibrate.run}
+            "calibrate": calibrate.run, "failures": failures.failures}
 
 
 def parser() -> argparse.ArgumentParser:
@@ -37,6 +38,7 @@ def parser() -> argparse.ArgumentParser:
     genmodel.add_parser(sub)
     sweeps.add_parser(sub)
     calibrate.add_parser(sub)
+    failures.add_parser(sub)
     return p
 
 

@@ -82,7 +82,7 @@ def check_start(args) -> None:
     from topologies.expression import max_nodes_from_env
 
     max_nodes_from_env()
-    if args.command in ("schedule", "cache"):
+    if args.command in ("schedule", "cache", "failures"):
         _check_cache_folder()
     if getattr(args, "output", None) is not None:
         check_output(args.output, getattr(args, "force", False))
