@@ -167,10 +167,13 @@ def describe(topo: Topology, element: Element) -> str:
     near = _neighbours(topo, v)
     gpus = sorted(topo.names[u] for u in near if topo.is_compute(u))
     others = sum(1 for u in near if not topo.is_compute(u))
+    switches = f"{others} switch{'' if others == 1 else 'es'}"
     if len(gpus) == 1:
-        return f"NIC {element.name} of GPU {gpus[0]}" + (f" (to {others} switches)" if others else "")
+        return f"NIC {element.name} of GPU {gpus[0]}" + (f", cabled to {switches}" if others else "")
+    if not gpus:
+        return f"switch {element.name} joining {switches}"
     shown = ", ".join(gpus[:4]) + (" ..." if len(gpus) > 4 else "")
-    return f"switch {element.name} joining {len(gpus)} GPUs ({shown})" + (f" and {others} switches" if others else "")
+    return f"switch {element.name} joining {len(gpus)} GPUs ({shown})" + (f" and {switches}" if others else "")
 
 
 def cut_off(topo: Topology) -> list[str]:
@@ -243,10 +246,20 @@ def analyse(task: FailureTask, cache=None) -> dict:
 
     from .core.cost import node_bandwidth, steps_lower_bound, tb_lower_bound
     from .forestcoll.search import fabric as forest_fabric, optimal_ratio
-    from .results_cache import ResultsCache, cached_synthesize
+    from .results_cache import ResultsCache, UnsafeCache, cached_synthesize
     from .runtime.workload import Workload
 
     start = time.perf_counter()
+    if cache is None:
+        cache = ResultsCache.default()
+    key = _row_key(task)
+    if cache is not None:
+        try:
+            row = cache.get_record(key)
+        except UnsafeCache:
+            cache, row = None, None
+        if row is not None and row.get("failed") == task.label:
+            return {**row, "from_cache": True}
     work = Workload(*task.workload)
     healthy = load(task.expr, max_nodes=task.max_nodes)
     by_name = {e.name: e for e in elements(healthy, task.kind)}
@@ -267,13 +280,6 @@ def analyse(task: FailureTask, cache=None) -> dict:
     if connected:
         row["steps_bound"] = steps_lower_bound(topo, task.collective)
         row["tb_bound"] = str(tb_lower_bound(topo, task.collective))
-        try:
-            fab = forest_fabric(topo)
-            row["optimum_algbw_GBps"] = float(Fraction(fab.size) / (optimal_ratio(fab).ratio * fab.scale))
-        except NotApplicable:
-            pass
-    if cache is None:
-        cache = ResultsCache.default()
     hits = 0
     for algo in task.algos:
         cells = {"status": "disconnected", "time_us": None, "algbw_GBps": None, "verified": False, "message": ""}
@@ -288,14 +294,40 @@ def analyse(task: FailureTask, cache=None) -> dict:
                 flow = _flow_algbw(result)
                 if flow is not None:
                     cells["flow_algbw_GBps"] = flow
+                optimum = getattr(result.detail, "optimal_algbw", None)
+                if optimum is not None and result.topology is topo:    # ForestColl's own search: not done twice
+                    row["optimum_algbw_GBps"] = float(optimum)
             except NotApplicable as exc:
                 cells.update(status="not applicable", message=_line(exc))
             except (ScheduleError, ValueError, ArithmeticError, MemoryError, RecursionError) as exc:
                 cells.update(status="error", message=f"{type(exc).__name__}: {_line(exc)}")
         row.update({f"{algo}_{k}": v for k, v in cells.items()})
+    if connected and row["optimum_algbw_GBps"] is None:
+        try:
+            fab = forest_fabric(topo)
+            row["optimum_algbw_GBps"] = float(Fraction(fab.size) / (optimal_ratio(fab).ratio * fab.scale))
+        except NotApplicable:
+            pass
     row["cached"] = hits
     row["seconds"] = round(time.perf_counter() - start, 4)
-    return row
+    if cache is not None:
+        try:
+            cache.put_record(key, row)
+        except (UnsafeCache, OSError):       # not kept: the row is still good
+            pass
+    return {**row, "from_cache": False}
+
+
+def _row_key(task: FailureTask) -> str:
+    """The results cache's name for a failure set's row: the task and the code version (any change to the code
+    that builds, verifies or times a schedule starts afresh, as for schedules)."""
+    import hashlib
+    import json
+
+    from .results_cache import code_version
+
+    text = json.dumps(["failures", code_version(), list(task.key)], default=str)
+    return "failures-" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _flow_algbw(result) -> float | None:

@@ -59,6 +59,7 @@ from .core.schedule import COLUMN_FIELDS
 ENV = "TOPOLOGY_STUDIO_CACHE"
 MAX_ENTRY_BYTES = 256 * 2 ** 20
 MAX_TOTAL_BYTES = 2 * 2 ** 30
+MAX_RECORD_BYTES = 2 ** 20      # a JSON record (``put_record``): a row of figures, not a schedule
 FORMAT = 1                          # the layout of an entry's JSON
 _TAG = 32
 _SECRET = ".secret"
@@ -392,26 +393,11 @@ class ResultsCache:
                     pass
                 if warn is not None:
                     warn(f"the entry {self.root / name} {why}; deleted, solving again")
-            try:
-                fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | _NOFOLLOW, dir_fd=folder)
-            except FileNotFoundError:
+            read = self._read_tagged(folder, secret, key, MAX_ENTRY_BYTES, reject)
+            if read is None:
                 return None
-            except OSError as exc:
-                if exc.errno == errno.ELOOP:
-                    return reject("is a symbolic link")
-                raise
+            body, fd, st = read
             try:
-                st = os.fstat(fd)
-                if not stat.S_ISREG(st.st_mode):
-                    return reject("is not a regular file")
-                if st.st_uid != os.geteuid():
-                    return reject(f"belongs to uid {st.st_uid}, not to this user")
-                data = _read_capped(fd, MAX_ENTRY_BYTES + _TAG)
-                if len(data) > MAX_ENTRY_BYTES + _TAG:
-                    return reject(f"is over {MAX_ENTRY_BYTES} bytes")
-                tag, body = data[:_TAG], data[_TAG:]
-                if len(tag) != _TAG or not hmac.compare_digest(tag, _tag(secret, key, body)):
-                    return reject("fails its tag (not written here for this key, or altered)")
                 result, why = decode_result(body, topo, options)
                 if result is None:
                     return reject(why)
@@ -423,6 +409,89 @@ class ResultsCache:
                 return Hit(result, st.st_mtime)
             finally:
                 os.close(fd)
+
+    @staticmethod
+    def _read_tagged(folder: int, secret: bytes, key: str, limit: int, reject):
+        """(body, open fd, its stat) of the entry for ``key`` once it passes the module docstring's checks (a
+        regular file of this user, not a link, at most ``limit`` bytes plus the tag, its tag right); None when there
+        is none, else ``reject(why)``'s answer. The caller closes the fd."""
+        name = f"{key}{_SUFFIX}"
+        try:
+            fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | _NOFOLLOW, dir_fd=folder)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                return reject("is a symbolic link")
+            raise
+        why = None
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                why = "is not a regular file"
+            elif st.st_uid != os.geteuid():
+                why = f"belongs to uid {st.st_uid}, not to this user"
+            else:
+                data = _read_capped(fd, limit + _TAG)
+                tag, body = data[:_TAG], data[_TAG:]
+                if len(data) > limit + _TAG:
+                    why = f"is over {limit} bytes"
+                elif len(tag) != _TAG or not hmac.compare_digest(tag, _tag(secret, key, body)):
+                    why = "fails its tag (not written here for this key, or altered)"
+        except BaseException:
+            os.close(fd)
+            raise
+        if why is not None:
+            os.close(fd)
+            return reject(why)
+        return body, fd, st
+
+    # -- records: small JSON rows (the failure analysis's), tagged and kept like results
+    def get_record(self, key: str, warn: Warn | None = None) -> dict | None:
+        """The JSON object stored under ``key`` (``put_record``), or None; an entry failing its checks is deleted
+        and ``warn`` hears why. Nothing but JSON is read: numbers, strings, booleans, lists and objects."""
+        name = f"{key}{_SUFFIX}"
+        with self._folder(create=False) as folder:
+            if folder is None:
+                return None
+            secret = self._secret(folder, create=False)
+            if secret is None:
+                return None
+
+            def reject(why: str) -> None:
+                try:
+                    os.unlink(name, dir_fd=folder)
+                except FileNotFoundError:
+                    pass
+                if warn is not None:
+                    warn(f"the entry {self.root / name} {why}; deleted")
+            read = self._read_tagged(folder, secret, key, MAX_RECORD_BYTES, reject)
+            if read is None:
+                return None
+            body, fd, st = read
+            try:
+                try:
+                    record = json.loads(body.decode("utf-8"))
+                except (UnicodeDecodeError, ValueError, RecursionError):
+                    return reject("is not a JSON record")
+                if not isinstance(record, dict):
+                    return reject("is not a JSON object")
+                os.utime(fd, (time.time(), st.st_mtime))
+                return record
+            finally:
+                os.close(fd)
+
+    def put_record(self, key: str, record: dict) -> bool:
+        """Keep the JSON object ``record`` under ``key``; False when it does not encode as JSON or is over
+        ``MAX_RECORD_BYTES``."""
+        try:
+            body = json.dumps(record, allow_nan=False, sort_keys=True).encode("utf-8")
+        except (TypeError, ValueError):
+            return False
+        if len(body) > MAX_RECORD_BYTES:
+            return False
+        self._write(key, body)
+        return True
 
     def put(self, key: str, result: Any, topo: Topology | None = None) -> bool:
         """Keep ``result`` (solved on ``topo``, default its fabric) under ``key``; False when it is too large to
@@ -437,6 +506,11 @@ class ResultsCache:
             return False
         if len(body) > MAX_ENTRY_BYTES:
             return False
+        self._write(key, body)
+        return True
+
+    def _write(self, key: str, body: bytes) -> None:
+        """``body`` under ``key`` with its tag: written to a temporary name, then renamed; the folder trimmed."""
         with self._folder(create=True) as folder:
             tag = _tag(self._secret(folder, create=True), key, body)
             tmp = f".writing-{secrets.token_hex(8)}"
@@ -453,7 +527,6 @@ class ResultsCache:
                     pass
                 raise
             self._trim(folder)
-        return True
 
     def _names(self, folder: int) -> list[str]:
         return sorted(n for n in os.listdir(folder) if n.endswith(_SUFFIX) and not n.startswith("."))

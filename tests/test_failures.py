@@ -64,7 +64,9 @@ def test_a_degraded_fabric_keeps_every_other_name_and_link():
     nvs = next(e for e in elements(dgx, "switches") if e.name == "b0.nvs")
     nic = next(e for e in elements(dgx, "nics") if e.name == "b1.nic3")
     assert describe(dgx, nvs) == "switch b0.nvs joining 8 GPUs (b0.g0, b0.g1, b0.g2, b0.g3 ...)"
-    assert describe(dgx, nic) == "NIC b1.nic3 of GPU b1.g3 (to 1 switches)"
+    assert describe(dgx, nic) == "NIC b1.nic3 of GPU b1.g3, cabled to 1 switch"
+    ib = next(e for e in elements(dgx, "switches") if e.name == "ib0")
+    assert describe(dgx, ib) == "switch ib0 joining 8 switches"                  # the even NICs of both boxes
 
 
 def test_one_failed_cable_of_a_torus_keeps_forestcoll_at_the_degraded_optimum():
@@ -143,10 +145,10 @@ def test_the_cli_lists_every_set_reads_the_cache_on_a_second_run_and_resumes(tmp
     doc = json.loads(out)
     assert len(doc["rows"]) == 6 and all(r["connected"] and r["bfb_verified"] for r in doc["rows"])
     assert doc["connectivity"] == {"node_connectivity": 2, "link_connectivity": 2}
-    assert doc["summary"]["disconnected"] == 0.0 and doc["summary"]["cached_syntheses"] == 0
+    assert doc["summary"]["disconnected"] == 0.0 and doc["summary"]["rows_from_cache"] == 0
     argv[argv.index("--workers"):argv.index("--workers") + 2] = ["--in-process"]  # no cluster from here on
     code, out, err = _cli(*argv)
-    assert code == 0 and json.loads(out)["summary"]["cached_syntheses"] == 7       # the healthy design and 6 sets
+    assert code == 0 and json.loads(out)["summary"]["rows_from_cache"] == 7         # the healthy design and 6 sets
     assert [r["bfb_algbw_GBps"] for r in json.loads(out)["rows"]] == [r["bfb_algbw_GBps"] for r in doc["rows"]]
     table = tmp_path / "rows.csv"
     code, _, err = _cli(*argv, "-o", str(table))
@@ -155,3 +157,26 @@ def test_the_cli_lists_every_set_reads_the_cache_on_a_second_run_and_resumes(tmp
     assert code == 0 and "sets of" not in err and len(json.loads(out)["rows"]) == 6
     code, _, err = _cli("failures", "biring(6)", "--algo", "ring", "--links", "9", "--in-process")
     assert code == 2 and "between 1 and the 6" in err and err.count("\n") == 1
+
+
+def test_rows_are_kept_tagged_and_an_altered_one_is_deleted_unread(tmp_path):
+    """The failure rows live in the results cache as tagged JSON records: read back as written, and a record
+    altered on disk (or not JSON, or a link) is deleted and named, never trusted."""
+    from solvers.results_cache import ResultsCache
+
+    cache = ResultsCache(tmp_path / "cache")
+    assert cache.put_record("failures-abc", {"failed": "a<->b", "connected": True, "x": 1.5})
+    assert cache.get_record("failures-abc") == {"failed": "a<->b", "connected": True, "x": 1.5}
+    assert not cache.put_record("failures-nan", {"x": float("nan")})          # not JSON: not kept
+    path = next(p for p in (tmp_path / "cache").iterdir() if p.name.startswith("failures-abc"))
+    data = bytearray(path.read_bytes())
+    data[-3] ^= 1
+    path.write_bytes(bytes(data))
+    said = []
+    assert cache.get_record("failures-abc", warn=said.append) is None and not path.exists()
+    assert len(said) == 1 and "fails its tag" in said[0]
+    cache.put_record("failures-abc", {"failed": "x"})
+    link = tmp_path / "cache" / path.name
+    link.unlink()
+    link.symlink_to(tmp_path / "elsewhere")
+    assert cache.get_record("failures-abc", warn=said.append) is None and "symbolic link" in said[-1]

@@ -14,6 +14,7 @@ from .common import UsageError, add_output_arguments, cannot_write, design_paren
 KIND_FLAGS = {"links": "links", "directed_links": "directed-links", "nodes": "gpus", "gpus": "gpus",
               "nics": "nics", "switches": "switches", "boxes": "boxes"}
 CELLS = ("status", "time_us", "algbw_GBps", "verified", "message", "flow_algbw_GBps")
+# a row's own columns besides BASE and the synthesizers' (``from_cache`` is this run's, not written)
 BASE = ("failed", "kind", "what", "gpus", "connected", "cut_off", "steps_bound", "tb_bound", "optimum_algbw_GBps")
 
 
@@ -134,6 +135,7 @@ def failures(args) -> int:
     summary = summarize_rows(healthy, failed_rows, algos)
     summary["seconds"] = round(time.perf_counter() - start, 2)
     summary["cached_syntheses"] = sum(int(r.get("cached") or 0) for r in [healthy] + failed_rows)
+    summary["rows_from_cache"] = sum(1 for r in [healthy] + failed_rows if r.get("from_cache"))
     out = {"design": args.expr, "kind": kind, "k": k, "samples": args.samples, "seed": args.seed,
            "collective": args.collective, "algos": list(algos), "workload": work.as_dict(),
            "connectivity": connectivity(topo), "healthy": healthy, "rows": failed_rows, "summary": summary}
@@ -198,5 +200,5 @@ def _print(out: dict, algos) -> None:
               "could not run")
     print(f"algbw: the runtime model at {out['workload']['label']} for M {out['workload']['bytes']:g} bytes, every "
           f"degraded fabric priced at the healthy design's scale; optimum: ForestColl's optimal allgather algbw "
-          f"in the links' own GB/s; {s['cached_syntheses']} syntheses read from the results cache; "
-          f"{s['seconds']:.1f} s")
+          f"in the links' own GB/s; {s['rows_from_cache']} of {s['sets'] + 1} rows and {s['cached_syntheses']} "
+          f"syntheses read from the results cache; {s['seconds']:.1f} s")
