@@ -180,3 +180,26 @@ def test_rows_are_kept_tagged_and_an_altered_one_is_deleted_unread(tmp_path):
     link.unlink()
     link.symlink_to(tmp_path / "elsewhere")
     assert cache.get_record("failures-abc", warn=said.append) is None and "symbolic link" in said[-1]
+
+
+def test_a_failure_set_is_a_design_that_schedules_exports_and_passes_check_xml(tmp_path):
+    """``fail(G, links=[i])`` names the degraded fabric in the expression language: the same names, the cable's two
+    links gone; ForestColl's allreduce on it exports as MSCCL XML that check-xml passes; a bad index is one line."""
+    from solvers.failures import failure_expr
+    from topologies import TopologyError
+
+    torus = load("torus(4,4)")
+    cable = elements(torus, "links")[20]
+    expr = failure_expr("torus(4,4)", torus, [cable])
+    assert expr == "fail(torus(4,4),links=[20])"
+    topo = load(expr)
+    assert topo.names == torus.names and len(topo.links) == 62 and topo.expr == expr
+    row = analyse(FailureTask("torus(4,4)", "links", (cable.name,), ("forestcoll",), "allreduce", WORK.key))
+    assert row["expr"] == expr
+    out = tmp_path / "degraded.xml"
+    code, _, err = _cli("export", expr, "--algo", "forestcoll", "--collective", "allreduce", "-o", str(out))
+    assert code == 0, err
+    code, text, err = _cli("check-xml", str(out))
+    assert code == 0 and text.startswith("ok: 16 ranks"), err
+    with pytest.raises(TopologyError, match="links 40 is not one of the design's 32 cables"):
+        load("fail(torus(4,4),links=[40])")

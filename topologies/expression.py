@@ -20,6 +20,7 @@ from typing import Callable
 from math import prod
 
 from . import baseline_fabrics, clusters, distance_regular, expansions, families, reconstructed, tacos_fabrics, teccl_fabrics
+from .failures import fail_expr
 from .unwind import unwind_expr
 from .model import Topology, TopologyError
 
@@ -309,6 +310,9 @@ FAMILIES: dict[str, Family] = {
     "ring_fc_switch": Family(tacos_fabrics.ring_fc_switch, tacos_fabrics.ring_fc_switch_size,
                              "ring_fc_switch(nodes,ring_bw=200,fc_bw=100,switch_bw=50,alpha_ns=500): TACOS "
                              "Table I system, unwound"),
+    "fail": Family(fail_expr, lambda g, **_: (g.num_nodes, len(g.links)),
+                   "fail(G,links=[i,...],directed_links=[...],gpus=[...],nics=[...],switches=[...],boxes=[...]): G "
+                   "without the i-th elements of each kind (issue 42's failure models)"),
     "unwind": Family(unwind_expr, lambda g, degree=None: (g.n, len(g.links) + g.n * g.n),
                      "unwind(G[,d]): switches unwound to degree-d links (0 = full mesh; default: TACOS's rule)"),
 }

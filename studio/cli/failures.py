@@ -15,7 +15,7 @@ KIND_FLAGS = {"links": "links", "directed_links": "directed-links", "nodes": "gp
               "nics": "nics", "switches": "switches", "boxes": "boxes"}
 CELLS = ("status", "time_us", "algbw_GBps", "verified", "message", "flow_algbw_GBps")
 # a row's own columns besides BASE and the synthesizers' (``from_cache`` is this run's, not written)
-BASE = ("failed", "kind", "what", "gpus", "connected", "cut_off", "steps_bound", "tb_bound", "optimum_algbw_GBps")
+BASE = ("failed", "kind", "expr", "what", "gpus", "connected", "cut_off", "steps_bound", "tb_bound", "optimum_algbw_GBps")
 
 
 def add_parser(sub) -> None:
@@ -151,7 +151,7 @@ def _typed(row: dict, algos) -> dict:
     out = dict(row)
     for key, value in row.items():
         if value in ("", None):
-            out[key] = None if key not in ("what", "cut_off", "message") and not key.endswith("_message") else ""
+            out[key] = None if key not in ("what", "cut_off", "expr") and not key.endswith("_message") else ""
         elif value in ("True", "False"):
             out[key] = value == "True"
         else:
@@ -159,7 +159,7 @@ def _typed(row: dict, algos) -> dict:
                 out[key] = int(value) if value.lstrip("-").isdigit() else float(value)
             except ValueError:
                 pass
-    for key in ("failed", "tb_bound", "kind", "what", "cut_off") + tuple(f"{a}_status" for a in algos):
+    for key in ("failed", "tb_bound", "kind", "expr", "what", "cut_off") + tuple(f"{a}_status" for a in algos):
         if key in row:
             out[key] = row[key]
     return out
@@ -191,6 +191,7 @@ def _print(out: dict, algos) -> None:
     c = out["connectivity"]
     print(f"{s['sets']} failure sets of {out['k']} {out['kind']}; {s['disconnected']:.1%} disconnect the GPUs; the "
           f"design's node connectivity {c['node_connectivity']}, link connectivity {c['link_connectivity']}")
+    exprs = {r["failed"]: r.get("expr") for r in rows}
     for a, v in s["per_synthesizer"].items():
         if v["median_algbw_fraction"] is None:
             print(f"{a}: no algbw on the healthy design")
@@ -198,6 +199,8 @@ def _print(out: dict, algos) -> None:
         print(f"{a}: healthy {v['healthy_algbw_GBps']:.4g} GB/s; median {v['median_algbw_fraction']:.1%}, worst "
               f"{v['worst_algbw_fraction']:.1%} of it ({v['worst_failure']}); {v['not_ok']} connected sets it "
               "could not run")
+        if exprs.get(v["worst_failure"]):
+            print(f"  the worst as a design (schedule, export): {exprs[v['worst_failure']]}")
     print(f"algbw: the runtime model at {out['workload']['label']} for M {out['workload']['bytes']:g} bytes, every "
           f"degraded fabric priced at the healthy design's scale; optimum: ForestColl's optimal allgather algbw "
           f"in the links' own GB/s; {s['rows_from_cache']} of {s['sets'] + 1} rows and {s['cached_syntheses']} "
