@@ -4,7 +4,8 @@ no cost model here (the page prices schedules through ``solvers``), so a noteboo
 * ``size_curves_figure``: time against message size for several designs (log-log), the sidebar's size and the
   crossovers marked;
 * ``latency_share_figure``: the share of a collective's time that is latency, against message size;
-* ``diameter_figure``: the diameters of several designs of one degree beside the Moore bound.
+* ``diameter_figure``: the diameters of several designs of one degree beside the Moore bound;
+* ``survival_figure``: each design's optimal algbw healthy and after its worst single link failure.
 
 Each takes ``width_px``, the width the page gives it (``studio.figures.HALF_WIDTH_PX`` in one of two columns), and
 wraps its title to fit (``studio.figures.place_title``).
@@ -92,4 +93,22 @@ def diameter_figure(rows: list[dict], moore: int, title: str = "Diameter beside 
     fig.update_layout(title=title, yaxis=dict(title="diameter (hops)", range=[0, top * 1.15]), xaxis=dict(title=None),
                       height=400,
                       margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h", y=-0.15))
+    return place_title(fig, width_px=width_px)
+
+
+def survival_figure(rows: list[dict], title: str = "Optimal allgather algbw, healthy and after the worst cut cable",
+                    width_px: float = FULL_WIDTH_PX) -> go.Figure:
+    """Grouped bars from zero: per design (``rows``: dicts with ``name``, ``healthy`` and ``worst``, GB/s in the
+    links' own units), its optimal algbw with every link and after the single cable failure that costs most."""
+    names = [r["name"] for r in rows]
+    fig = go.Figure()
+    for key, label, color in (("healthy", "every link", "#1f77b4"), ("worst", "worst single cable cut", "#d62728")):
+        values = [r[key] for r in rows]
+        fig.add_trace(go.Bar(x=names, y=values, name=label, marker_color=color,
+                             text=[f"{v:.3g}" for v in values], textposition="outside",
+                             hovertemplate="%{x}: %{y:.4g} GB/s (" + label + ")<extra></extra>"))
+    top = max([r["healthy"] for r in rows] + [1e-9])
+    fig.update_layout(title=title, barmode="group", yaxis=dict(title="algbw (GB/s, unit links)", range=[0, top * 1.2]),
+                      xaxis=dict(title=None), height=400, margin=dict(l=10, r=10, t=40, b=10),
+                      legend=dict(orientation="h", y=-0.15))
     return place_title(fig, width_px=width_px)

@@ -19,7 +19,7 @@ from topologies.properties import diameter, moore_diameter_directed
 from .conftest import ROOT, switch_page
 
 LEARN = "learn"
-CHARTS = ["ring", "diameter", "share", "base", "line", "frontier", "frontier sizes", "genmodel", "gantt", "machine"]
+CHARTS = ["ring", "diameter", "share", "base", "line", "frontier", "frontier sizes", "genmodel", "gantt", "machine", "failures"]
 
 
 def open_learn():
@@ -56,11 +56,11 @@ def test_every_step_renders_its_figure_and_link(learn):
         "1. Rings: bandwidth-optimal, but slow", "2. Low diameter helps small messages",
         "3. What a line-graph expansion does to a schedule", "4. The Pareto frontier: no single best design",
         "5. Beyond alpha-beta: incast and memory", "6. How the studio times a schedule",
-        "7. Your machine: import it, measure it, calibrate the model"]
+        "7. Your machine: import it, measure it, calibrate the model", "8. When links fail"]
     assert len(at.get("plotly_chart")) == len(CHARTS)
     keys = {b.key for b in at.button}
     assert {"l_ring_open_ring", "l_ring_open_low", "l_diam_open", "l_line_open_schedule", "l_line_open_compose",
-            "l_front_open_finder", "l_front_open_schedule", "l_gm_open", "l_gantt_open", "l_machine_open"} <= keys
+            "l_front_open_finder", "l_front_open_schedule", "l_gm_open", "l_gantt_open", "l_machine_open", "l_fail_open"} <= keys
 
 
 def _ring_numbers(n: int, d: int):
@@ -330,3 +330,16 @@ def test_step_7_imports_the_sample_machine_and_calibrates_the_sample_log(learn):
     measured, model = trace(spec, "measured (nccl-tests)"), spec["data"][1]
     assert len(measured["x"]) == 28 and model["name"].startswith("model, ring at alpha")
     assert all(abs(p / m - 1) < 0.06 for p, m in zip(model["y"], measured["y"]))
+
+
+def test_step_8_cuts_every_cable_and_a_degree_d_design_survives_d_minus_1(learn):
+    """Each design's link connectivity is its degree (a bidirectional ring counts 2), every single cable cut leaves
+    it connected, the worst cut lowers ForestColl's optimum; a ring with one cable cut has no ring left."""
+    at = learn
+    table = next(d.value for d in at.dataframe if "link connectivity" in d.value.columns)
+    assert list(table["link connectivity"]) == [2, 4, 2, 3]
+    assert all(a == b for a, _, b in (c.partition(" of ") for c in table["single cuts that stay connected"]))
+    spec = chart(at, "failures")
+    healthy, worst = spec["data"][0]["y"], spec["data"][1]["y"]
+    assert all(0 < w < h for h, w in zip(healthy, worst))
+    assert any("no ring is left" in m.value and "fail(biring(8),links=[0])" in m.value for m in at.markdown)

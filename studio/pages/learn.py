@@ -9,7 +9,9 @@ and a button that opens the page that does the same thing for real, with the des
 5. beyond alpha-beta: GenModel's incast and memory terms (CPS against Ring as N crosses w_t);
 6. how the studio times a schedule: the runtime model, a small schedule's sends on its clock (a Gantt chart);
 7. your machine: NCCL's own topology file imported (the DGX A100-like sample of examples/), ForestColl on it
-   against the paper's DGX A100 model, and the model calibrated to a benchmark log (the sample nccl-tests log).
+   against the paper's DGX A100 model, and the model calibrated to a benchmark log (the sample nccl-tests log);
+8. when links fail: a design of link connectivity c survives any c - 1 cable failures (circulants and generalized
+   Kautz graphs of degree d have c = d), and a ring loses its ring to one cut cable (``solvers.failures``).
 
 Times of built schedules come from the runtime model (``solvers.runtime``) with the sidebar's alpha and B;
 where a step predicts (steps, tb) without building a schedule it uses the papers' step model
@@ -37,7 +39,7 @@ from solvers.synthesize import synthesize
 from studio import navigation, workload
 from studio.figures import HALF_WIDTH_PX, frontier_figure, gantt_figure, topology_figure
 from studio.genmodel_figures import servers_figure
-from studio.learn_figures import diameter_figure, latency_share_figure, size_curves_figure
+from studio.learn_figures import diameter_figure, latency_share_figure, size_curves_figure, survival_figure
 from studio.tables import blank_missing
 from topologies.expression import parse_topology
 from topologies.properties import summarize
@@ -71,7 +73,10 @@ STEPS = [("rings", "Rings: bandwidth-optimal, but slow"),
          ("frontier", "The Pareto frontier: no single best design"),
          ("genmodel", "Beyond alpha-beta: incast and memory"),
          ("runtime-model", "How the studio times a schedule"),
-         ("your-machine", "Your machine: import it, measure it, calibrate the model")]
+         ("your-machine", "Your machine: import it, measure it, calibrate the model"),
+         ("failures", "When links fail")]
+SURVIVAL_DESIGNS = {"biring(12)": "ring", "circulant(12,[1,3])": "circulant", "kautz(2,2)": "Kautz",
+                    "gkautz(3,12)": "generalized Kautz"}                                     # step 8: 12 nodes each
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 MACHINE_XML, MACHINE_LOG = EXAMPLES / "nccl-topo-dgx-a100.xml", EXAMPLES / "nccl-tests-allreduce-16.log"   # step 7
 
@@ -574,6 +579,74 @@ def step_machine() -> None:
                    "biring(16)", "ring", "allreduce")
 
 
+@st.cache_data(show_spinner=False, max_entries=2)
+def survival_rows() -> list[dict]:
+    """Step 8's numbers: per design its node and link connectivity, ForestColl's optimal allgather algbw healthy
+    and after every single cable failure (``solvers.failures.analyse``: the worst kept), and how many of those
+    failures leave it strongly connected."""
+    from solvers.failures import FailureTask, analyse, connectivity, elements
+
+    work = Workload().key
+    rows = []
+    for expr, label in SURVIVAL_DESIGNS.items():
+        topo = parse_topology(expr)
+        healthy = analyse(FailureTask(expr, "links", (), (), "allgather", work))
+        cut = [analyse(FailureTask(expr, "links", (e.name,), (), "allgather", work)) for e in elements(topo, "links")]
+        worst = min(cut, key=lambda r: r["optimum_algbw_GBps"] or 0.0)
+        rows.append({"name": label, "expr": expr, **connectivity(topo), "cables": len(cut),
+                     "connected": sum(1 for r in cut if r["connected"]), "healthy": healthy["optimum_algbw_GBps"],
+                     "worst": worst["optimum_algbw_GBps"] or 0.0, "worst_expr": worst["expr"],
+                     "worst_failed": worst["failed"]})
+    return rows
+
+
+@st.cache_data(show_spinner=False, max_entries=2)
+def ring_after_a_cut() -> dict:
+    """The ring on biring(8) with one cable cut: whether a ring is left, and BFB in its place."""
+    from solvers.failures import FailureTask, analyse, elements
+
+    cable = elements(parse_topology("biring(8)"), "links")[0].name
+    row = analyse(FailureTask("biring(8)", "links", (cable,), ("ring", "bfb"), "allgather", Workload().key))
+    return {"cable": cable, "expr": row["expr"], "ring": row["ring_status"], "why": row["ring_message"],
+            "bfb_ok": row["bfb_status"] == "ok"}
+
+
+def step_failures() -> None:
+    _header(8)
+    st.markdown(
+        "Clusters run with dead links every day, so a design is also judged by how it degrades. A graph's *link "
+        "connectivity* c is the fewest links whose loss disconnects it: any c - 1 cut cables leave every GPU able "
+        "to reach every other. Circulants and generalized Kautz graphs of degree d have c = d, the most a degree "
+        "allows, so they survive any d - 1 failures (a generalized Kautz graph with self-loops, such as "
+        "gkautz(4,12), has less: a loop is a link that joins nothing). A ring has c = 2 counting both directions, and "
+        "a single cut cable takes its ring away. ForestColl's optimal algbw is the bandwidth reference: the cable "
+        "whose loss "
+        "costs most is the design's worst case. All numbers below are computed live (`solvers.failures`, every "
+        "single cable of each design cut in turn).")
+    try:
+        with st.spinner("Cutting every cable of four designs …"):
+            rows = survival_rows()
+            ring = ring_after_a_cut()
+    except (ValueError, ArithmeticError) as exc:
+        st.error(f"the failure analysis did not run: {str(exc).splitlines()[0] if str(exc) else exc}")
+        return
+    table = pd.DataFrame([{"design": f"{r['name']}: {r['expr']}", "link connectivity": r["link_connectivity"],
+                           "node connectivity": r["node_connectivity"],
+                           "single cuts that stay connected": f"{r['connected']} of {r['cables']}",
+                           "worst cut": r["worst_failed"]} for r in rows])
+    st.dataframe(blank_missing(table), hide_index=True, key="l_fail_table")
+    st.plotly_chart(survival_figure(rows), key="l_fail_chart")
+    verdict = "no ring is left" if ring["ring"] != "ok" else "a ring is still found"
+    st.markdown(
+        f"A ring on biring(8) with the cable {ring['cable']} cut: {verdict} ({ring['why'] or ring['ring']}). The "
+        "data must then take the long way round the broken ring; BFB "
+        + ("still builds a verified schedule on what is left. " if ring["bfb_ok"] else "cannot run either. ")
+        + "Open it on the Schedule page, export included: the degraded fabric is the design "
+        f"`{ring['expr']}`.")
+    _open_schedule(st, "Schedule BFB on biring(8) with one cable cut", "l_fail_open", ring["expr"], "bfb",
+                   "allgather")
+
+
 def render() -> None:
     st.title("Learn: latency, bandwidth and topology")
     work = workload.current()
@@ -592,3 +665,4 @@ def render() -> None:
     step_genmodel(work)
     step_runtime_model(work)
     step_machine()
+    step_failures()
