@@ -31,8 +31,10 @@ from topologies.model import Topology
 
 from .core.errors import NotApplicable, ScheduleError
 
-__all__ = ["KINDS", "Element", "FailureError", "FailureTask", "analyse", "connectivity", "cut_off", "degrade",
-           "describe", "elements", "failure_sets", "lost_failure", "solve_failure", "summarize_rows"]
+__all__ = ["KINDS", "MAX_SAMPLES", "MAX_SETS", "Element", "FailureError", "FailureTask", "analyse", "connectivity",
+           "cut_off", "degrade", "describe", "elements", "failure_expr", "failure_sets", "lost_failure",
+           "solve_failure", "summarize_rows"]
+
 
 # ------------------------------------------------------------------------------------------------ one task
 @dataclass(frozen=True)
@@ -75,8 +77,10 @@ def analyse(task: FailureTask, cache=None) -> dict:
     ``optimum_algbw_GBps`` (ForestColl's optimal allgather algbw, in the links' own GB/s as its flow model
     counts them), then per synthesizer ``<algo>_status``, ``<algo>_time_us`` and ``<algo>_algbw_GBps`` (the
     runtime model at the workload's prices), ``<algo>_verified``, ``<algo>_message`` and, where the synthesizer
-    has one, ``<algo>_flow_algbw_GBps`` (its own flow model, the optimum's units); ``seconds`` and ``cached``
-    (synthesizer results read from the results cache). Never raises for what a failure does."""
+    has one, ``<algo>_flow_algbw_GBps`` (its own flow model, the optimum's units); ``seconds``, ``cached``
+    (synthesizer results read from the results cache) and ``from_cache`` (the whole row read back: the results
+    cache keeps every row, tagged like its schedules, under the task and the code version). Never raises for what
+    a failure does."""
     from topologies import load
     from topologies.properties import is_strongly_connected
 
@@ -88,7 +92,8 @@ def analyse(task: FailureTask, cache=None) -> dict:
     start = time.perf_counter()
     if cache is None:
         cache = ResultsCache.default()
-    key = _row_key(task)
+    healthy = load(task.expr, max_nodes=task.max_nodes)
+    key = _row_key(task, healthy)
     if cache is not None:
         try:
             row = cache.get_record(key)
@@ -97,7 +102,6 @@ def analyse(task: FailureTask, cache=None) -> dict:
         if row is not None and row.get("failed") == task.label:
             return {**row, "from_cache": True}
     work = Workload(*task.workload)
-    healthy = load(task.expr, max_nodes=task.max_nodes)
     by_name = {e.name: e for e in elements(healthy, task.kind)}
     missing = [n for n in task.failed if n not in by_name]
     if missing:
@@ -168,15 +172,16 @@ def _degraded_expr(expr: str, healthy: Topology, failed) -> str:
     return failure_expr(expr, healthy, failed)
 
 
-def _row_key(task: FailureTask) -> str:
-    """The results cache's name for a failure set's row: the task and the code version (any change to the code
-    that builds, verifies or times a schedule starts afresh, as for schedules)."""
+def _row_key(task: FailureTask, healthy: Topology) -> str:
+    """The results cache's name for a failure set's row: the task, the design's content (a file's path may name
+    another machine tomorrow) and the code version (any change to the code that builds, verifies or times a
+    schedule starts afresh, as for schedules)."""
     import hashlib
     import json
 
-    from .results_cache import code_version
+    from .results_cache import code_version, topology_digest
 
-    text = json.dumps(["failures", code_version(), list(task.key)], default=str)
+    text = json.dumps(["failures", code_version(), topology_digest(healthy), list(task.key)], default=str)
     return "failures-" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -209,16 +214,17 @@ def _line(exc: BaseException) -> str:
 
 def summarize_rows(healthy: dict, rows: Sequence[dict], algos: Sequence[str]) -> dict:
     """Per synthesizer over the failure sets: the fraction disconnected, the median and worst algbw as a fraction
-    of the healthy design's, the worst failure set, and how many sets it could not run (``not ok``)."""
+    of the healthy design's, the worst failure set, and how many sets it could not run (``not ok``); ``lost``:
+    the sets whose worker failed (``lost_failure``; counted nowhere else)."""
     total = len(rows)
-    out = {"sets": total, "disconnected": sum(1 for r in rows if not r["connected"]) / total if total else 0.0,
-           "per_synthesizer": {}}
+    out = {"sets": total, "disconnected": sum(1 for r in rows if r["connected"] is False) / total if total else 0.0,
+           "lost": sum(1 for r in rows if r["connected"] is None), "per_synthesizer": {}}
     for algo in algos:
         base = healthy.get(f"{algo}_algbw_GBps")
         ratios = []
         for r in rows:
             bw = r.get(f"{algo}_algbw_GBps")
-            if not r["connected"]:
+            if r["connected"] is False:
                 ratios.append((0.0, r["failed"]))
             elif bw is not None and base:
                 ratios.append((bw / base, r["failed"]))

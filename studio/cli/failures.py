@@ -179,7 +179,8 @@ def _print(out: dict, algos) -> None:
             else:
                 cells.append(f"{bw:>9.4g} ({bw / base:>5.0%})" if base else f"{bw:>17.4g}")
         opt = r.get("optimum_algbw_GBps")
-        return (f"{str(r['failed'])[:34]:<34} {'yes' if r['connected'] else 'NO':>4} "
+        conn = {True: "yes", False: "NO"}.get(r["connected"], "err")
+        return (f"{str(r['failed'])[:34]:<34} {conn:>4} "
                 f"{'-' if opt is None else f'{opt:.4g}':>8} " + " ".join(cells))
 
     print(line(healthy))
