@@ -37,6 +37,9 @@ _PAGES = [("studio.pages.home", "Home", ":material/home:", "home", "What the stu
           ("studio.pages.clusters", "Clusters", ":material/dns:", "clusters",
            "Switched clusters (DGX A100, MI250, two-level, fat-tree): ForestColl's throughput optimum, the cut "
            "that limits it, and its tree schedules."),
+          ("studio.pages.failures", "Failures", ":material/link_off:", "failures",
+           "What failed links, GPUs, NICs, switches or boxes do to your designs and their schedules: the CDF of "
+           "algbw over every failure set, the worst set drawn, and any set opened on Schedule."),
           ("studio.genmodel_view", "GenModel", ":material/calculate:", "genmodel",
            "AllReduce plans priced by the GenModel cost model, calibration from measurements, and GenTree on "
            "switch trees."),
