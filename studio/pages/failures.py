@@ -9,10 +9,11 @@ import streamlit as st
 
 from solvers.core.errors import NotApplicable, ScheduleError
 from solvers.core.schedule import Collective
-from solvers.failures import KINDS, FailureError, FailureTask, failure_sets
+from solvers.failures import KINDS, FailureTask, failure_sets
 from solvers.synthesize import ALGORITHMS
 from studio import navigation, workload
-from studio.failures_view import analyse_job, cdf_figure, failed_figure, sets_table, summary_table, worst_row
+from studio.failures_view import (analyse_job, cdf_figure, failed_figure, fraction, sets_table, summary_table,
+                                  worst_row)
 from studio.figures import MAX_DRAWN_NODES
 from studio.jobs import JobError
 from studio.messages import for_page
@@ -193,9 +194,14 @@ def render() -> None:
         return
     st.caption(f"{coll} for M = {work.total_bytes:.4g} bytes with {work.price_label}; algbw by the runtime model, "
                "every degraded fabric priced at the healthy design's scale; disconnected sets count as 0.")
-    title = (f"{coll} algbw after {k} failed {kind}: the share of failure sets at or below each fraction of the "
-             "healthy design's algbw")
+    title = (f"{coll} algbw with K = {k} {kind} failed: the share of failure sets at or below each fraction of "
+             "the healthy design's algbw")
     st.plotly_chart(cdf_figure(results, algos, coll, title), key="fl_cdf")
+    if any((x := fraction(r, healthy, a)) is not None and x > 1.0 + 1e-9
+           for healthy, rows in results.values() for r in rows for a in algos):
+        st.caption("Above 100%: the synthesizer's schedule on the degraded fabric runs faster in the runtime model "
+                   "than its schedule on the healthy design (another schedule, with fewer steps or sends; the "
+                   "fabric itself lost bandwidth).")
     st.subheader("Per design and synthesizer")
     st.dataframe(summary_table(results, algos), hide_index=True, key="fl_summary")
     st.subheader("Every failure set")
