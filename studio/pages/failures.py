@@ -187,6 +187,7 @@ def render() -> None:
             kept.pop(next(iter(kept)))
     elif st.session_state.pop("fl_cancelled", False):
         st.info("Cancelled: the analysis stopped. Press Run to start it again.", icon=":material/cancel:")
+        return
     results = kept.get(request)
     if results is None:
         st.info(f"Press Run to analyse {total} failure sets of {KINDS[kind]} on {len(designs)} design(s) with "
