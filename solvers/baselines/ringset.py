@@ -54,6 +54,7 @@ RESTART_FLIPS = 20_000
 WORK_BUDGET = 40_000_000      # and at most this many node visits in all (a flip recounts two colours: 2n)
 PART_BUDGET = 120_000         # flips for a part of a product (small; the whole is searched if a part fails)
 MAX_DRAWS = 64                # colourings drawn per restart to find one of the right parity
+SINGLE_DRAWS = 256            # fresh matchings tried where the links split into one 1-factor only
 
 Arc = tuple[int, int, int]    # (src, dst, id)
 
@@ -169,7 +170,7 @@ def search_rings(n: int, arcs: list[Arc], bound: int, budget: int = DEFAULT_BUDG
     module docstring, the best colouring's Hamiltonian colours, and a phrase saying how the search ended."""
     rng = random.Random(seed)
     best: list[list[Arc]] = []
-    spent, restarts, short = 0, 0, False
+    spent, restarts, short, single = 0, 0, False, 0
     budget = min(budget, max(2 * RESTART_FLIPS, WORK_BUDGET // (2 * n)))
     while spent < budget:
         factors = []
@@ -186,8 +187,12 @@ def search_rings(n: int, arcs: list[Arc], bound: int, budget: int = DEFAULT_BUDG
         rings = [f for f in factors if _hamiltonian(n, f)]
         if len(rings) > len(best):
             best = rings
-        if len(best) == bound or (short and len(best) == len(factors)) or len(factors) < 2:
-            break           # done; or one colour, which no flip can change (step 3's exhaustive search decides)
+        if len(best) == bound or (short and len(best) == len(factors)):
+            break
+        if len(factors) < 2:        # one colour: no flip changes it, only a fresh matching; a few, then step 3
+            single += 1
+            if single >= SINGLE_DRAWS:
+                break
         restarts += 1
     how = "cycle-merging search"
     if len(best) < bound:
