@@ -378,13 +378,31 @@ class ResultsCache:
         """The stored result for ``key``, verified again, or None. ``topo``, ``algo``, ``collective``: what the
         entry must be for (the request); ``options`` go into the Result. An entry that fails any check (module
         docstring) is deleted, and ``warn`` hears why in one line. UnsafeCache for a folder not this user's."""
+        with self._entry(key, MAX_ENTRY_BYTES, warn, "deleted, solving again") as entry:
+            if entry is None:
+                return None
+            body, fd, st, reject = entry
+            result, why = decode_result(body, topo, options)
+            if result is None:
+                return reject(why)
+            if collective is not None and result.schedule.collective.value != collective:
+                return reject(f"holds a {result.schedule.collective.value} schedule, not {collective}")
+            if algo is not None and result.schedule.algo != algo:
+                return reject(f"holds a schedule of {result.schedule.algo!r}, not {algo!r}")
+            os.utime(fd, (time.time(), st.st_mtime))   # the access time orders the trim; mtime stays the age
+            return Hit(result, st.st_mtime)
+
+    @contextmanager
+    def _entry(self, key: str, limit: int, warn: Warn | None, then: str):
+        """The entry for ``key`` as (body, open fd, its stat, reject) once it passes ``_read_tagged``'s checks, or
+        None (no folder, no secret, no entry, or rejected); ``reject(why)`` deletes it and tells ``warn`` "the
+        entry ... why; ``then``". The fd is closed on leaving."""
         name = f"{key}{_SUFFIX}"
         with self._folder(create=False) as folder:
-            if folder is None:
-                return None
-            secret = self._secret(folder, create=False)
+            secret = None if folder is None else self._secret(folder, create=False)
             if secret is None:
-                return None
+                yield None
+                return
 
             def reject(why: str) -> None:
                 try:
@@ -392,21 +410,14 @@ class ResultsCache:
                 except FileNotFoundError:
                     pass
                 if warn is not None:
-                    warn(f"the entry {self.root / name} {why}; deleted, solving again")
-            read = self._read_tagged(folder, secret, key, MAX_ENTRY_BYTES, reject)
+                    warn(f"the entry {self.root / name} {why}; {then}")
+            read = self._read_tagged(folder, secret, key, limit, reject)
             if read is None:
-                return None
+                yield None
+                return
             body, fd, st = read
             try:
-                result, why = decode_result(body, topo, options)
-                if result is None:
-                    return reject(why)
-                if collective is not None and result.schedule.collective.value != collective:
-                    return reject(f"holds a {result.schedule.collective.value} schedule, not {collective}")
-                if algo is not None and result.schedule.algo != algo:
-                    return reject(f"holds a schedule of {result.schedule.algo!r}, not {algo!r}")
-                os.utime(fd, (time.time(), st.st_mtime))   # the access time orders the trim; mtime stays the age
-                return Hit(result, st.st_mtime)
+                yield body, fd, st, reject
             finally:
                 os.close(fd)
 
@@ -450,36 +461,18 @@ class ResultsCache:
     def get_record(self, key: str, warn: Warn | None = None) -> dict | None:
         """The JSON object stored under ``key`` (``put_record``), or None; an entry failing its checks is deleted
         and ``warn`` hears why. Nothing but JSON is read: numbers, strings, booleans, lists and objects."""
-        name = f"{key}{_SUFFIX}"
-        with self._folder(create=False) as folder:
-            if folder is None:
+        with self._entry(key, MAX_RECORD_BYTES, warn, "deleted") as entry:
+            if entry is None:
                 return None
-            secret = self._secret(folder, create=False)
-            if secret is None:
-                return None
-
-            def reject(why: str) -> None:
-                try:
-                    os.unlink(name, dir_fd=folder)
-                except FileNotFoundError:
-                    pass
-                if warn is not None:
-                    warn(f"the entry {self.root / name} {why}; deleted")
-            read = self._read_tagged(folder, secret, key, MAX_RECORD_BYTES, reject)
-            if read is None:
-                return None
-            body, fd, st = read
+            body, fd, st, reject = entry
             try:
-                try:
-                    record = json.loads(body.decode("utf-8"))
-                except (UnicodeDecodeError, ValueError, RecursionError):
-                    return reject("is not a JSON record")
-                if not isinstance(record, dict):
-                    return reject("is not a JSON object")
-                os.utime(fd, (time.time(), st.st_mtime))
-                return record
-            finally:
-                os.close(fd)
+                record = json.loads(body.decode("utf-8"))
+            except (UnicodeDecodeError, ValueError, RecursionError):
+                return reject("is not a JSON record")
+            if not isinstance(record, dict):
+                return reject("is not a JSON object")
+            os.utime(fd, (time.time(), st.st_mtime))
+            return record
 
     def put_record(self, key: str, record: dict) -> bool:
         """Keep the JSON object ``record`` under ``key``; False when it does not encode as JSON or is over
