@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from .common import UsageError, add_output_arguments, json_parent, json_text, write_atomically
+from .common import UsageError, add_output_arguments, json_parent, json_text, read_log, write_atomically
 
 
 def add_parser(sub) -> None:
@@ -27,18 +27,9 @@ def run(args) -> int:
     from solvers import synthesize
     from solvers.core.errors import NotApplicable
     from solvers.runtime.calibrate import calibrate
-    from solvers.runtime.measured import MAX_LOG_BYTES, LogError, read_bench_log
     from topologies import load
 
-    try:
-        with open(args.log, "rb") as fh:
-            data = fh.read(MAX_LOG_BYTES + 1)
-    except OSError as exc:
-        raise UsageError(f"cannot read {args.log}: {exc.strerror or exc}") from None
-    try:
-        log = read_bench_log(data)
-    except LogError as exc:
-        raise UsageError(f"{args.log}: {exc}") from None
+    log = read_log(args.log)
     if log.collective is None:
         raise UsageError(f"{args.log}: the log does not say which collective it times (no 'Collective test "
                          "starting' line naming all_reduce_perf, all_gather_perf, reduce_scatter_perf or "

@@ -300,6 +300,22 @@ def progress_for(args):
     return progress_printer() if (args.progress or sys.stderr.isatty()) else None
 
 
+def read_log(path: str):
+    """The nccl-tests / rccl-tests log at ``path`` (``solvers.runtime.measured.read_bench_log``, at most its size
+    limit plus one byte read); UsageError, one line naming the file, when it cannot be read or parsed."""
+    from solvers.runtime.measured import MAX_LOG_BYTES, LogError, read_bench_log
+
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_LOG_BYTES + 1)
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        return read_bench_log(data)
+    except LogError as exc:
+        raise UsageError(f"{path}: {exc}") from None
+
+
 def print_table(rows: dict) -> None:
     width = max(len(k) for k in rows)
     for k, v in rows.items():

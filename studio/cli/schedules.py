@@ -10,7 +10,8 @@ from solvers.results_cache import ENV, ResultsCache, cached_synthesize, code_ver
 from topologies import load
 
 from .common import (UsageError, add_output_arguments, check_output, design_parent, json_parent, json_text,
-                     print_table, progress_for, progress_parent, workload_from, workload_parent, write_atomically)
+                     print_table, progress_for, progress_parent, read_log, workload_from, workload_parent,
+                     write_atomically)
 from .synth_flags import add_synthesizer_arguments, options_for
 
 
@@ -394,7 +395,6 @@ def _measured(args, colls: list[str], algos: list[str] | None):
     topologies to compare, the collective the log times, the synthesizers to run, the calibrated workload every
     time is priced with). UsageError (one line) for an unreadable log, a log of another collective or number of
     ranks, or prices given besides."""
-    from solvers.runtime.measured import MAX_LOG_BYTES, LogError, read_bench_log
     from studio.measured_view import MeasuredError, default_algos, measured_vs_model
 
     if len(args.exprs) != 1:
@@ -404,15 +404,7 @@ def _measured(args, colls: list[str], algos: list[str] | None):
                          "--alpha and --bandwidth")
     if args.plot is not None:
         check_output(args.plot, args.force)
-    try:
-        with open(args.measured, "rb") as fh:
-            data = fh.read(MAX_LOG_BYTES + 1)
-    except OSError as exc:
-        raise UsageError(f"cannot read {args.measured}: {exc.strerror or exc}") from None
-    try:
-        log = read_bench_log(data)
-    except LogError as exc:
-        raise UsageError(f"{args.measured}: {exc}") from None
+    log = read_log(args.measured)
     if args.collective is not None and len(colls) != 1:
         raise UsageError(f"--measured compares the one collective the log times, not {len(colls)}")
     asked = colls[0] if args.collective is not None else None
