@@ -17,9 +17,11 @@ from __future__ import annotations
 from collections import deque
 from fractions import Fraction
 
+import numpy as np
+
 from topologies.model import Topology
 
-from ..core.schedule import Collective, Schedule, Transfer
+from ..core.schedule import Collective, Columns, Schedule, Transfer, narrowest
 from .packing import Batch
 
 
@@ -117,22 +119,73 @@ def physical_routes(router: Router, batches: list[Batch]) -> list[list[list[tupl
 
 
 def lower_allgather(batches: list[Batch], routes, k: int) -> Schedule:
-    """The schedule IR of the forest (module docstring)."""
+    """The schedule IR of the forest (module docstring): as numpy columns over ``one = k`` when every route
+    carries whole pieces (the common case, and the only one at scale), else as exact transfers."""
+    if all(type(units) is int for b_routes in routes for pieces in b_routes for units, _ in pieces):
+        return _lowered_columns(batches, routes, k)
     transfers: list[Transfer] = []
+    for root, lo, hi, link, step in _lowered(batches, routes):
+        transfers.append(Transfer(root, Fraction(lo) / k, Fraction(hi) / k, link, step))
+    return Schedule(Collective.ALLGATHER, transfers, "forestcoll")
+
+
+def _lowered(batches: list[Batch], routes):
+    """(root, first piece, end piece, link, step) of every hop of every tree edge, in the batches' order."""
     start: dict[int, int] = {}
     for b, b_routes in zip(batches, routes):
         first = start.get(b.root, 0)
         start[b.root] = first + b.mult
         ready = {b.root: 0}
+        root = b.root
         for (x, y), pieces in zip(b.edges, b_routes):
             t0 = ready[x]
             lo = first
             arrive = t0
             for units, path in pieces:
-                a, z = Fraction(lo) / k, Fraction(lo + units) / k
+                hi = lo + units
                 for hop, link in enumerate(path, start=1):
-                    transfers.append(Transfer(b.root, a, z, link, t0 + hop))
-                arrive = max(arrive, t0 + len(path))
-                lo += units
+                    yield root, lo, hi, link, t0 + hop
+                if t0 + len(path) > arrive:
+                    arrive = t0 + len(path)
+                lo = hi
             ready[y] = arrive
-    return Schedule(Collective.ALLGATHER, transfers, "forestcoll")
+
+
+def _lowered_columns(batches: list[Batch], routes, k: int) -> Schedule:
+    """``lower_allgather`` with whole pieces: the bounds are piece numbers over ``one = k``, in narrow types.
+    One Python pass per route (its root, pieces and first step); the hops are spread with numpy."""
+    roots, los, his, starts, lengths, links = [], [], [], [], [], []
+    start: dict[int, int] = {}
+    for b, b_routes in zip(batches, routes):
+        root = b.root
+        first = start.get(root, 0)
+        start[root] = first + b.mult
+        ready = {root: 0}
+        for (x, y), pieces in zip(b.edges, b_routes):
+            t0 = ready[x]
+            lo = first
+            arrive = t0
+            for units, path in pieces:
+                hops = len(path)
+                roots.append(root)
+                los.append(lo)
+                lo += units
+                his.append(lo)
+                starts.append(t0)
+                lengths.append(hops)
+                links.extend(path)
+                if t0 + hops > arrive:
+                    arrive = t0 + hops
+            ready[y] = arrive
+    hops = np.array(lengths, dtype=np.int64)
+    step = np.repeat(np.array(starts, dtype=np.int64), hops)
+    step += np.arange(1, len(step) + 1) - np.repeat(np.cumsum(hops) - hops, hops)
+
+    def narrow(values, top=None) -> np.ndarray:
+        a = np.repeat(np.array(values, dtype=np.int64), hops) if top is None else values
+        return a.astype(narrowest(int(a.max(initial=0)) if top is None else top))
+
+    link = np.array(links, dtype=np.int64)
+    cols = Columns(narrow(step, int(step.max(initial=0))), narrow(link, int(link.max(initial=0))), narrow(roots),
+                   narrow(los), narrow(his), np.zeros(len(step), dtype=bool), k)
+    return Schedule(Collective.ALLGATHER, algo="forestcoll", cols=cols)
