@@ -48,6 +48,7 @@ class FailureTask:
     collective: str
     workload: tuple                       # ``Workload.key``
     max_nodes: int | None = None
+    refresh: bool = False                 # solve again: no row or schedule read from the results cache
 
     @property
     def key(self) -> tuple:
@@ -94,7 +95,7 @@ def analyse(task: FailureTask, cache=None) -> dict:
         cache = ResultsCache.default()
     healthy = load(task.expr, max_nodes=task.max_nodes)
     key = _row_key(task, healthy)
-    if cache is not None:
+    if cache is not None and not task.refresh:
         try:
             row = cache.get_record(key)
         except UnsafeCache:
@@ -126,7 +127,7 @@ def analyse(task: FailureTask, cache=None) -> dict:
         cells = {"status": "disconnected", "time_us": None, "algbw_GBps": None, "verified": False, "message": ""}
         if connected:
             try:
-                result, hit = cached_synthesize(topo, algo, task.collective, cache=cache,
+                result, hit = cached_synthesize(topo, algo, task.collective, cache=cache, refresh=task.refresh,
                                                 total_bytes=work.total_bytes, warn=None)
                 hits += hit is not None
                 run = _priced(result.topology, result.schedule, work, factor).run(work.total_bytes)

@@ -147,12 +147,13 @@ def test_the_cli_lists_every_set_reads_the_cache_on_a_second_run_and_resumes(tmp
     assert doc["connectivity"] == {"node_connectivity": 2, "link_connectivity": 2}
     assert doc["summary"]["disconnected"] == 0.0 and doc["summary"]["rows_from_cache"] == 0
     argv[argv.index("--workers"):argv.index("--workers") + 2] = ["--in-process"]  # no cluster from here on
-    code, out, err = _cli(*argv)
-    assert code == 0 and json.loads(out)["summary"]["rows_from_cache"] == 7         # the healthy design and 6 sets
-    assert [r["bfb_algbw_GBps"] for r in json.loads(out)["rows"]] == [r["bfb_algbw_GBps"] for r in doc["rows"]]
+    code, again, err = _cli(*argv)                  # the same question: the kept reply, word for word
+    assert code == 0 and again == out and "answered from the results cache" in err
     table = tmp_path / "rows.csv"
-    code, _, err = _cli(*argv, "-o", str(table))
+    code, out, err = _cli(*argv, "-o", str(table))  # a run that writes a file runs, reading every row back
     assert code == 0 and table.read_text().count("\n") == 1 + 7
+    assert json.loads(out)["summary"]["rows_from_cache"] == 7                         # the healthy design and 6 sets
+    assert [r["bfb_algbw_GBps"] for r in json.loads(out)["rows"]] == [r["bfb_algbw_GBps"] for r in doc["rows"]]
     code, out, err = _cli(*argv, "-o", str(table))                   # resumed: every row read back, none solved
     assert code == 0 and "sets of" not in err and len(json.loads(out)["rows"]) == 6
     code, _, err = _cli("failures", "biring(6)", "--algo", "ring", "--links", "9", "--in-process")

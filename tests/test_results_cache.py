@@ -134,8 +134,8 @@ def test_cli_answers_the_second_request_from_the_cache(store, capsys, monkeypatc
     assert second.out == first.out and "answered from the results cache (solved 0 s ago" in second.err
     monkeypatch.setattr(synthesize_module, "synthesize", synthesize)
     assert main(args + ["--no-cache"]) == 0 and "results cache" not in capsys.readouterr().err
-    assert main(["cache", "info"]) == 0 and "1 results" in capsys.readouterr().out
-    assert main(["cache", "clear"]) == 0 and "cleared 1 results" in capsys.readouterr().out
+    assert main(["cache", "info"]) == 0 and "1 results, 0 failure rows, 1 command replies" in capsys.readouterr().out
+    assert main(["cache", "clear"]) == 0 and "cleared 2 entries" in capsys.readouterr().out
     assert store.entries() == []
 
 

@@ -24,6 +24,7 @@ from topologies import TopologyError
 
 from . import calibrate, designs, failures, genmodel, schedules, sweeps
 from .common import EXIT_BAD_INPUT, Parser, UsageError, check_start
+from .replies import answered
 
 COMMANDS = {**designs.COMMANDS, **schedules.COMMANDS, "genmodel": genmodel.run, "sweep": sweeps.sweep,
             "calibrate": calibrate.run, "failures": failures.failures}
@@ -46,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = parser().parse_args(argv)
         check_start(args)
-        return COMMANDS[args.command](args)
+        return answered(args, COMMANDS[args.command])
     except (UsageError, TopologyError, NotApplicable, ValueError) as exc:
         # ScheduleError is a ValueError too: a synthesizer produced a schedule that failed verification.
         kind = "schedule failed verification" if isinstance(exc, ScheduleError) else "error"

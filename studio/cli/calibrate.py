@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import sys
 
-from .common import UsageError, add_output_arguments, json_parent, json_text, read_log, write_atomically
+from .common import UsageError, add_output_arguments, cache_parent, json_parent, json_text, read_log, write_atomically
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("calibrate", parents=[json_parent()],
+    p = sub.add_parser("calibrate", parents=[json_parent(), cache_parent()],
                        help="fit alpha and B to an nccl-tests / rccl-tests log (a price file for --prices)")
     p.add_argument("log", help="the benchmark's output (all_reduce_perf and the like)")
     p.add_argument("--topo", required=True, help="the measured machine: an expression, a topology file or the "

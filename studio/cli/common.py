@@ -67,6 +67,16 @@ def design_parent() -> argparse.ArgumentParser:
     return p
 
 
+def cache_parent() -> argparse.ArgumentParser:
+    """``--no-cache``: the commands that answer from the results cache (``replies``; ``schedule`` and ``failures``
+    also keep their syntheses there)."""
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument("--no-cache", action="store_true",
+                   help="solve again instead of answering from the results cache (the fresh results replace the "
+                        "stored ones)")
+    return p
+
+
 def add_output_arguments(p: argparse.ArgumentParser, help_text: str, required: bool = False) -> None:
     """``-o/--output`` and ``--force``: a command that writes a file. ``check_start`` checks the path before the
     command runs (``check_output``) and the command writes it with ``write_atomically``."""

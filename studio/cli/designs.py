@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from topologies import load, summarize
 
-from .common import (UsageError, design_parent, json_parent, json_text, print_table, progress_for,
+from .common import (UsageError, cache_parent, design_parent, json_parent, json_text, print_table, progress_for,
                      progress_parent, workload_from, workload_parent)
 
 
@@ -14,11 +14,11 @@ def add_parsers(sub) -> None:
 
     sub.add_parser("topo", parents=[design, as_json], help="properties of a topology")
 
-    sub.add_parser("alltoall", parents=[design, as_json, work],
+    sub.add_parser("alltoall", parents=[design, as_json, work, cache_parent()],
                    help="all-to-all throughput: the multi-commodity-flow LP (3); its time for M (what every node "
                         "sends in total) at a node bandwidth B")
 
-    fnd = sub.add_parser("find", parents=[as_json, work],
+    fnd = sub.add_parser("find", parents=[as_json, work, cache_parent()],
                          help="the Pareto frontier of (steps, tb_factor) topologies for N nodes, degree d")
     fnd.add_argument("--nodes", type=int, required=True, help="N, the number of nodes")
     fnd.add_argument("--degree", type=int, required=True, help="d, links per node")
@@ -26,7 +26,7 @@ def add_parsers(sub) -> None:
     fnd.add_argument("--exclude", default="", help="comma-separated base families or expansions to leave out, "
                      "e.g. circulant (reproduces Table 7 at N = 128 and 512)")
 
-    fc = sub.add_parser("forestcoll", parents=[design, as_json, progress],
+    fc = sub.add_parser("forestcoll", parents=[design, as_json, progress, cache_parent()],
                         help="ForestColl: optimal allgather throughput, bottleneck cut, k and trees")
     fc.add_argument("--fixed-k", type=int, default=None, help="k trees per root (Algorithm 3) instead of the optimum")
     fc.add_argument("--scan", type=int, default=0, metavar="K",

@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 import time
 
-from .common import UsageError, add_output_arguments, cannot_write, design_parent, json_parent, json_text, \
+from .common import UsageError, add_output_arguments, cache_parent, cannot_write, design_parent, json_parent, json_text, \
     progress_parent, workload_from, workload_parent
 
 KIND_FLAGS = {"links": "links", "directed_links": "directed-links", "nodes": "gpus", "gpus": "gpus",
@@ -19,7 +19,8 @@ BASE = ("failed", "kind", "expr", "what", "gpus", "connected", "cut_off", "steps
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("failures", parents=[design_parent(), json_parent(), progress_parent(), workload_parent()],
+    p = sub.add_parser("failures", parents=[design_parent(), json_parent(), progress_parent(), workload_parent(),
+                                            cache_parent()],
                        help="what failed links, GPUs, NICs, switches or boxes do to a design and its schedules")
     p.add_argument("--algo", action="append", default=[], help="a synthesizer to run on every degraded fabric "
                    "(repeat for several; default ring and forestcoll)")
@@ -75,7 +76,7 @@ def failures(args) -> int:
     except FailureError as exc:
         raise UsageError(str(exc)) from None
     make = lambda failed: FailureTask(args.expr, kind, failed, algos, args.collective, work.key,  # noqa: E731
-                                      args.max_nodes)
+                                      args.max_nodes, args.no_cache)
     healthy_task = make(())
     tasks = [healthy_task] + [make(tuple(e.name for e in s)) for s in sets]
     unique = list(dict.fromkeys(tasks))          # a sampled set drawn twice is analysed once

@@ -9,7 +9,7 @@ from solvers import Collective, synthesize
 from solvers.results_cache import ENV, ResultsCache, cached_synthesize, code_version
 from topologies import load
 
-from .common import (UsageError, add_output_arguments, check_output, design_parent, json_parent, json_text,
+from .common import (UsageError, add_output_arguments, cache_parent, check_output, design_parent, json_parent, json_text,
                      print_table, progress_for, progress_parent, read_log, workload_from, workload_parent,
                      write_atomically)
 from .synth_flags import add_synthesizer_arguments, options_for
@@ -18,7 +18,7 @@ from .synth_flags import add_synthesizer_arguments, options_for
 def add_parsers(sub) -> None:
     design, as_json, progress, work = design_parent(), json_parent(), progress_parent(), workload_parent()
 
-    sched = sub.add_parser("schedule", parents=[design, as_json, progress, work],
+    sched = sub.add_parser("schedule", parents=[design, as_json, progress, work, cache_parent()],
                            help="synthesize, verify and cost a collective schedule, timed by the runtime model "
                                 "for the workload (--bytes, --prices)")
     sched.add_argument("--collective", default="allgather",
@@ -30,9 +30,6 @@ def add_parsers(sub) -> None:
     sched.add_argument("--genmodel-preset", default="middle_sw+server",
                        help="GenModel parameters for gamma, delta, epsilon and w_t (default: middle_sw+server, "
                             "the paper's Table 5)")
-    sched.add_argument("--no-cache", action="store_true",
-                       help="solve again instead of answering from the results cache (the fresh result replaces "
-                            "the stored one)")
     add_synthesizer_arguments(sched)
 
     cache = sub.add_parser("cache", help="the results cache: where it is and what it holds, or clear it")
@@ -74,7 +71,7 @@ def add_parsers(sub) -> None:
     add_output_arguments(export, "write here (default: standard output)")
     add_synthesizer_arguments(export)
 
-    cmp = sub.add_parser("compare", parents=[as_json, progress, work],
+    cmp = sub.add_parser("compare", parents=[as_json, progress, work, cache_parent()],
                          help="every applicable synthesizer on several designs, side by side")
     cmp.add_argument("exprs", nargs="+", metavar="EXPR", help="expressions or topology files")
     cmp.add_argument("--collective", action="append", default=None,
@@ -201,10 +198,13 @@ def cache(args) -> int:
         print(f"the results cache is off ({ENV}=off)")
         return 0
     if args.action == "clear":
-        print(f"cleared {store.clear()} results from {store.root}")
+        print(f"cleared {store.clear()} entries (results, failure rows and command replies) from {store.root}")
         return 0
-    entries = store.entries()
-    print(f"{store.root}: {len(entries)} results, {store.size_bytes() / 2 ** 20:.1f} MiB "
+    names = [p.name for p in store.entries()]
+    replies = sum(n.startswith("reply-") for n in names)
+    rows = sum(n.startswith("failures-") for n in names)
+    print(f"{store.root}: {len(names) - replies - rows} results, {rows} failure rows, {replies} command replies, "
+          f"{store.size_bytes() / 2 ** 20:.1f} MiB "
           f"(code version {code_version()}; {ENV} names another folder, or off)")
     return 0
 
