@@ -13,7 +13,9 @@ expansion or a BFB measurement, issue 23); 12 when TE-CCL's epoch search started
 ``export_limits`` for msccl-executor; issue 38); 04-13, 17, 18 and 20 when every command priced with one workload
 (issue 40: M 1e6 and uniform alpha 10 us, B 12.5 GB/s by default, as the app; ``schedule`` always prints the
 runtime model's time, its bound and the prices it used; compare's rows say which synthesizer returned the same
-schedule and why a bound is out of reach).
+schedule and why a bound is out of reach). 12 again when TE-CCL's detail gained its epoch
+multiplier and its lower bound in microseconds with the gap to it (issue 43: ``multiplier``,
+``lower_bound_us``, ``lower_bound_gap``).
 
 Wall-clock figures (synthesis and solver seconds) are the only fields that differ between two runs of the same
 command; ``normalize`` replaces their values by ``<seconds>`` before comparing, and nothing else.

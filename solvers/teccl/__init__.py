@@ -36,7 +36,7 @@ from ..core.errors import NotApplicable
 from ..core.schedule import Collective, Schedule
 from ..core.verify import check
 from . import lower as lowering
-from .bounds import cut_epoch_bound
+from .bounds import cut_epoch_bound, fluid_epoch_bound
 from .instance import (ALPHA_THRESHOLD, Demand, Timing, allgather_demand, alltoall_demand, lag_distances,
                        matrix_demand, read_demand_matrix, timing)
 from .lp import build_lp, decompose, finish_epoch, fluid_values, lower_paths, lp_size
@@ -49,6 +49,8 @@ __all__ = ["teccl", "collective_schedule", "TecclResult", "read_demand_matrix", 
 DEFAULT_TIME_LIMIT_S = 60.0
 DEFAULT_BUFFER_BYTES = 1_000_000
 MAX_LP_VARIABLES = 400_000
+MAX_AUTO_MULTIPLIER = 64
+AUTO_LP_VARIABLES = 100_000          # what auto_multiplier aims the LP at: HiGHS's IPM solves it in ~30 s on 2 cores
 Progress = Callable[[str, float], None]
 
 
@@ -68,8 +70,9 @@ class _Found(Detail):
 
     def text_rows(self, out: dict) -> dict:
         t = out["teccl"]
-        return {f"teccl {k}": t[k] for k in ("method", "epochs", "finish_epochs", "epoch_us", "status", "gap",
-                                             "minimal_epochs_proven", "solver_seconds") if k in t}
+        return {f"teccl {k}": t[k] for k in ("method", "multiplier", "epochs", "finish_epochs", "epoch_us",
+                                             "status", "gap", "minimal_epochs_proven", "lower_bound_us",
+                                             "lower_bound_gap", "solver_seconds") if k in t}
 
     def hidden_text_keys(self) -> tuple[str, ...]:
         return ("teccl",)
@@ -99,6 +102,15 @@ class TecclResult(_Found):
     schedule: Schedule
     notes: list[str] = field(default_factory=list)
     lower_bound: int | None = None   # the K no schedule can beat (epoch_lower_bound), None for A*
+    multiplier: int = 1              # the epoch multiplier the model used (the paper's EM, section 6 / Table 4)
+    bound_us: Fraction | None = None  # no schedule of whole epochs at multiplier 1 finishes sooner (bound_time)
+
+    @property
+    def lower_bound_gap(self) -> Fraction | None:
+        """How far the transfer time is above ``bound_us``: transfer time / bound - 1 (0 when it meets it)."""
+        if not self.bound_us:
+            return None
+        return self.transfer_time_us / self.bound_us - 1
 
     @property
     def transfer_time_us(self) -> Fraction:
@@ -136,7 +148,9 @@ class TecclResult(_Found):
                 "epochs": self.epochs, "finish_epochs": self.finish,
                 "transfer_time_us": float(self.transfer_time_us), "algbw_GBps": self.algbw_GBps,
                 "status": self.status, "gap": self.gap, "minimal_epochs_proven": self.minimal,
-                "lower_bound_epochs": self.lower_bound,
+                "lower_bound_epochs": self.lower_bound, "multiplier": self.multiplier,
+                "lower_bound_us": None if self.bound_us is None else float(self.bound_us),
+                "lower_bound_gap": None if self.lower_bound_gap is None else round(float(self.lower_bound_gap), 6),
                 "probes": [{"epochs": p.epochs, "status": p.status, "seconds": round(p.seconds, 3)}
                            for p in self.probes],
                 "solver_seconds": round(self.seconds, 3), "variables": self.variables,
@@ -161,9 +175,10 @@ def make_demand(topo: Topology, collective, chunks: int = 1, matrix=None) -> Dem
 
 def epoch_lower_bound(topo: Topology, demand: Demand, t: Timing, whole_chunks: bool, cuts: bool = True) -> int:
     """No schedule finishes before the farthest demand's lag distance, nor before every destination's ingress
-    links (at most ⌈K / κ_e⌉ windows of capacity each) could carry what it wants; with whole chunks (the MILP),
-    nor before the chunks wanted in a node, a source's complement or a box could have crossed into it in time
-    (``bounds.cut_epoch_bound``)."""
+    links (at most ⌈K / κ_e⌉ windows of capacity each) could carry what it wants; with ``cuts``, nor before the
+    chunks wanted in a node, a source's complement or a box could have crossed into it in time: as whole chunks
+    (the MILP, ``bounds.cut_epoch_bound``) or split (the LP, ``bounds.fluid_epoch_bound``: the boxes and their
+    complements)."""
     dist = lag_distances(topo, t.lag)
     far = max(dist[s, d] for s, _, d in demand.wants)
     if not math.isfinite(far):
@@ -178,18 +193,34 @@ def epoch_lower_bound(topo: Topology, demand: Demand, t: Timing, whole_chunks: b
         while sum(-(-k // kap) * cap for kap, cap in ins) < n:
             k += 1
     k = max(k, 1)
-    return cut_epoch_bound(topo, demand, t, k) if whole_chunks and cuts else k
+    if not cuts:
+        return k
+    return cut_epoch_bound(topo, demand, t, k) if whole_chunks else fluid_epoch_bound(topo, demand, t, k)
 
 
 def teccl(topo: Topology, collective="allgather", *, chunks: int = 1, chunk_bytes=None,
-          buffer_bytes=DEFAULT_BUFFER_BYTES, epoch="slowest", multiplier: int = 1, epochs: int | None = None,
-          method: str = "auto", switch_copy: bool = False, time_limit: float = DEFAULT_TIME_LIMIT_S,
-          gap: float = 1e-4, alpha_threshold=ALPHA_THRESHOLD, matrix=None, round_epochs: int | None = None,
-          progress: Progress | None = None) -> TecclResult:
+          buffer_bytes=DEFAULT_BUFFER_BYTES, epoch="slowest", multiplier: int | None = None,
+          epochs: int | None = None, method: str = "auto", switch_copy: bool = False,
+          time_limit: float = DEFAULT_TIME_LIMIT_S, gap: float = 1e-4, alpha_threshold=ALPHA_THRESHOLD,
+          matrix=None, round_epochs: int | None = None, progress: Progress | None = None) -> TecclResult:
     """Solve one TE-CCL instance (module docstring). ``chunk_bytes`` defaults to the output ``buffer_bytes`` of
     one GPU over the chunks it ends with (the paper's chunk = buffer / #GPUs for one chunk per GPU).
     ``method="astar"`` solves rounds of ``round_epochs`` epochs (default twice the longest link lag, at least 4)
-    one after another (``astar``)."""
+    one after another (``astar``).
+
+    ``method="auto"``: the LP for copy-free demands; for demands copy helps, the MILP while it has at most
+    ``MAX_BINARIES`` flow binaries at the lower bound on K, and beyond that the greedy schedule in epochs
+    (``greedy``, switches included) on its own, with its gap to the cut lower bound reported (on NDv2 x 8
+    allgather the MILP would have 941,048 binaries; A* rounds took minutes each there).
+
+    ``multiplier``: the epoch multiplier m (the paper's EM, section 6 and Table 4: coarser epochs to shrink the
+    model on large fabrics), τ = m x the policy's epoch, so every link carries m times the chunks per epoch and
+    K shrinks about m-fold; a hop still costs at least a whole (longer) epoch, which is what a schedule loses.
+    None (the default) is 1, except for the LP when its model at the lower bound would have more than
+    ``MAX_LP_VARIABLES`` flow variables: then the smallest power of two at which it has no more (``auto_multiplier``).
+
+    Every result carries ``bound_us``: the lower bound on K at multiplier 1 (``epoch_lower_bound`` with the cuts
+    for whole chunks, ``bounds.fluid_epoch_bound`` for the LP) times that epoch, and its gap to it."""
     if topo.n < 2:
         raise NotApplicable("TE-CCL needs at least two compute nodes")
     if not is_strongly_connected(topo):
@@ -201,7 +232,8 @@ def teccl(topo: Topology, collective="allgather", *, chunks: int = 1, chunk_byte
     if method not in ("auto", "milp", "lp", "astar"):
         raise NotApplicable(f"unknown TE-CCL method {method!r} (auto, milp, lp or astar)")
     demand = make_demand(topo, collective, chunks, matrix)
-    if method == "auto":
+    auto = method == "auto"
+    if auto:
         method = "milp" if demand.copy else "lp"
     if method == "lp" and demand.copy:
         raise NotApplicable("the LP drops copy: it is exact only when every chunk has one destination "
@@ -210,30 +242,49 @@ def teccl(topo: Topology, collective="allgather", *, chunks: int = 1, chunk_byte
         # allgather: N C chunks end up at each GPU; all-to-all and matrices: the shard's own chunk count
         ends_with = demand.chunks * topo.n if demand.collective is Collective.ALLGATHER else demand.chunks
         chunk_bytes = Fraction(buffer_bytes) / ends_with
-    t = timing(topo, chunk_bytes, epoch, multiplier, Fraction(alpha_threshold))
+    threshold = Fraction(alpha_threshold)
+    fine = timing(topo, chunk_bytes, epoch, 1, threshold)
+    if multiplier is not None:
+        timing(topo, chunk_bytes, epoch, multiplier, threshold)      # refuses a bad multiplier first
+    whole = method != "lp"
+    start = time.perf_counter()
+    bound_k = epoch_lower_bound(topo, demand, fine, whole)
+    bound_us = bound_k * fine.tau_us
     if method == "astar":
-        return _astar(topo, demand, t, round_epochs, switch_copy, time_limit, gap, progress)
-    whole = method == "milp"
+        t = timing(topo, chunk_bytes, epoch, multiplier or 1, threshold)
+        found = _astar(topo, demand, t, round_epochs, switch_copy, time_limit, gap, progress)
+        found.bound_us, found.multiplier = bound_us, multiplier or 1
+        return found
+    if multiplier is None:
+        multiplier = 1 if whole else auto_multiplier(topo, demand, chunk_bytes, epoch, threshold)
+    t = fine if multiplier == 1 else timing(topo, chunk_bytes, epoch, multiplier, threshold)
     if epochs is not None and (isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1):
         raise NotApplicable(f"the number of epochs must be a positive integer, got {epochs!r}")
-    start = time.perf_counter()
     deadline = start + time_limit
 
+    def size(k: int) -> int:
+        return milp_size(topo, demand, t, k) if whole else lp_size(topo, demand, t, k)
+
     def fits(k: int) -> None:
-        size = milp_size(topo, demand, t, k) if whole else lp_size(topo, demand, t, k)
         limit = MAX_BINARIES if whole else MAX_LP_VARIABLES
-        if size > limit:
-            raise NotApplicable(f"the TE-CCL {method.upper()} at {k} epochs would have {size:,} flow variables "
+        n = size(k)
+        if n > limit:
+            raise NotApplicable(f"the TE-CCL {method.upper()} at {k} epochs would have {n:,} flow variables "
                                 f"(more than {limit:,}); use fewer chunks, slowest-link epochs or a multiplier")
 
     def build(k: int):
         fits(k)
         return build_milp(topo, demand, t, k, switch_copy) if whole else build_lp(topo, demand, t, k)
 
-    lower_bound = epoch_lower_bound(topo, demand, t, whole, cuts=False)
-    fits(lower_bound)                            # a model too large is refused before the cuts and the greedy
-    if whole:
-        lower_bound = cut_epoch_bound(topo, demand, t, lower_bound)
+    if multiplier == 1:
+        lower_bound = bound_k
+    else:
+        lower_bound = epoch_lower_bound(topo, demand, t, whole, cuts=False)
+        fits(lower_bound)                        # a model too large is refused before the cuts
+        lower_bound = epoch_lower_bound(topo, demand, t, whole)
+    if whole and auto and size(lower_bound) > MAX_BINARIES:
+        return _greedy_only(topo, demand, t, lower_bound, epochs, start, bound_us, multiplier, progress)
+    fits(lower_bound)
     greedy = greedy_flows(topo, demand, t, max(epochs or 0, 2 * lower_bound + 8)) if whole else None
     upper = greedy[1] if greedy else None        # a schedule is known to fit in this many epochs
 
@@ -299,8 +350,63 @@ def teccl(topo: Topology, collective="allgather", *, chunks: int = 1, chunk_byte
     check(topo, sched)
     if progress:
         progress("done", 1.0)
+    if multiplier != 1:
+        notes.append(f"epochs {multiplier} x the {epoch if isinstance(epoch, str) else 'given'} epoch "
+                     f"(multiplier {multiplier}): K and its lower bound count these epochs")
     return TecclResult(topo, demand, t, method, k, finish, status, out.gap, minimal, probes,
-                       time.perf_counter() - start, out.variables, out.constraints, sched, notes, lower_bound)
+                       time.perf_counter() - start, out.variables, out.constraints, sched, notes, lower_bound,
+                       multiplier, bound_us)
+
+
+def auto_multiplier(topo: Topology, demand: Demand, chunk_bytes, epoch, threshold: Fraction) -> int:
+    """The epoch multiplier the LP takes when none is given: 1 while its model at the lower bound on K has at most
+    ``AUTO_LP_VARIABLES`` flow variables, else the smallest power of two (up to ``MAX_AUTO_MULTIPLIER``) at which
+    it has no more (the paper's EM, section 6 / Table 4, 1-4 on its largest fabrics). The LP needs no whole
+    chunks, so coarser epochs cost it only the lag of each hop rounded up to a longer epoch: NDv2 x 4 all-to-all
+    at 1 GB takes m = 8, 25 epochs (200 of the finer ones, where its lower bound is 193), solved in about 30 s
+    on 2 cores, where m = 4 took 134 s and m = 1 (799k variables) is refused."""
+    m = 1
+    while True:
+        t = timing(topo, chunk_bytes, epoch, m, threshold)
+        if lp_size(topo, demand, t, epoch_lower_bound(topo, demand, t, False)) <= AUTO_LP_VARIABLES \
+                or m >= MAX_AUTO_MULTIPLIER:
+            return m
+        m *= 2
+
+
+def _greedy_only(topo: Topology, demand: Demand, t: Timing, lower_bound: int, epochs: int | None, start: float,
+                 bound_us: Fraction, multiplier: int, progress: Progress | None) -> TecclResult:
+    """The greedy schedule in epochs (``greedy``) as the result, for a MILP too large to build (``method="auto"``
+    beyond ``MAX_BINARIES``): pruned, lowered and verified like a solver's, status ``feasible``, not optimised;
+    K minimal when it meets the lower bound."""
+    if progress:
+        progress("greedy schedule (the MILP is too large)", 0.1)
+    horizon = max(epochs or 0, 2 * lower_bound + 8)
+    greedy = greedy_flows(topo, demand, t, horizon)
+    if greedy is None:
+        n = milp_size(topo, demand, t, lower_bound)
+        raise NotApplicable(f"the TE-CCL MILP at {lower_bound} epochs would have {n:,} flow variables (more than "
+                            f"{MAX_BINARIES:,}) and the greedy found no schedule in {horizon} epochs; use fewer "
+                            "chunks or a multiplier")
+    flows, finish = greedy
+    if epochs is not None and finish > epochs:
+        raise NotApplicable(f"the greedy schedule needs {finish} epochs, more than the {epochs} asked for, and the "
+                            f"MILP is too large to search (more than {MAX_BINARIES:,} flow binaries)")
+    if progress:
+        progress("extracting the schedule", 0.9)
+    kept = lowering.prune(topo, demand, t.lag, flows)
+    sched = lowering.lower(topo, demand, t.lag, kept, "teccl")
+    sched.notes.update({"epoch_us": t.tau_us, "epochs": finish, "finish_epochs": finish})
+    check(topo, sched)
+    if progress:
+        progress("done", 1.0)
+    notes = [f"the MILP at {lower_bound} epochs has more than {MAX_BINARIES:,} flow binaries: the greedy schedule "
+             f"in epochs, not optimised (method milp with a multiplier, or astar, to search)"]
+    if multiplier != 1:
+        notes.append(f"epochs {multiplier} x the policy's epoch (multiplier {multiplier})")
+    return TecclResult(topo, demand, t, "greedy", finish, finish, FEASIBLE, None, finish == lower_bound,
+                       [], time.perf_counter() - start, len(flows), 0, sched, notes, lower_bound, multiplier,
+                       bound_us)
 
 
 def _search(build, left, tell, probes: list, whole: bool, gap: float, lower_bound: int, upper: int | None):

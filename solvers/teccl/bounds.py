@@ -106,3 +106,43 @@ def cut_epoch_bound(topo: Topology, demand: Demand, t: Timing, start: int = 1) -
             if k > enough:
                 raise NotApplicable("some destination cannot be reached from its source")
     return k
+
+
+def fluid_epoch_bound(topo: Topology, demand: Demand, t: Timing, start: int = 1) -> int:
+    """The smallest K >= ``start`` at which, for every box S of ``instance.boxes`` and its complement, the links
+    into S can carry what is wanted in S from outside, when chunks may be split (the LP, section 4.1: every
+    wanted (σ, c, d) is its own flow, there is no copy). A link e = (u, h) into S carries at most κ_e τ / t_e
+    chunks (exact, not floored) in each block of κ_e epochs (Appendix F's window, on disjoint blocks), and only in the
+    epochs from the lag distance of the nearest outside source to u up to K - L_e - dist(h, nearest wanting
+    destination in S). For copy-free demands on fabrics of chassis behind slow cross links (NDv2 x 4 all-to-all:
+    192 chunks leave each chassis on one link) this is what makes K large, and the per-node bounds miss it."""
+    dist = lag_distances(topo, t.lag)
+    nodes = frozenset(range(len(topo.names)))
+    sets = []
+    for box in boxes(topo):
+        sets += [box, nodes - box]
+    k = start
+    for inside in sets:
+        wanted = [(s, d) for s, _, d in demand.wants if s not in inside and d in inside]
+        if not wanted:
+            continue
+        froms = sorted({s for s, _ in wanted})
+        tos = sorted({d for _, d in wanted})
+        cut = [i for i, l in enumerate(topo.links) if l.dst in inside and l.src not in inside]
+        lead = [(dist[froms, topo.links[e].src].min(), t.lag[e] + dist[topo.links[e].dst, tos].min(), e)
+                for e in cut]
+        lead = [(int(a), int(b), e) for a, b, e in lead if math.isfinite(a) and math.isfinite(b)]
+        if not lead:
+            raise NotApplicable("some destination cannot be reached from its source")
+
+        def room(horizon: int):
+            total = 0
+            for first, tail, e in lead:
+                last = horizon - tail            # the last epoch a send on e can still serve a destination
+                if last >= first:
+                    total += (last // t.kappa[e] - first // t.kappa[e] + 1) * t.window_cap[e]
+            return total
+
+        while room(k) < len(wanted):
+            k += 1
+    return k

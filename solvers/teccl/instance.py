@@ -157,7 +157,7 @@ class Timing:
     delay: tuple[int, ...]
     window_cap: tuple[Fraction, ...]      # chunks per κ-window (exact; the MILP floors it)
 
-    @property
+    @cached_property
     def lag(self) -> tuple[int, ...]:
         return tuple(k + d for k, d in zip(self.kappa, self.delay))
 

@@ -12,6 +12,8 @@ import time
 
 import numpy as np
 
+IPM_FROM = 50_000     # an LP with more columns goes to HiGHS's interior point solver (1.3-1.4x simplex here)
+
 
 class Linear:
     """Columns (cost, bounds, integrality) and rows (lo <= Σ coef x <= hi) of one maximisation or minimisation
@@ -25,9 +27,11 @@ class Linear:
         self.integer: list[bool] = []
         self.row_lo: list[float] = []
         self.row_hi: list[float] = []
-        self.starts: list[int] = [0]
-        self.index: list[int] = []
-        self.coef: list[float] = []
+        self._blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []   # (row lengths, index, coef)
+        self._lengths: list[int] = []          # rows added one by one, not yet in a block
+        self._index: list[int] = []
+        self._coef: list[float] = []
+        self._csr = None
         self.values: np.ndarray | None = None
         self.start: np.ndarray | None = None
 
@@ -42,11 +46,66 @@ class Linear:
 
     def add_row(self, index, coef, lo: float, hi: float) -> None:
         """lo <= Σ coef[i] x[index[i]] <= hi (use ±inf for a one-sided row)."""
-        self.index.extend(index)
-        self.coef.extend(coef)
-        self.starts.append(len(self.index))
+        self._index.extend(index)
+        self._coef.extend(coef)
+        self._lengths.append(len(index))
         self.row_lo.append(lo)
         self.row_hi.append(hi)
+        self._csr = None
+
+    def add_rows(self, row, col, coef, lo, hi) -> None:
+        """Many rows at once from triplets: entry t puts ``coef[t]`` at column ``col[t]`` of new row ``row[t]``
+        (rows numbered 0 .. len(lo) - 1 among the new ones, entries in any order; a repeated (row, column) pair
+        adds up); row r is lo[r] <= ... <= hi[r]. The array-built models (the LP) use this."""
+        self._flush()
+        lo = np.asarray(lo, dtype=float)
+        hi = np.broadcast_to(np.asarray(hi, dtype=float), lo.shape)
+        row = np.asarray(row, dtype=np.int64)
+        order = np.lexsort((np.asarray(col), row))
+        row, col = row[order], np.asarray(col, dtype=np.int64)[order]
+        coef = np.broadcast_to(np.asarray(coef, dtype=float), order.shape)[order] if np.ndim(coef) else \
+            np.full(len(order), float(coef))
+        if len(row):                       # merge repeated (row, column) entries
+            new = np.ones(len(row), dtype=bool)
+            new[1:] = (row[1:] != row[:-1]) | (col[1:] != col[:-1])
+            group = np.cumsum(new) - 1
+            coef = np.bincount(group, weights=coef)
+            row, col = row[new], col[new]
+        self._blocks.append((np.bincount(row, minlength=len(lo)).astype(np.int64), col, coef))
+        self.row_lo.extend(lo.tolist())
+        self.row_hi.extend(hi.tolist())
+        self._csr = None
+
+    def _flush(self) -> None:
+        if self._lengths:
+            self._blocks.append((np.asarray(self._lengths, dtype=np.int64), np.asarray(self._index, dtype=np.int64),
+                                 np.asarray(self._coef, dtype=float)))
+            self._lengths, self._index, self._coef = [], [], []
+
+    def csr(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(starts, index, coef) of every row, in the order they were added (made once until a row is added)."""
+        if self._csr is None:
+            self._flush()
+            lengths = np.concatenate([b[0] for b in self._blocks]) if self._blocks else np.zeros(0, np.int64)
+            starts = np.zeros(len(lengths) + 1, dtype=np.int64)
+            np.cumsum(lengths, out=starts[1:])
+            index = np.concatenate([b[1] for b in self._blocks]) if self._blocks else np.zeros(0, np.int64)
+            coef = np.concatenate([b[2] for b in self._blocks]) if self._blocks else np.zeros(0)
+            self._blocks = [(lengths, index, coef)] if self._blocks else []
+            self._csr = (starts, index, coef)
+        return self._csr
+
+    @property
+    def starts(self) -> np.ndarray:
+        return self.csr()[0]
+
+    @property
+    def index(self) -> np.ndarray:
+        return self.csr()[1]
+
+    @property
+    def coef(self) -> np.ndarray:
+        return self.csr()[2]
 
     def nvariables(self) -> int:
         return len(self.cost)
@@ -62,7 +121,7 @@ def column_order(lm: Linear) -> np.ndarray:
     """The columns in the order the rows first mention them, then the rest (the order in which Pyomo handed the
     same model to HiGHS; HiGHS breaks ties by column order, and A*'s rounds depend on its ties)."""
     n = lm.nvariables()
-    index = np.asarray(lm.index, dtype=np.int64)
+    index = lm.index
     first = np.full(n, len(index) + np.arange(n), dtype=np.int64)
     np.minimum.at(first, index, np.arange(len(index)))
     return np.argsort(first, kind="stable")
@@ -84,9 +143,10 @@ def _highs(lm: Linear, order: np.ndarray):
     lp.row_lower_ = np.asarray(lm.row_lo, dtype=float)
     lp.row_upper_ = np.asarray(lm.row_hi, dtype=float)
     lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
-    lp.a_matrix_.start_ = np.asarray(lm.starts, dtype=np.int32)
-    lp.a_matrix_.index_ = where[np.asarray(lm.index, dtype=np.int64)].astype(np.int32)
-    lp.a_matrix_.value_ = np.asarray(lm.coef, dtype=float)
+    starts, index, coef = lm.csr()
+    lp.a_matrix_.start_ = starts.astype(np.int32)
+    lp.a_matrix_.index_ = where[index].astype(np.int32)
+    lp.a_matrix_.value_ = coef
     lp.a_matrix_.num_col_ = lp.num_col_
     lp.a_matrix_.num_row_ = lp.num_row_
     lp.sense_ = highspy.ObjSense.kMaximize if lm.maximize else highspy.ObjSense.kMinimize
@@ -109,6 +169,8 @@ def solve_linear(lm: Linear, time_limit: float, gap: float = 1e-4, first_solutio
     h.setOptionValue("mip_rel_gap", float(gap))
     if first_solution:
         h.setOptionValue("mip_max_improving_sols", 1)
+    if not any(lm.integer) and lm.nvariables() > IPM_FROM:
+        h.setOptionValue("solver", "ipm")        # interior point, then crossover to a vertex
     for key, value in (options or {}).items():
         h.setOptionValue(key, value)
     if lm.start is not None:

@@ -1,5 +1,5 @@
 """The TE-CCL linear program for demands that copy cannot help (all-to-all, demand matrices; paper section 4.1,
-Appendix A; digest 4.3), in Pyomo, and its decomposition into pieces of chunks.
+Appendix A; digest 4.3), as arrays for highspy (``linear.Linear``), and its decomposition into pieces of chunks.
 
 Chunks are not tracked one by one: per source s the variables are continuous amounts, in chunks,
 
@@ -20,15 +20,17 @@ footnote 3: the LP may split chunks), so the lowered schedule needs no rounding 
 """
 from __future__ import annotations
 
-import math
 from fractions import Fraction
+
+import numpy as np
 
 from topologies.model import Topology
 
 from ..core.schedule import Schedule, Transfer
 from .instance import Demand, Timing, lag_distances
 from .lower import make_schedule
-from .milp import FlowModel, early_reward
+from .linear import Linear
+from .milp import INF, FlowModel, early_reward
 
 EPSILON = 1e-4
 TOLERANCE = 1e-7
@@ -38,92 +40,144 @@ def lp_size(topo: Topology, demand: Demand, t: Timing, horizon: int) -> int:
     return len(_keys(topo, demand, t, horizon))
 
 
-def _keys(topo: Topology, demand: Demand, t: Timing, horizon: int) -> list:
+def _keys(topo: Topology, demand: Demand, t: Timing, horizon: int) -> np.ndarray:
+    """The flow variables as rows (s, link, k), int64: per source, every link not into s, in the epochs from the
+    source's lag distance to the link's tail up to the last one from which the head can still reach the nearest
+    destination of s by ``horizon``."""
     dist = lag_distances(topo, t.lag)
-    lag = t.lag
+    lag = np.asarray(t.lag, dtype=np.int64)
+    src, dst = topo.link_ends
+    real = np.flatnonzero(src != dst)
     dests: dict[int, list[int]] = {}
     for (s, d) in demand.per_pair():
         dests.setdefault(s, []).append(d)
-    keys = []
+    parts = []
     for s, ds in sorted(dests.items()):
         near = dist[:, ds].min(axis=1)
-        for i, l in enumerate(topo.links):
-            if l.src == l.dst or l.dst == s:
-                continue
-            first, last = dist[s, l.src], horizon - lag[i] - near[l.dst]
-            if math.isfinite(first) and math.isfinite(last):
-                keys.extend((s, i, k) for k in range(int(first), int(last) + 1))
-    return keys
+        links = real[dst[real] != s]
+        first, last = dist[s, src[links]], horizon - lag[links] - near[dst[links]]
+        ok = np.isfinite(first) & np.isfinite(last)
+        links, first, last = links[ok], first[ok].astype(np.int64), last[ok].astype(np.int64)
+        count = np.maximum(0, last - first + 1)
+        i = np.repeat(links, count)
+        k = np.repeat(first - np.cumsum(count) + count, count) + np.arange(int(count.sum()))
+        parts.append(np.stack([np.full(len(i), s, dtype=np.int64), i, k], axis=1))
+    return np.concatenate(parts) if parts else np.zeros((0, 3), dtype=np.int64)
 
 
 def build_lp(topo: Topology, demand: Demand, t: Timing, horizon: int) -> FlowModel:
-    import pyomo.environ as pyo
-
-    lag = t.lag
-    keys = _keys(topo, demand, t, horizon)
+    """The LP of the module docstring as arrays (``linear.Linear``): variables F (``keys``), then S per (source,
+    compute node, epoch 0 .. horizon), then R per (source, destination) pair and epoch 1 .. horizon."""
+    H = horizon
+    lag = np.asarray(t.lag, dtype=np.int64)
+    src, dst = topo.link_ends
+    keys = _keys(topo, demand, t, H)
+    ks, ki, kk = keys[:, 0], keys[:, 1], keys[:, 2]
+    nf = len(keys)
     pairs = demand.per_pair()
-    m = pyo.ConcreteModel()
-    m.F = pyo.Var(range(len(keys)), domain=pyo.NonNegativeReals)
-    arrive: dict = {}
-    send: dict = {}
-    per_link: dict = {}
-    for idx, (s, i, k) in enumerate(keys):
-        l = topo.links[i]
-        arrive.setdefault((s, l.dst, k + lag[i]), []).append(idx)
-        send.setdefault((s, l.src, k), []).append(idx)
-        per_link.setdefault((i, k), []).append(idx)
     sources = sorted({s for s, _ in pairs})
+    s_pos = np.full(len(topo.names), -1, dtype=np.int64)
+    s_pos[sources] = np.arange(len(sources))
+    compute = list(topo.compute_nodes)
+    c_pos = np.full(len(topo.names), -1, dtype=np.int64)
+    c_pos[compute] = np.arange(len(compute))
+    switches = list(topo.switch_nodes)
+    w_pos = np.full(len(topo.names), -1, dtype=np.int64)
+    w_pos[switches] = np.arange(len(switches))
+    nc, nw, ns = len(compute), len(switches), len(sources)
+    pair_list = sorted(pairs)
+    np_ = len(pair_list)
+    s_base, r_base = nf, nf + ns * nc * (H + 1)
+    m = Linear(maximize=True)
+    m.add_vars(nf + ns * nc * (H + 1) + np_ * H, upper=INF)
+    f_idx = np.arange(nf)
+    head, tail = dst[ki], src[ki]
+    arrival = kk + lag[ki]
+
+    # stock rows, one per (source, compute node, epoch): S[k] - S[k-1] - arrivals + sends + reads = start stock
+    n_stock = ns * nc * (H + 1)
+    s_grid = np.arange(n_stock)
+    rows = [s_grid, s_grid[np.arange(n_stock) % (H + 1) > 0]]
+    cols = [s_base + s_grid, s_base + rows[1] - 1]
+    vals = [np.ones(n_stock), -np.ones(len(rows[1]))]
+    into = c_pos[head] >= 0
+    rows.append((s_pos[ks[into]] * nc + c_pos[head[into]]) * (H + 1) + arrival[into])
+    cols.append(f_idx[into])
+    vals.append(-np.ones(int(into.sum())))
+    out = c_pos[tail] >= 0
+    rows.append((s_pos[ks[out]] * nc + c_pos[tail[out]]) * (H + 1) + kk[out])
+    cols.append(f_idx[out])
+    vals.append(np.ones(int(out.sum())))
+    p_s = np.asarray([s for s, _ in pair_list], dtype=np.int64)
+    p_d = np.asarray([d for _, d in pair_list], dtype=np.int64)
+    r_p = np.repeat(np.arange(np_), H)
+    r_k = np.tile(np.arange(1, H + 1), np_)
+    rows.append((s_pos[p_s[r_p]] * nc + c_pos[p_d[r_p]]) * (H + 1) + r_k)
+    cols.append(r_base + r_p * H + r_k - 1)
+    vals.append(np.ones(len(r_p)))
+    rhs = np.zeros(n_stock)
     total = {s: sum(x for (a, _), x in pairs.items() if a == s) for s in sources}
-    s_keys = [(s, n, k) for s in sources for n in topo.compute_nodes for k in range(horizon + 1)]
-    s_index = {key: j for j, key in enumerate(s_keys)}
-    r_keys = [(s, d, k) for (s, d) in sorted(pairs) for k in range(1, horizon + 1)]
-    r_index = {key: j for j, key in enumerate(r_keys)}
-    m.S = pyo.Var(range(len(s_keys)), domain=pyo.NonNegativeReals)
-    m.R = pyo.Var(range(len(r_keys)), domain=pyo.NonNegativeReals)
-    m.stock = pyo.ConstraintList()
-    m.switch = pyo.ConstraintList()
-    m.cap = pyo.ConstraintList()
-    m.demand = pyo.ConstraintList()
-    for (s, n, k), j in s_index.items():
-        before = m.S[s_index[(s, n, k - 1)]] if k > 0 else (total[s] if n == s else 0)
-        incoming = pyo.quicksum(m.F[a] for a in arrive.get((s, n, k), ()))
-        out = pyo.quicksum(m.F[a] for a in send.get((s, n, k), ()))
-        read = m.R[r_index[(s, n, k)]] if (s, n, k) in r_index else 0
-        m.stock.add(m.S[j] == before + incoming - out - read)
-    for w in topo.switch_nodes:
-        for s in sources:
-            for k in range(horizon + 1):
-                out, incoming = send.get((s, w, k), ()), arrive.get((s, w, k), ())
-                if out or incoming:
-                    m.switch.add(pyo.quicksum(m.F[a] for a in out) == pyo.quicksum(m.F[a] for a in incoming))
-    for i, l in enumerate(topo.links):
-        if l.src == l.dst:
-            continue
-        for k in range(horizon):
-            window = [j for kk in range(k - t.kappa[i] + 1, k + 1) for j in per_link.get((i, kk), ())]
-            if window:
-                m.cap.add(pyo.quicksum(m.F[j] for j in window) <= float(t.window_cap[i]))
-    for (s, d), x in sorted(pairs.items()):
-        m.demand.add(pyo.quicksum(m.R[r_index[(s, d, k)]] for k in range(1, horizon + 1)) == x)
-    reward = early_reward(horizon)
-    m.obj = pyo.Objective(expr=pyo.quicksum(reward[k] * m.R[j] for j, (s, d, k) in enumerate(r_keys))
-                          - EPSILON * pyo.quicksum(m.F[j] for j in range(len(keys))), sense=pyo.maximize)
-    return FlowModel(m, keys, horizon, lag, {"r_keys": r_keys, "s_keys": s_keys})
+    for s in sources:
+        rhs[(s_pos[s] * nc + c_pos[s]) * (H + 1)] = total[s]
+    m.add_rows(np.concatenate(rows), np.concatenate(cols), np.concatenate(vals), rhs, rhs)
+
+    # switch rows, one per (source, switch, epoch) that some flow touches: sends - arrivals = 0
+    if nw:
+        win, wout = w_pos[head] >= 0, w_pos[tail] >= 0
+        row = np.concatenate([(s_pos[ks[wout]] * nw + w_pos[tail[wout]]) * (H + 1) + kk[wout],
+                              (s_pos[ks[win]] * nw + w_pos[head[win]]) * (H + 1) + arrival[win]])
+        col = np.concatenate([f_idx[wout], f_idx[win]])
+        val = np.concatenate([np.ones(int(wout.sum())), -np.ones(int(win.sum()))])
+        used, row = np.unique(row, return_inverse=True)
+        m.add_rows(row, col, val, np.zeros(len(used)), np.zeros(len(used)))
+
+    # capacity rows, one per (link, epoch) whose window holds a flow: Σ over the last κ epochs <= κ τ / t
+    kappa = np.asarray(t.kappa, dtype=np.int64)
+    reps = kappa[ki]
+    off = np.arange(int(reps.sum())) - np.repeat(np.cumsum(reps) - reps, reps)
+    c_link, c_k, c_col = np.repeat(ki, reps), np.repeat(kk, reps) + off, np.repeat(f_idx, reps)
+    keep = c_k < H
+    c_link, c_k, c_col = c_link[keep], c_k[keep], c_col[keep]
+    used, row = np.unique(c_link * (H + 1) + c_k, return_inverse=True)
+    cap = np.asarray([float(c) for c in t.window_cap])[used // (H + 1)]
+    m.add_rows(row, c_col, 1.0, np.full(len(used), -INF), cap)
+
+    # demand rows: Σ_k R[s,d,k] = chunks d wants from s
+    want = np.asarray([pairs[p] for p in pair_list], dtype=float)
+    m.add_rows(r_p, r_base + r_p * H + r_k - 1, 1.0, want, want)
+
+    reward = np.asarray(early_reward(H), dtype=float)
+    cost = np.empty(m.nvariables())
+    cost[:nf] = -EPSILON
+    cost[nf:r_base] = 0.0
+    cost[r_base:] = reward[r_k]
+    m.cost = cost.tolist()
+    return FlowModel(m, keys, H, t.lag, {"sources": sources, "compute": compute, "pairs": pair_list,
+                                         "s_base": s_base, "r_base": r_base})
 
 
 def fluid_values(fm: FlowModel) -> tuple[dict, dict, dict]:
-    """(F, S, R) of the loaded solution as dicts keyed like the model's index lists, zeros dropped."""
-    import pyomo.environ as pyo
-
-    def read(var, keys):
-        out = {}
-        for j, key in enumerate(keys):
-            v = pyo.value(var[j], exception=False) or 0.0
-            if v > TOLERANCE:
-                out[key] = v
-        return out
-
-    return read(fm.model.F, fm.keys), read(fm.model.S, fm.extra["s_keys"]), read(fm.model.R, fm.extra["r_keys"])
+    """(F, S, R) of the loaded solution as dicts keyed (s, link, k), (s, node, k) and (s, d, k), zeros
+    dropped."""
+    v = fm.model.values
+    H = fm.horizon
+    keys = fm.keys
+    nf = len(keys)
+    sources, compute, pairs = fm.extra["sources"], fm.extra["compute"], fm.extra["pairs"]
+    s_base, r_base = fm.extra["s_base"], fm.extra["r_base"]
+    flows = {tuple(int(x) for x in keys[j]): float(v[j]) for j in np.flatnonzero(v[:nf] > TOLERANCE)}
+    stock = {}
+    nc = len(compute)
+    for j in np.flatnonzero(v[s_base:r_base] > TOLERANCE):
+        a, k = divmod(int(j), H + 1)
+        si, ci = divmod(a, nc)
+        stock[(sources[si], compute[ci], k)] = float(v[s_base + j])
+    reads = {}
+    for j in np.flatnonzero(v[r_base:] > TOLERANCE):
+        p, k = divmod(int(j), H)
+        s, d = pairs[p]
+        reads[(s, d, k + 1)] = float(v[r_base + j])
+    return flows, stock, reads
 
 
 def finish_epoch(reads: dict) -> int:

@@ -9,6 +9,7 @@ from ..core.schedule import Collective
 from ..registry import SKIP_BUDGET, Built, Synthesizer, option, register
 from . import DEFAULT_TIME_LIMIT_S, collective_schedule, read_demand_matrix
 from .instance import MAX_DEMAND_TEXT
+from .milp import MAX_BINARIES
 
 COMPARE_MAX_NODES = 16               # TE-CCL's MILP grows as N^2 x links x epochs: small fabrics only in Compare
 COMPARE_MAX_TIME_S = 20.0            # per TE-CCL solve in Compare (an allreduce is two)
@@ -47,14 +48,22 @@ class TecclOptions:
                                label="Time limit (s)")
     gap: float = option(1e-4, "relative MIP gap at which a solve stops", minimum=0.0, maximum=0.99, step=1e-4,
                         label="Gap")
-    method: str = option("auto", "auto: MILP with copy for allgather, LP for alltoall and demand matrices; astar: "
-                                 "rounds of a few epochs, fast and not optimal",
+    method: str = option("auto", "auto: the LP for alltoall and demand matrices (coarser epochs past its size "
+                                 "limit, see --multiplier); for allgather the MILP with copy up to "
+                                 f"{MAX_BINARIES:,} flow binaries, beyond that the greedy schedule in epochs "
+                                 "(its gap to the cut lower bound reported); astar: rounds of a few epochs, "
+                                 "not optimal",
                          choices=("auto", "milp", "lp", "astar"), label="Method")
     epoch: str | Fraction = option("slowest", "epoch length: the chunk time of the slowest link (every link "
                                               "carries a chunk per epoch) or of the fastest (finer, larger "
                                               "models), or microseconds",
                                    choices=("slowest", "fastest"), key="policy", label="Epoch length",
                                    parse=parse_epoch)
+    multiplier: int | None = option(None, "epoch multiplier m (the paper's EM, section 6 / Table 4): epochs m times "
+                                          "longer, every link carrying m times the chunks per epoch, a model about "
+                                          "m times smaller; default 1, or for the LP the smallest power of two "
+                                          "that keeps it under its size limit", minimum=1, maximum=1024,
+                                    page_maximum=64, label="Epoch multiplier (0 = auto)")
     switch_copy: bool = option(False, "switches copy (SHARP-like): they may duplicate a chunk onto several links",
                                label="Switches copy")
     matrix: tuple | None = option(None, "a demand matrix (CSV of chunk counts, one row per source GPU) for the "
@@ -79,7 +88,7 @@ class Teccl(Synthesizer):
     def build(self, topo, collective, options: TecclOptions, work) -> Built:
         kwargs = {"chunks": options.chunks, "epochs": options.epochs, "time_limit": options.time_limit,
                   "gap": options.gap, "method": options.method, "epoch": options.epoch,
-                  "switch_copy": options.switch_copy}
+                  "multiplier": options.multiplier, "switch_copy": options.switch_copy}
         if options.matrix is not None:
             kwargs["matrix"] = [list(r) for r in options.matrix]
             del kwargs["chunks"]
