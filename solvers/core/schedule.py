@@ -310,19 +310,60 @@ def _coded(cols: Columns) -> tuple[list[int], np.ndarray, np.ndarray]:
     return distinct.tolist(), np.searchsorted(distinct, cols.lo), np.searchsorted(distinct, cols.hi)
 
 
-def concat(parts: list[Columns]) -> Columns:
-    """All transfers of ``parts`` in one set of columns (each column in the widest type among the parts; one
-    bounds table for all when any part has one)."""
+JOIN_BATCH = 1 << 22      # rows rescaled at a time when a join multiplies bounds
+
+
+def concat(parts: list[Columns], release: bool = False) -> Columns:
+    """All transfers of ``parts`` in one set of columns (each column in the widest type among the parts, a part
+    whose bounds are rescaled counting as int64; one bounds table for all when any part has one).
+
+    Each result column is allocated once and filled part by part. ``release``: the caller hands the list over;
+    it is emptied, and each part's column is let go as soon as it is copied, so that beside the result the join
+    holds at most one column of one part (where the caller keeps no other reference to the part's arrays)."""
+    cols = [replace(c) for c in parts]          # our own handles: letting go of one never touches the caller's
+    if release:
+        parts.clear()
     one = 1
-    for c in parts:
+    for c in cols:
         one = one * c.one // gcd(one, c.one)
-    parts = [rescale(c, one) for c in parts]
-    if all(c.bounds is None for c in parts):
-        return Columns(*(np.concatenate([getattr(c, f) for c in parts]) for f in COLUMN_FIELDS), one)
-    coded = [_coded(c) for c in parts]
-    table, position = bounds_table({0, one}.union(*(values for values, _, _ in coded)))
-    remaps = [np.array([position[v] for v in values], dtype=narrowest(len(table))) for values, _, _ in coded]
-    return Columns(*(np.concatenate([getattr(c, f) for c in parts]) for f in ("step", "link", "shard")),
-                   np.concatenate([remap[lo] for remap, (_, lo, _) in zip(remaps, coded)]),
-                   np.concatenate([remap[hi] for remap, (_, _, hi) in zip(remaps, coded)]),
-                   np.concatenate([c.reduce for c in parts]), one, table)
+    table, remaps = None, None
+    if any(c.bounds is not None for c in cols):
+        values = []
+        for i, c in enumerate(cols):
+            c = rescale(c, one)
+            coded, lo, hi = _coded(c)
+            values.append(coded)
+            cols[i] = replace(c, lo=lo, hi=hi, bounds=None, one=one)
+        table, position = bounds_table({0, one}.union(*values))
+        remaps = [np.array([position[v] for v in coded], dtype=narrowest(len(table))) for coded in values]
+        del values
+    scales = [1 if table is not None else one // c.one for c in cols]
+    sizes = [len(c.step) for c in cols]
+    total = sum(sizes)
+    out = {}
+    for field in COLUMN_FIELDS:
+        if remaps is not None and field in ("lo", "hi"):
+            kind = np.result_type(*(remap.dtype for remap in remaps))
+        elif field in _WIDE:
+            kind = np.result_type(*(getattr(c, field).dtype if k == 1 or getattr(c, field).dtype == object
+                                    else np.dtype(np.int64) for c, k in zip(cols, scales)))
+        else:
+            kind = np.result_type(*(getattr(c, field).dtype for c in cols))
+        column = np.empty(total, dtype=kind)
+        at = 0
+        for i, c in enumerate(cols):
+            src, end = getattr(c, field), at + sizes[i]
+            if remaps is not None and field in ("lo", "hi"):
+                column[at:end] = remaps[i][src]
+            elif field in ("lo", "hi") and scales[i] != 1:
+                for a in range(0, sizes[i], JOIN_BATCH):
+                    part = src[a:a + JOIN_BATCH]
+                    column[at + a:at + a + len(part)] = (part if part.dtype == object else part.astype(np.int64)) \
+                        * scales[i]
+            else:
+                column[at:end] = src
+            setattr(c, field, None)             # let go of the part's column (freed unless the caller holds it)
+            del src
+            at = end
+        out[field] = column
+    return Columns(*(out[f] for f in COLUMN_FIELDS), one, table)

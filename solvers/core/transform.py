@@ -29,8 +29,9 @@ def reverse(schedule: Schedule) -> Schedule:
     to_reduce = schedule.collective is Collective.ALLGATHER
     cols = schedule.stored_columns()
     if cols is not None:
-        flipped = replace(cols, step=last + 1 - cols.step.astype(narrowest(last + 1)),
-                          reduce=np.full(len(cols.step), to_reduce))
+        step = cols.step.astype(narrowest(last + 1))
+        np.subtract(last + 1, step, out=step)
+        flipped = replace(cols, step=step, reduce=np.full(len(cols.step), to_reduce))
         return Schedule(_REVERSED[schedule.collective], algo=schedule.algo, notes=schedule.notes, cols=flipped)
     transfers = [Transfer(t.shard, t.lo, t.hi, t.link, last - t.step + 1, to_reduce) for t in schedule.transfers]
     return Schedule(_REVERSED[schedule.collective], transfers, schedule.algo, dict(schedule.notes))
@@ -38,18 +39,39 @@ def reverse(schedule: Schedule) -> Schedule:
 
 def compose_allreduce(rs: Schedule, ag: Schedule) -> Schedule:
     """Allreduce = the reduce-scatter, then the allgather shifted to start after its last step."""
+    return _composed([rs, ag], release=False)
+
+
+def join_allreduce(phases: list[Schedule]) -> Schedule:
+    """``compose_allreduce(*phases)`` for ``phases`` = [reduce-scatter, allgather] handed over by the caller: the
+    list is emptied and each phase's columns are let go as soon as they are copied into the allreduce's, so the
+    join holds the allreduce and at most one column of one phase beside it (not both phases and their
+    concatenation). A phase the caller still holds elsewhere keeps its columns; only the memory is not freed."""
+    if len(phases) != 2:
+        raise ValueError("join_allreduce takes [reduce-scatter, allgather]")
+    return _composed(phases, release=True)
+
+
+def _composed(phases: list[Schedule], release: bool) -> Schedule:
+    rs, ag = phases
+    if release:
+        phases.clear()
     if rs.collective is not Collective.REDUCE_SCATTER or ag.collective is not Collective.ALLGATHER:
         raise ValueError("compose_allreduce takes a reduce-scatter and an allgather")
-    shift = rs.steps
+    shift, algo = rs.steps, ag.algo or rs.algo
     if rs.stored_columns() is not None or ag.stored_columns() is not None:
         a, b = columns(rs, compact=True), columns(ag, compact=True)
         if a is not None and b is not None:
-            steps = b.step.astype(narrowest(shift + int(b.step.max(initial=0)))) + shift
-            b = replace(b, step=steps)
-            return Schedule(Collective.ALLREDUCE, algo=ag.algo or rs.algo, notes={"rs_steps": shift},
-                            cols=concat([a, b]))
+            if release:
+                del rs, ag          # the phases now live only in a and b, which concat lets go of
+            steps = b.step.astype(narrowest(shift + int(b.step.max(initial=0))))
+            np.add(steps, shift, out=steps)
+            parts = [a, replace(b, step=steps)]
+            del a, b, steps
+            return Schedule(Collective.ALLREDUCE, algo=algo, notes={"rs_steps": shift},
+                            cols=concat(parts, release=release))
     transfers = list(rs.transfers) + [t._replace(step=t.step + shift) for t in ag.transfers]
-    return Schedule(Collective.ALLREDUCE, transfers, ag.algo or rs.algo, {"rs_steps": shift})
+    return Schedule(Collective.ALLREDUCE, transfers, algo, {"rs_steps": shift})
 
 
 AllgatherBuilder = Callable[[Topology], Schedule]
@@ -62,7 +84,8 @@ def build_collective(topo: Topology, collective: Collective, allgather: Allgathe
     if collective not in (Collective.REDUCE_SCATTER, Collective.ALLREDUCE):
         raise NotApplicable(f"an allgather builder gives allgather, reduce-scatter and allreduce, not "
                             f"{collective.value} (all-to-all and custom demands come from teccl)")
-    rs = reverse(allgather(topo.transpose()))
+    phases = [reverse(allgather(topo.transpose()))]     # held only by the list, which join_allreduce empties
     if collective is Collective.REDUCE_SCATTER:
-        return rs
-    return compose_allreduce(rs, allgather(topo))
+        return phases[0]
+    phases.append(allgather(topo))
+    return join_allreduce(phases)
