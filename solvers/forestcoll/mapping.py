@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
+from itertools import chain
 from fractions import Fraction
 
 import numpy as np
@@ -57,12 +58,17 @@ class Router:
         known = self.paths.get((u, t))
         if known is None:
             known = UnitPool(f"no capacity left from node {u} to node {t}")
-            for kind, what, units in self.pools.get((u, t), []):
+            for kind, what, units in self.pools.get((u, t), ()):
                 if kind == "link":
                     known.add([what], units)
-                else:
-                    for a, path in _zip_paths(self.route(u, what, units), self.route(what, t, units)):
-                        known.add(path, a)
+                    continue
+                first = self._expanded(u, what).take(units)
+                second = self._expanded(what, t).take(units)
+                if len(first) == 1 and len(second) == 1:        # one path each way: the common case
+                    known.add(first[0][0] + second[0][0], units)
+                    continue
+                for a, path in _zip_paths([(a, p) for p, a in first], [(a, p) for p, a in second]):
+                    known.add(path, a)
             self.paths[(u, t)] = known
         return known
 
@@ -142,7 +148,8 @@ def physical_routes(router: Router, batches: list[Batch]):
     as ``Router.route`` would."""
     mult = np.array([b.mult for b in batches], dtype=np.int64)
     count = np.array([len(b.edges) for b in batches], dtype=np.int64)
-    ends = np.array([e for b in batches for e in b.edges], dtype=np.int64).reshape(-1, 2)
+    ends = np.fromiter(chain.from_iterable(chain.from_iterable(b.edges for b in batches)), dtype=np.int64,
+                       count=2 * int(count.sum())).reshape(-1, 2)
     edge_batch = np.repeat(np.arange(len(batches)), count)
     x, y = ends[:, 0].copy(), ends[:, 1].copy()
     demand = mult[edge_batch]
