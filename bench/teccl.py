@@ -4,6 +4,7 @@
     python -m bench.teccl --large      # also NDv2 2-chassis all-to-all and A* on NDv2, longer limits
     python -m bench.teccl --time-limit 120
     python -m bench.teccl --prove      # also solve the MILP at K - 1 where the lower bound alone ruled it out
+    python -m bench.teccl --scale      # issue 43: whole commands at 32-64 GPUs (NDv2 x 4/8, DGX2 x 4), 1 GB
 
 Each row: the instance, the epochs found (and whether K - 1 was proven infeasible), the transfer time and the
 paper's, the time to find and prove that K, the solver time in all (the MILP goes on to optimise early delivery
@@ -12,8 +13,20 @@ authors' machine; Table 7's are on a 6-core desktop), then our time over the pap
 column "K-1" says how K - 1 was ruled out: "bound" (below the cut lower bound, no solve), "probe" (a MILP or LP
 probe proved it infeasible) or "no" (not proven); with --prove, a MILP that the bound ruled out is also solved at
 K - 1 and its answer and time are shown. Issue 24's targets are checked under the table.
+
+--scale runs ``python -m studio schedule ... --algo teccl --bytes 1e9 --json --no-cache`` as a user does, one
+command at a time in a new process, and prints per command: method, epoch multiplier m, K, the epoch, wall
+seconds, peak RSS of that process (``os.wait4``), the transfer time, the lower bound in microseconds (the cut
+bound at m = 1, ``bounds.py``), the gap to it and whether the verifier accepted the schedule (a command that
+fails prints its one-line error). Issue 43's targets (10 minutes wall each) are checked under the table.
 """
 import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
 import time
 
 from solvers.core.errors import NotApplicable
@@ -53,6 +66,74 @@ LARGE = [
 TARGETS_S = {"DGX1 AG C=5 a=0 (T7)": 5.0, "NDv2x2 AG 1GB slow (T8e)": 10.0}
 
 
+# issue 43: (label, expression, collective, extra CLI arguments); the first two must finish in 600 s, verified
+SCALE = [
+    ("NDv2x8 AG auto", "ndv2(chassis=8)", "allgather", []),
+    ("NDv2x4 A2A auto", "ndv2(chassis=4)", "alltoall", []),
+    ("NDv2x4 AG auto", "ndv2(chassis=4)", "allgather", []),
+    ("DGX2x4 AG auto", "dgx2(chassis=4)", "allgather", []),
+    ("DGX2x4 A2A auto", "dgx2(chassis=4)", "alltoall", []),
+    ("NDv2x4 A2A LP m=16", "ndv2(chassis=4)", "alltoall", ["--method", "lp", "--multiplier", "16"]),
+    ("NDv2x4 A2A LP m=4", "ndv2(chassis=4)", "alltoall", ["--method", "lp", "--multiplier", "4", "--time-limit",
+                                                           "300"]),
+    ("DGX2x4 A2A LP m=2", "dgx2(chassis=4)", "alltoall", ["--method", "lp", "--multiplier", "2", "--time-limit",
+                                                           "300"]),
+    ("NDv2x8 AG MILP m=8", "ndv2(chassis=8)", "allgather", ["--method", "milp", "--multiplier", "8",
+                                                             "--time-limit", "300"]),
+    ("NDv2x4 AG A* m=4", "ndv2(chassis=4)", "allgather", ["--method", "astar", "--multiplier", "4", "--time-limit",
+                                                           "300"]),
+    ("DGX2x4 AG A*", "dgx2(chassis=4)", "allgather", ["--method", "astar", "--time-limit", "300"]),
+]
+SCALE_TARGET_S = {"NDv2x8 AG auto": 600.0, "NDv2x4 A2A auto": 600.0}
+
+
+def run_command(argv: list[str], timeout: float) -> tuple[int, str, str, float, int]:
+    """Run one command in a new process: (exit code, stdout, stderr, wall seconds, its peak RSS in KB from
+    ``os.wait4``); killed after ``timeout`` seconds (exit code -9)."""
+    with tempfile.TemporaryFile() as fo, tempfile.TemporaryFile() as fe:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=fo, stderr=fe)
+        timer = threading.Timer(timeout, proc.kill)
+        timer.start()
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            timer.cancel()
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        fo.seek(0)
+        fe.seek(0)
+        return (proc.returncode, fo.read().decode(), fe.read().decode(), wall, usage.ru_maxrss)
+
+
+def scale(timeout: float) -> None:
+    print(f"{'command':<22} {'method':>7} {'m':>3} {'K':>4} {'epoch us':>9} {'wall s':>7} {'peak RSS MB':>11} "
+          f"{'time us':>10} {'bound us':>10} {'gap':>7} verified")
+    met = {}
+    for label, expr, coll, extra in SCALE:
+        argv = [sys.executable, "-m", "studio", "schedule", expr, "--algo", "teccl", "--collective", coll,
+                "--bytes", "1e9", "--json", "--no-cache", *extra]
+        code, out, err, wall, rss = run_command(argv, timeout)
+        rss_text = f"{rss / 1024:.0f}"
+        if code != 0:
+            print(f"{label:<22} failed after {wall:.1f} s: {err.strip().splitlines()[-1] if err.strip() else code}",
+                  flush=True)
+            continue
+        d = json.loads(out)
+        t = d["teccl"]
+        gap = t.get("lower_bound_gap")
+        print(f"{label:<22} {t['method']:>7} {t.get('multiplier', 1):>3} {t['epochs']:>4} {t['epoch_us']:>9.6g} "
+              f"{wall:>7.1f} {rss_text:>11} {t['transfer_time_us']:>10.6g} "
+              f"{t.get('lower_bound_us') or float('nan'):>10.6g} "
+              f"{'-' if gap is None else f'{gap:.1%}':>7} {d['verified']}", flush=True)
+        if label in SCALE_TARGET_S:
+            met[label] = (wall, d["verified"])
+    for label, goal in SCALE_TARGET_S.items():
+        wall, ok = met.get(label, (None, False))
+        print(f"issue 43 target {label}: <= {goal:g} s verified, measured "
+              f"{'failed' if wall is None else f'{wall:.1f} s'}: {'met' if wall is not None and wall <= goal and ok else 'NOT met'}")
+
+
 def ruled_out(r) -> str:
     """How K - 1 was excluded: below the lower bound, by an infeasible probe, or not at all."""
     if not r.minimal:
@@ -75,7 +156,11 @@ def main() -> None:
     ap.add_argument("--large", action="store_true")
     ap.add_argument("--time-limit", type=float, default=300.0, help="seconds per instance (default 300)")
     ap.add_argument("--prove", action="store_true", help="solve the MILP at K - 1 where the bound ruled it out")
+    ap.add_argument("--scale", action="store_true", help="only issue 43's whole commands at 32-64 GPUs")
     args = ap.parse_args()
+    if args.scale:
+        scale(900.0)
+        return
     print(f"{'instance':<27} {'method':>6} {'K':>5} {'min?':>4} {'K-1':>5} {'epoch us':>9} {'time us':>10} "
           f"{'paper us':>9} {'find K s':>8} {'solve s':>8} {'paper s':>8} {'ours/paper':>10}  status")
     met = {}

@@ -1,5 +1,5 @@
 """TE-CCL: collectives as a time-expanded multi-commodity flow (Liu et al., SIGCOMM 2024; digest
-notes/te-ccl.md), solved with Pyomo and HiGHS.
+notes/te-ccl.md), solved with HiGHS.
 
 ``teccl(topo, collective, ...)`` cuts time into epochs and data into chunks (``instance``), solves
 
@@ -12,8 +12,9 @@ lower bound, then a bisection; a probe stops at the first feasible point), then 
 under the time limit and gap. The lower bound comes from cuts (``bounds``: a node's ingress, a source's egress,
 a chassis behind slow cross links), so K - 1 needs no solve to be ruled out when the bound is met; a greedy
 schedule in the same epochs (``greedy``) bounds the search from above and starts HiGHS, which then often only
-has to prove it optimal (the MILP's entry cuts make its LP bound tight). The MILP goes to HiGHS through highspy
-(``linear``), the LP through Pyomo. It keeps only the flows that serve a demand (reverse DFS), lowers them to the
+has to prove it optimal (the MILP's entry cuts make its LP bound tight). Both go to HiGHS through highspy as
+arrays (``linear``). At the paper's largest fabrics (section 6.3, Table 4) ``method="auto"`` coarsens the LP's
+epochs (the epoch multiplier) and hands a MILP too large to build to the greedy alone (``teccl``'s docstring). It keeps only the flows that serve a demand (reverse DFS), lowers them to the
 schedule IR and verifies the result. Reduce-scatter is the reverse of an allgather on the transposed topology and
 allreduce is reduce-scatter then allgather (``collective_schedule``).
 
