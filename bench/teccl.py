@@ -54,7 +54,8 @@ CASES = [
     ("NDv2x2 AG 1MB slow (T8e)", "ndv2(chassis=2)", "allgather", {"chunks": 1, "buffer_bytes": MB}, 70, 1.04),
 ]
 LARGE = [
-    ("NDv2x2 AG 1GB fast (T8c)", "ndv2(chassis=2)", "allgather", {"chunks": 1, "buffer_bytes": GB, "epoch": "fastest"},
+    ("NDv2x2 AG 1GB fast (T8c)", "ndv2(chassis=2)", "allgather",
+     {"chunks": 1, "buffer_bytes": GB, "epoch": "fastest", "method": "milp"},
      43750, 7201.05),
     ("NDv2x2 A2A 1GB slow (T8b)", "ndv2(chassis=2)", "alltoall", {"chunks": 1, "buffer_bytes": GB}, 325000, 14.82),
     ("NDv2x2 AG 1GB A* (T8e)", "ndv2(chassis=2)", "allgather",

@@ -135,9 +135,10 @@ def test_auto_takes_coarser_epochs_for_an_lp_over_its_target(monkeypatch):
 
 
 def test_auto_falls_back_to_the_greedy_for_a_milp_too_large(monkeypatch):
-    """Above MAX_BINARIES at the lower bound, auto returns the greedy schedule (verified, not optimised) with its
-    gap to the cut bound; an explicit MILP is refused there, as before."""
+    """Above AUTO_MILP_BINARIES at the lower bound, auto returns the greedy schedule (verified, not optimised)
+    with its gap to the cut bound; an explicit MILP is refused above MAX_BINARIES, as before."""
     topo = parse_topology("ndv2(chassis=3)")
+    monkeypatch.setattr(teccl_module, "AUTO_MILP_BINARIES", 1000)
     monkeypatch.setattr(teccl_module, "MAX_BINARIES", 1000)
     r = teccl(topo, "allgather", buffer_bytes=10 ** 9)
     assert r.method == "greedy" and r.status == "feasible" and r.gap is None

@@ -51,6 +51,7 @@ DEFAULT_TIME_LIMIT_S = 60.0
 DEFAULT_BUFFER_BYTES = 1_000_000
 MAX_LP_VARIABLES = 400_000
 MAX_AUTO_MULTIPLIER = 64
+AUTO_MILP_BINARIES = 50_000         # auto's MILP limit: above it HiGHS overran a 60 s limit by minutes (NDv2 x 4)
 AUTO_LP_VARIABLES = 100_000          # what auto_multiplier aims the LP at: HiGHS's IPM solves it in ~30 s on 2 cores
 Progress = Callable[[str, float], None]
 
@@ -210,9 +211,11 @@ def teccl(topo: Topology, collective="allgather", *, chunks: int = 1, chunk_byte
     one after another (``astar``).
 
     ``method="auto"``: the LP for copy-free demands; for demands copy helps, the MILP while it has at most
-    ``MAX_BINARIES`` flow binaries at the lower bound on K, and beyond that the greedy schedule in epochs
+    ``AUTO_MILP_BINARIES`` flow binaries at the lower bound on K, and beyond that the greedy schedule in epochs
     (``greedy``, switches included) on its own, with its gap to the cut lower bound reported (on NDv2 x 8
-    allgather the MILP would have 941,048 binaries; A* rounds took minutes each there).
+    allgather the MILP would have 941,048 binaries and A* rounds took minutes each; on NDv2 x 4, 117k binaries,
+    HiGHS ran minutes past a 60 s limit without a schedule, where the greedy is one epoch above the bound).
+    ``method="milp"`` builds the MILP up to ``MAX_BINARIES``.
 
     ``multiplier``: the epoch multiplier m (the paper's EM, section 6 and Table 4: coarser epochs to shrink the
     model on large fabrics), τ = m x the policy's epoch, so every link carries m times the chunks per epoch and
@@ -283,7 +286,7 @@ def teccl(topo: Topology, collective="allgather", *, chunks: int = 1, chunk_byte
         lower_bound = epoch_lower_bound(topo, demand, t, whole, cuts=False)
         fits(lower_bound)                        # a model too large is refused before the cuts
         lower_bound = epoch_lower_bound(topo, demand, t, whole)
-    if whole and auto and size(lower_bound) > MAX_BINARIES:
+    if whole and auto and size(lower_bound) > AUTO_MILP_BINARIES:
         return _greedy_only(topo, demand, t, lower_bound, epochs, start, bound_us, multiplier, progress)
     fits(lower_bound)
     greedy = greedy_flows(topo, demand, t, max(epochs or 0, 2 * lower_bound + 8)) if whole else None
@@ -401,8 +404,8 @@ def _greedy_only(topo: Topology, demand: Demand, t: Timing, lower_bound: int, ep
     check(topo, sched)
     if progress:
         progress("done", 1.0)
-    notes = [f"the MILP at {lower_bound} epochs has more than {MAX_BINARIES:,} flow binaries: the greedy schedule "
-             f"in epochs, not optimised (method milp with a multiplier, or astar, to search)"]
+    notes = [f"the MILP at {lower_bound} epochs has more than {AUTO_MILP_BINARIES:,} flow binaries: the greedy "
+             f"schedule in epochs, not optimised (method milp, with a multiplier, or astar, to search)"]
     if multiplier != 1:
         notes.append(f"epochs {multiplier} x the policy's epoch (multiplier {multiplier})")
     return TecclResult(topo, demand, t, "greedy", finish, finish, FEASIBLE, None, finish == lower_bound,

@@ -7,9 +7,8 @@ from fractions import Fraction
 
 from ..core.schedule import Collective
 from ..registry import SKIP_BUDGET, Built, Synthesizer, option, register
-from . import DEFAULT_TIME_LIMIT_S, collective_schedule, read_demand_matrix
+from . import AUTO_MILP_BINARIES, DEFAULT_TIME_LIMIT_S, collective_schedule, read_demand_matrix
 from .instance import MAX_DEMAND_TEXT
-from .milp import MAX_BINARIES
 
 COMPARE_MAX_NODES = 16               # TE-CCL's MILP grows as N^2 x links x epochs: small fabrics only in Compare
 COMPARE_MAX_TIME_S = 20.0            # per TE-CCL solve in Compare (an allreduce is two)
@@ -50,7 +49,7 @@ class TecclOptions:
                         label="Gap")
     method: str = option("auto", "auto: the LP for alltoall and demand matrices (coarser epochs past its size "
                                  "limit, see --multiplier); for allgather the MILP with copy up to "
-                                 f"{MAX_BINARIES:,} flow binaries, beyond that the greedy schedule in epochs "
+                                 f"{AUTO_MILP_BINARIES:,} flow binaries, beyond that the greedy schedule in epochs "
                                  "(its gap to the cut lower bound reported); astar: rounds of a few epochs, "
                                  "not optimal",
                          choices=("auto", "milp", "lp", "astar"), label="Method")
