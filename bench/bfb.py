@@ -4,6 +4,7 @@
     python -m bench.bfb --small    # also the small Table 6 rows
     python -m bench.bfb --lp       # also the Pyomo reference (one LP per (u, t)) on the small cases
     python -m bench.bfb --large    # issue 24's scale cases instead, each once in a fresh process, with peak memory
+    python -m bench.bfb --allreduce gkautz(4,8192) [--price GB]   # issue 43: the allreduce's stages, peak each
 
 "bfb s" is the exact fast path (topology distances, every (u, t) problem, the schedule as columns); "verify s"
 and "cost s" are the simulator and the exact cost on that schedule, reported apart. "paper s" is Table 6's BFB
@@ -13,6 +14,13 @@ time; "ratio" is paper s / bfb s. Timings are the best of ``--repeat`` runs (def
 process: "peak GB" is the largest sampled RSS of that process and its forked workers together
 (``bench.peak_memory``), during synthesis and then over synthesis, verification and cost; "kernel GB" is the
 kernel's peak of the process plus its worker's (``ru_maxrss``), an upper bound that a sample cannot miss.
+``--allreduce EXPR`` runs what ``python -m studio schedule EXPR --algo bfb --collective allreduce`` runs, once in a
+fresh process, stage by stage: the two allgathers (on G^T, reversed, and on G), their join, verification, cost, the
+JSON of the result (without the runtime model) and the results cache's size check; per stage its seconds, the
+largest sampled RSS of the process and its forked worker together ("rss GB": pages they share counted in each) and
+the largest sampled proportional set size ("pss GB": a shared page split between its sharers, so counted once).
+``--price GB`` adds the runtime model's figures (``Workload.price``, which the command prints) with the process's
+address space capped at GB gigabytes: past it the stage reports the MemoryError instead of taking the machine.
 torus(100,100)'s exact chunk bounds need a common denominator near 3e21, beyond int64: its columns keep positions
 in a table of the 119 exact values (``Columns.bounds``), which the verifier reads as ranks and the cost sums.
 """
@@ -22,6 +30,7 @@ from queue import Empty
 
 from solvers.directconnect.bfb import bfb_allgather
 from solvers.core.cost import cost
+from solvers.core.schedule import Collective
 from solvers.core.verify import verify
 from topologies import parse_topology
 
@@ -102,13 +111,163 @@ def large() -> None:
               f"{kernel_all:>13.2f}" + ("" if ok else "  NOT VERIFIED"), flush=True)
 
 
+class Stages:
+    """The largest RSS and PSS sums of this process and its children, sampled, per named stage (``mark``)."""
+
+    def __init__(self, interval: float = 0.05, pss_every: int = 5):
+        import threading
+
+        import psutil
+
+        self.me, self.interval, self.pss_every = psutil.Process(), interval, pss_every
+        self.rows: list[list] = []          # [name, start, end, rss peak, pss peak]
+        self.lock, self.stop = threading.Lock(), threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _pss(self, pid: int) -> int:
+        try:
+            with open(f"/proc/{pid}/smaps_rollup") as fh:
+                for line in fh:
+                    if line.startswith("Pss:"):
+                        return int(line.split()[1]) * 1024
+        except OSError:
+            pass
+        return 0
+
+    def _sample(self, with_pss: bool) -> None:
+        import psutil
+
+        rss = pss = 0
+        for proc in [self.me] + self.me.children(recursive=True):
+            try:
+                rss += proc.memory_info().rss
+                if with_pss:
+                    pss += self._pss(proc.pid)
+            except psutil.Error:
+                pass
+        with self.lock:
+            if self.rows:
+                row = self.rows[-1]
+                row[3] = max(row[3], rss)
+                row[4] = max(row[4], pss)
+
+    def _run(self) -> None:
+        k = 0
+        while not self.stop.wait(self.interval):
+            self._sample(k % self.pss_every == 0)
+            k += 1
+
+    def mark(self, name: str) -> None:
+        self._sample(True)
+        with self.lock:
+            now = time.perf_counter()
+            if self.rows:
+                self.rows[-1][2] = now
+            self.rows.append([name, now, None, 0, 0])
+        self._sample(True)
+        if not self.thread.is_alive() and not self.stop.is_set():
+            self.thread.start()
+
+    def close(self) -> list[tuple[str, float, float, float]]:
+        self._sample(True)
+        self.stop.set()
+        self.thread.join()
+        end = time.perf_counter()
+        return [(name, (stop or end) - start, rss / 2 ** 30, pss / 2 ** 30) for name, start, stop, rss, pss in self.rows]
+
+
+def _allreduce_stages(expr: str, price_gb: float | None, queue) -> None:
+    import json
+    import resource
+
+    from solvers.core.schedule import COLUMN_FIELDS
+    from solvers.registry import Work, get
+    from solvers.results_cache import MAX_ENTRY_BYTES
+    from solvers.runtime import Workload
+    from solvers.synthesize import Result
+
+    topo = parse_topology(expr, max_nodes=10 ** 5)
+    stages = Stages()
+    seen = set()
+
+    def progress(phase, fraction):        # "bfb allgather 1" (G^T), "bfb allgather 2" (G), each ends at 1.0
+        if phase not in seen:
+            seen.add(phase)
+            stages.mark(phase.replace("bfb allgather 1", "allgather on G^T").replace("bfb allgather 2",
+                                                                                      "allgather on G"))
+        if fraction >= 1.0 and phase.endswith("2"):
+            stages.mark("join")
+        elif fraction >= 1.0:
+            stages.mark("reverse, distances on G")
+
+    start = time.perf_counter()
+    stages.mark("distances, allgather on G^T")
+    synth = get("bfb")
+    built = synth().build(topo, Collective.ALLREDUCE, synth.options_from(None), Work(None, progress))
+    schedule = built.schedule
+    schedule.algo = synth.name
+    stages.mark("verify")
+    verification = verify(topo, schedule)
+    stages.mark("cost")
+    result = Result(topo, schedule, verification, cost(topo, schedule), built.detail, None)
+    stages.mark("cache size check")
+    kept = sum(getattr(schedule.stored_columns(), f).nbytes for f in COLUMN_FIELDS) <= MAX_ENTRY_BYTES
+    stages.mark("JSON (no runtime model)")
+    text = json.dumps(result.as_dict())
+    priced = None
+    if price_gb is not None:
+        stages.mark("runtime model")
+        resource.setrlimit(resource.RLIMIT_AS, (int(price_gb * 2 ** 30), resource.RLIM_INFINITY))
+        try:
+            priced = f"{Workload().price_result(result).time_us:.1f} us"
+        except MemoryError:
+            priced = f"MemoryError past {price_gb:g} GB of address space"
+    rows = stages.close()
+    queue.put((topo.n, schedule.count, result.cost.steps, float(result.cost.tb_factor), verification.ok, kept,
+               len(text), time.perf_counter() - start, rows, priced))
+
+
+def allreduce(expr: str, price_gb: float | None) -> None:
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    queue = ctx.Queue()
+    proc = ctx.Process(target=_allreduce_stages, args=(expr, price_gb, queue))
+    proc.start()
+    row = None
+    while row is None:
+        try:
+            row = queue.get(timeout=5)
+        except Empty:
+            if not proc.is_alive():
+                break
+    proc.join()
+    if row is None:
+        print(f"{expr}: its process ended with exit code {proc.exitcode} before reporting")
+        return
+    n, count, steps, tb, ok, kept, chars, seconds, rows, priced = row
+    print(f"{expr}: {n} nodes, {count} transfers, {steps} steps, tb_factor {tb:.6f}, "
+          f"{'verified' if ok else 'NOT VERIFIED'}, {'kept' if kept else 'not kept'} by the results cache, "
+          f"{chars} JSON characters, {seconds:.1f} s in all" + (f"; runtime model: {priced}" if priced else ""))
+    print(f"| stage | s | rss GB | pss GB |\n|:---|---:|---:|---:|")
+    for name, secs, rss, pss in rows:
+        print(f"| {name} | {secs:.1f} | {rss:.2f} | {pss:.2f} |")
+    print(f"| all | {seconds:.1f} | {max(r[2] for r in rows):.2f} | {max(r[3] for r in rows):.2f} |", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--small", action="store_true")
     ap.add_argument("--lp", action="store_true")
     ap.add_argument("--large", action="store_true")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--allreduce", metavar="EXPR", default=None, help="the allreduce's stages on EXPR, peak each")
+    ap.add_argument("--price", metavar="GB", type=float, default=None,
+                    help="with --allreduce: also the runtime model, its address space capped at GB")
     args = ap.parse_args()
+    if args.allreduce:
+        allreduce(args.allreduce, args.price)
+        return
     if args.large:
         large()
         return
