@@ -142,11 +142,14 @@ def test_step_model_above_the_cap_and_for_alltoall():
         design_model("gkautz(4,64)", "alltoall")
 
 
-PREDICTION_TARGETS = [(n, d) for d in (2, 4, 8) for n in list(range(5, 17)) + [24, 32, 48, 64, 96, 128, 192, 256]]
+# every degree up to 192 nodes; at 256 degree 2 only: degrees 4 and 8 there took 17 of the test's 40 s (their 13
+# entries built, verified and agreed when the suite was trimmed, 2026-11-28)
+PREDICTION_TARGETS = [(n, d) for d in (2, 4, 8) for n in list(range(5, 17)) + [24, 32, 48, 64, 96, 128, 192]] + [
+    (256, 2)]
 
 
 def test_every_frontier_entry_up_to_256_builds_verifies_and_matches(finder):
-    """Every frontier entry (directed and bidirectional) with N <= 256 at d = 2, 4, 8: the expansion schedule is
+    """Every frontier entry (directed and bidirectional) with N <= 192 at d = 2, 4, 8, and N = 256 at d = 2: the expansion schedule is
     built, verified by the simulator, and has exactly the predicted steps and tb."""
     seen = {}
     for n, d in PREDICTION_TARGETS:
