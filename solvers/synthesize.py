@@ -46,8 +46,7 @@ class Result:
 
             workload = Workload(total_bytes, "links")
         if workload is not None:
-            priced = workload.price_result(self)
-            out.update(priced.as_dict())
+            out.update(workload.figures(self))
             out.update(detail.timed_fields(self, workload.total_bytes))
         return out
 

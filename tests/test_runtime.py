@@ -373,3 +373,23 @@ def test_an_infinite_or_missing_size_is_a_value_error():
     for bad in (float("inf"), float("nan"), 0.0, -1.0):
         with pytest.raises(ValueError, match="positive and finite"):
             simulate(topo, schedule, bad)
+
+
+def test_a_schedule_too_large_for_the_runtime_model_is_priced_by_its_bound_and_step_model(monkeypatch, capsys):
+    """Above MODEL_MAX_TRANSFERS the message graph is not built: the command says so and keeps the bound and the
+    step model (BFB's allreduce on gkautz(4,16384) would need about 160 GB for it)."""
+    import json
+
+    import solvers.runtime.workload as workload_module
+    from studio.cli import main
+
+    monkeypatch.setattr(workload_module, "MODEL_MAX_TRANSFERS", 10)
+    argv = ["schedule", "gkautz(2,8)", "--algo", "bfb", "--collective", "allreduce"]
+    assert main(argv + ["--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["transfers"] > 10 and out["time_us"] is None and out["algbw_GBps"] is None
+    assert "not priced by the runtime model" in out["runtime_note"] and out["step_model_us"] > out["bound_us"] > 0
+    assert main(argv) == 0 and "not priced by the runtime model" in capsys.readouterr().out
+    monkeypatch.setattr(workload_module, "MODEL_MAX_TRANSFERS", 10 ** 9)
+    assert main(argv + ["--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["time_us"] > 0

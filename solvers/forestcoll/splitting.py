@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from itertools import chain
 
 import numpy as np
 
@@ -93,14 +94,15 @@ class _Splitter:
     def distances(self, w: int, sources: list[int]) -> np.ndarray:
         """Distances from ``sources`` avoiding w, an arc of capacity c counting 1/c (inf where unreachable): two
         hops over wide NVLink inside a box stay far shorter than one narrow hop to another box."""
-        keys = [(u, v) for (u, v) in self.arcs if u != w and v != w]
-        if not keys:
+        ends = np.fromiter(chain.from_iterable(self.arcs), dtype=np.int64, count=2 * len(self.arcs)).reshape(-1, 2)
+        keep = (ends[:, 0] != w) & (ends[:, 1] != w)
+        if not keep.any():
             return np.full((len(sources), self.n), np.inf)
         from scipy.sparse import csr_matrix
         from scipy.sparse.csgraph import shortest_path
 
-        m = csr_matrix(([1.0 / self.arcs[a] for a in keys], ([u for u, _ in keys], [v for _, v in keys])),
-                       shape=(self.n, self.n))
+        caps = np.fromiter(self.arcs.values(), dtype=np.float64, count=len(self.arcs))
+        m = csr_matrix((1.0 / caps[keep], (ends[keep, 0], ends[keep, 1])), shape=(self.n, self.n))
         return shortest_path(m, directed=True, indices=sources)
 
     def pair_order(self, w: int, ins: dict, outs: dict) -> list[tuple[float, list[tuple[int, int]]]]:

@@ -43,6 +43,10 @@ MAX_BYTES = 1.0e13
 MAX_ALPHA_US = 1.0e6
 MIN_BANDWIDTH_GBS, MAX_BANDWIDTH_GBS = 1.0e-3, 1.0e7
 MAX_PRICE_FILE_BYTES = 64 * 1024
+# The runtime model's message graph holds about 300 bytes a transfer (dependencies widened, sorted and joined):
+# 4.8 GB at this limit, 160 GB for BFB's allreduce on gkautz(4,16384). Above it a schedule is not priced by the
+# model (``Workload.figures`` says so) and keeps its bound and step-model figures.
+MODEL_MAX_TRANSFERS = 16_000_000
 MAX_SOURCE_CHARS = 300
 
 
@@ -136,6 +140,23 @@ class Workload:
             c = costs if costs is not None else cost(topo, schedule)
             step = alpha_beta_us(c.steps, c.tb_factor, self.total_bytes, self.alpha_us, self.bandwidth_gbs)
         return Priced(self, run, bound, step)
+
+    def figures(self, result) -> dict:
+        """``price_result(result).as_dict()``, or for a schedule over MODEL_MAX_TRANSFERS the same keys with the
+        runtime model's figures None, the bound and the step model kept, and ``runtime_note`` saying why."""
+        schedule = result.schedule
+        if schedule.count <= MODEL_MAX_TRANSFERS:
+            return self.price_result(result).as_dict()
+        step = None
+        if self.prices != "links":
+            c = result.cost
+            step = alpha_beta_us(c.steps, c.tb_factor, self.total_bytes, self.alpha_us, self.bandwidth_gbs)
+        return {"bytes": self.total_bytes, "time_us": None, "algbw_GBps": None, "busbw_GBps": None, "slices": None,
+                "bound_us": bound_time_us(result.topology, schedule.collective, self.total_bytes, self.execution),
+                "step_model_us": step, "prices": self.price_label,
+                "runtime_note": f"not priced by the runtime model: {schedule.count} transfers are more than it "
+                                f"takes ({MODEL_MAX_TRANSFERS}, about 300 bytes each); step_model_us is the "
+                                f"alpha-beta figure"}
 
     def price_result(self, result, model: Model | None = None) -> "Priced":
         """``price`` of a ``solvers.synthesize.Result`` (its fabric, schedule and costs)."""
