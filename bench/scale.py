@@ -51,36 +51,44 @@ CASES = [
 
 
 class Tree:
-    """The peak RSS sum of a process and its descendants, sampled every ``interval`` seconds."""
+    """The peak RSS sum of a process and its descendants, sampled every ``interval`` seconds, and the peak PSS
+    sum every ``pss_every`` samples (proportional set size: a page that a forked worker shares with its parent
+    counted once, what the machine holds; RSS counts it in both)."""
 
-    def __init__(self, pid: int, interval: float = 0.05):
-        self.proc, self.interval, self.peak = psutil.Process(pid), interval, 0
+    def __init__(self, pid: int, interval: float = 0.05, pss_every: int = 10):
+        self.proc, self.interval, self.peak, self.pss = psutil.Process(pid), interval, 0, 0
+        self.pss_every, self.samples = pss_every, 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            total = 0
+            total = shared = 0
+            self.samples += 1
+            with_pss = self.samples % self.pss_every == 1
             try:
                 for p in [self.proc] + self.proc.children(recursive=True):
                     try:
                         total += p.memory_info().rss
+                        if with_pss:
+                            shared += p.memory_full_info().pss
                     except psutil.Error:
                         pass
             except psutil.Error:
                 break
             self.peak = max(self.peak, total)
+            self.pss = max(self.pss, shared)
             self._stop.wait(self.interval)
 
-    def stop(self) -> float:
+    def stop(self) -> tuple[float, float]:
         self._stop.set()
         self._thread.join()
-        return self.peak / 2 ** 30
+        return self.peak / 2 ** 30, self.pss / 2 ** 30
 
 
-def run(argv: list[str], env: dict, timeout: float) -> tuple[float, float, int, str]:
-    """(wall seconds, peak GiB, exit code, last line of stderr) of one whole command."""
+def run(argv: list[str], env: dict, timeout: float) -> tuple[float, tuple[float, float], int, str]:
+    """(wall seconds, (peak RSS GiB, peak PSS GiB), exit code, last line of stderr) of one whole command."""
     start = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "studio", *argv], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
@@ -151,14 +159,15 @@ def main(argv=None) -> int:
             wall, gb, code, last = run(command, env, args.timeout)
             again, _, code2, _ = run(command, env, args.timeout) if code == 0 else (None, None, None, None)
             rows.append((label, wall, target_s, gb, target_gb, again, code, last if code else ""))
-            print(f"  {label}: {wall:.2f} s, {gb:.2f} GB, again {again if again is None else round(again, 2)} s",
-                  file=sys.stderr, flush=True)
+            print(f"  {label}: {wall:.2f} s, {gb[0]:.2f} GB RSS, {gb[1]:.2f} GB PSS, again "
+                  f"{again if again is None else round(again, 2)} s", file=sys.stderr, flush=True)
     reference = rows[0][1]
-    print("| command | wall s | target s | ratio | peak GB | target GB | second run s | vs topo ring(8) | exit |")
-    print("|:---|---:|---:|---:|---:|---:|---:|---:|:---|")
-    for label, wall, target_s, gb, target_gb, again, code, last in rows:
+    print("| command | wall s | target s | ratio | peak RSS GB | peak PSS GB | target GB | second run s | "
+          "vs topo ring(8) | exit |")
+    print("|:---|---:|---:|---:|---:|---:|---:|---:|---:|:---|")
+    for label, wall, target_s, (gb, pss), target_gb, again, code, last in rows:
         ratio = f"{wall / target_s:.2f}" if target_s else "-"
-        print(f"| {label} | {wall:.2f} | {target_s or '-'} | {ratio} | {gb:.2f} | {target_gb or '-'} | "
+        print(f"| {label} | {wall:.2f} | {target_s or '-'} | {ratio} | {gb:.2f} | {pss:.2f} | {target_gb or '-'} | "
               f"{'-' if again is None else f'{again:.2f}'} | {wall / reference:.1f}x | "
               f"{code}{(': ' + last[:60]) if last else ''} |")
     return 0
