@@ -12,6 +12,7 @@ from solvers.directconnect.bfb import (_assign, bfb_allgather, bfb_chunked, bfb_
                          solve_problem)
 from solvers.directconnect.bfb_lp import lp1_model, lp14_solve, lp_allgather, solve, write_lp
 from solvers.core.cost import cost, step_model_us
+from solvers.core.schedule import Collective
 from solvers.synthesize import synthesize
 from solvers.core.verify import verify
 from studio.cli import main
@@ -104,6 +105,41 @@ def test_parallel_and_serial_paths_agree(monkeypatch):
     assert verify(topo, parallel).ok
     assert cost(topo, parallel).tb_factor == cost(topo, serial).tb_factor
     assert parallel.count == serial.count
+
+
+def test_an_allreduce_shares_one_pool_between_its_phases(monkeypatch):
+    """BFB's allreduce forks one pool before its first phase and both phases use it (a pool forked for the second
+    phase would inherit the first phase's columns); the schedule is the serial one, row for row."""
+    import numpy as np
+
+    from solvers.core.schedule import columns
+    from solvers.synthesize import synthesize
+
+    topo = parse_topology("gkautz(3,40)")
+    serial = synthesize(topo, "bfb", Collective.ALLREDUCE).schedule
+    monkeypatch.setattr(bfb_module, "PARALLEL_MIN_NODES", 1)
+    pools = []
+    real = bfb_module.shared_workers
+
+    def watched(topos):
+        pools.append(len(topos))
+        return real(topos)
+
+    monkeypatch.setattr("solvers.directconnect.synthesizers.shared_workers", watched)
+    forked = []
+    monkeypatch.setattr(bfb_module, "_solve_receivers", _counting(bfb_module._solve_receivers, forked))
+    parallel = synthesize(topo, "bfb", Collective.ALLREDUCE)
+    assert parallel.verification.ok and pools == [2] and len(forked) == 2 and not bfb_module._SHARED
+    a, b = columns(serial), columns(parallel.schedule)
+    assert all(np.array_equal(getattr(a, f), getattr(b, f)) for f in ("step", "link", "shard", "lo", "hi"))
+
+
+def _counting(solve, calls):
+    """``solve`` that records the calls made in this process (the parent's share of each phase)."""
+    def counted(*args, **kwargs):
+        calls.append(args[2])
+        return solve(*args, **kwargs)
+    return counted
 
 
 def _bfb_in_a_daemon(queue) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 from collections import defaultdict, deque
+from contextlib import contextmanager
 from dataclasses import dataclass
 from fractions import Fraction
 from math import lcm
@@ -353,12 +354,14 @@ def _solve_receivers(topo: Topology, into: np.ndarray, receivers: range,
                     shard_parts, piece_parts, worst)
 
 
-_FORKED: tuple | None = None   # (topology, distances) handed to forked workers without pickling
+_FORKED: dict = {}             # key -> (topology, distances), handed to forked workers without pickling
+_SHARED: dict = {}             # while ``shared_workers`` is open: "pool" and the keys of the topologies it knows
 PARALLEL_MIN_NODES = 512
 
 
-def _worker(receivers: range) -> _Partial:
-    topo, into = _FORKED
+def _worker(task: tuple) -> _Partial:
+    key, receivers = task
+    topo, into = _FORKED[key]
     return _solve_receivers(topo, into, receivers)
 
 
@@ -369,25 +372,63 @@ def _workers() -> int:
         return os.cpu_count() or 1
 
 
-def _solve_all(topo: Topology, into: np.ndarray, progress) -> list[_Partial]:
-    n = topo.num_nodes
+def _parallel(n: int) -> int:
+    """Processes to split n receivers between (this one included); 1 where it is not worth it or not allowed."""
     jobs = min(_workers(), 4)
     if (n < PARALLEL_MIN_NODES or jobs < 2 or "fork" not in multiprocessing.get_all_start_methods()
             or multiprocessing.current_process().daemon):       # a daemon (a Dask worker) may not have children
-        return [_solve_receivers(topo, into, range(n), progress)]
-    global _FORKED
-    _FORKED = (topo, into)
-    bounds = [n * i // jobs for i in range(jobs + 1)]
-    ctx = multiprocessing.get_context("fork")
+        return 1
+    return jobs
+
+
+@contextmanager
+def shared_workers(topos: list[Topology]):
+    """One pool of workers for BFB's allgathers on ``topos`` (an allreduce's two phases), forked before either
+    runs, with every topology's distances: a worker forked later would inherit the first phase's columns (2.5 GB
+    at 16384 nodes), which its resident size then counts again although it never touches them."""
+    jobs = max((_parallel(t.num_nodes) for t in topos), default=1)
+    if jobs < 2 or _SHARED:
+        yield
+        return
+    for t in topos:
+        _FORKED[id(t)] = (t, _bfb_distances(t))
     try:
-        with ctx.Pool(jobs - 1) as pool:
-            pending = pool.map_async(_worker, [range(bounds[i], bounds[i + 1]) for i in range(1, jobs)])
-            first = _solve_receivers(topo, into, range(bounds[0], bounds[1]),
-                                     None if progress is None else (lambda f: progress(f / jobs)))
-            rest = pending.get()
+        with multiprocessing.get_context("fork").Pool(jobs - 1) as pool:
+            _SHARED.update(pool=pool, keys={id(t) for t in topos}, jobs=jobs)
+            yield
     finally:
-        _FORKED = None
-    return [first] + rest
+        _SHARED.clear()
+        for t in topos:
+            _FORKED.pop(id(t), None)
+
+
+def _solve_all(topo: Topology, into: np.ndarray, progress) -> list[_Partial]:
+    n = topo.num_nodes
+    shared = id(topo) in _SHARED.get("keys", ())
+    jobs = _SHARED["jobs"] if shared else _parallel(n)
+    if jobs < 2:
+        return [_solve_receivers(topo, into, range(n), progress)]
+    bounds = [n * i // jobs for i in range(jobs + 1)]
+
+    def solve(pool, key) -> list[_Partial]:
+        pending = pool.map_async(_worker, [(key, range(bounds[i], bounds[i + 1])) for i in range(1, jobs)])
+        first = _solve_receivers(topo, into, range(bounds[0], bounds[1]),
+                                 None if progress is None else (lambda f: progress(f / jobs)))
+        return [first] + pending.get()
+
+    if shared:
+        parts = solve(_SHARED["pool"], id(topo))
+        _SHARED["keys"].discard(id(topo))
+        if not _SHARED["keys"]:              # the last phase: let the workers go before the caller joins the phases
+            _SHARED["pool"].close()
+            _SHARED["pool"].join()
+        return parts
+    _FORKED[0] = (topo, into)
+    try:
+        with multiprocessing.get_context("fork").Pool(jobs - 1) as pool:
+            return solve(pool, 0)
+    finally:
+        _FORKED.pop(0, None)
 
 
 def _bfb_distances(topo: Topology) -> np.ndarray:

@@ -6,8 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..core.detail import Detail
+from ..core.schedule import Collective
 from ..registry import AllgatherSynthesizer, register
-from .bfb import bfb_allgather, bfb_timed
+from .bfb import bfb_allgather, bfb_timed, shared_workers
 from .expansion import expansion_allgather
 
 
@@ -58,6 +59,12 @@ class Bfb(AllgatherSynthesizer):
         if work.total_bytes is not None and any(l.alpha for l in topo.links):
             return bfb_timed(topo, work.total_bytes)         # LP (14): U in microseconds for this M
         return bfb_allgather(topo, progress=progress)
+
+    def build(self, topo, collective, options, work):
+        timed = work.total_bytes is not None and any(l.alpha for l in topo.links)
+        both = [topo.transpose(), topo] if collective is Collective.ALLREDUCE and not timed else []
+        with shared_workers(both):                         # one pool for both phases, forked before either
+            return super().build(topo, collective, options, work)
 
     def detail(self, schedule):
         return DirectConnectDetail.of(schedule.notes)
