@@ -13,6 +13,12 @@ another thread holds. The fork server preloads the solvers (``_preload``), so a 
 second (measured: an empty job 0.015 s, a ring(8) allreduce 0.16 s; the fork server's own start, once per app
 process, 2 to 3 s).
 
+Solves share the machine fairly (issue 44): at most ``max_solves()`` children run at once in one app process
+(``STUDIO_MAX_SOLVES``; by default one fewer than the CPUs, at least one, so the pages' own work keeps a CPU), and
+the rest wait their turn in arrival order (``SolveQueue``), the page showing its place in line. A child runs at a
+lower CPU priority (``nice`` + ``SOLVE_NICE``), so a long solve takes the CPU the page views leave over rather than
+slowing them.
+
 ``fn`` and ``args`` should be picklable (module-level functions and classes, topologies, options); where they
 are not, ``fn`` runs here instead (not stoppable). The child's return value and exceptions come back pickled. The
 project's own errors keep their type; any other error comes back as a ``JobError`` with its one-line message.
@@ -22,7 +28,9 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import threading
 import time
+from collections import deque
 from typing import Any, Callable
 
 from solvers.core.processes import start as start_process
@@ -30,7 +38,86 @@ from solvers.core.processes import start as start_process
 POLL_S = 0.1              # how often the child is checked on
 TICK_S = 1.0              # how often the page's bar is redrawn (and a Stop can arrive): 20 sessions at 10 a second
                           # kept two CPUs busy drawing bars
+SOLVE_NICE = 10          # added to a child's niceness: the app's page views come first when the CPUs are short
+MAX_SOLVES_ENV = "STUDIO_MAX_SOLVES"
 _CONTEXT = None
+
+
+def max_solves() -> int:
+    """How many solves one app process runs at once: ``STUDIO_MAX_SOLVES`` (a positive integer), else one fewer
+    than this machine's CPUs and at least one."""
+    text = os.environ.get(MAX_SOLVES_ENV, "").strip()
+    if text:
+        try:
+            value = int(text)
+        except ValueError:
+            raise ValueError(f"{MAX_SOLVES_ENV}={text!r}: not a whole number") from None
+        if value < 1:
+            raise ValueError(f"{MAX_SOLVES_ENV}={value}: must be at least 1")
+        return value
+    return max(1, (os.cpu_count() or 1) - 1)
+
+
+class SolveQueue:
+    """At most ``slots`` solves at once; the others wait in arrival order. ``enter(waiting)`` returns once this
+    caller holds a slot, calling ``waiting(place, running)`` every ``TICK_S`` seconds meanwhile (place 1 is next);
+    whatever that call raises (a page's Stop) takes the caller out of the line. ``leave()`` frees the slot."""
+
+    def __init__(self, slots: int):
+        self.slots = slots
+        self.running = 0
+        self._line: deque = deque()
+        self._cond = threading.Condition()
+
+    def enter(self, waiting: Callable[[int, int], None] | None = None) -> None:
+        ticket = object()
+        last = None
+        with self._cond:
+            self._line.append(ticket)
+        try:
+            while True:
+                with self._cond:
+                    if self._line[0] is ticket and self.running < self.slots:
+                        self._line.popleft()
+                        self.running += 1
+                        self._cond.notify_all()      # the next in line may have a free slot too
+                        return
+                    place, running = self._line.index(ticket) + 1, self.running
+                    now = time.monotonic()
+                    if last is not None and now - last < TICK_S:
+                        self._cond.wait(TICK_S - (now - last))
+                        continue
+                if waiting is not None:              # outside the lock: a page's Stop is raised from here
+                    waiting(place, running)
+                last = time.monotonic()
+        except BaseException:
+            with self._cond:
+                if ticket in self._line:
+                    self._line.remove(ticket)
+                self._cond.notify_all()
+            raise
+
+    def leave(self) -> None:
+        with self._cond:
+            self.running -= 1
+            self._cond.notify_all()
+
+    def waiting(self) -> int:
+        with self._cond:
+            return len(self._line)
+
+
+_QUEUE: SolveQueue | None = None
+_QUEUE_LOCK = threading.Lock()
+
+
+def solve_queue() -> SolveQueue:
+    """This process's queue of solves (made on first use, ``max_solves()`` slots)."""
+    global _QUEUE
+    with _QUEUE_LOCK:
+        if _QUEUE is None:
+            _QUEUE = SolveQueue(max_solves())
+        return _QUEUE
 
 
 def _preload() -> list[str]:
@@ -64,6 +151,10 @@ def _context():
 
 def _child(conn, fn: Callable, args: tuple) -> None:
     os.setsid()              # its own process group: the parent kills the child with its workers in one signal
+    try:
+        os.nice(SOLVE_NICE)
+    except OSError:
+        pass
     last = [0.0]
 
     def progress(phase: str, fraction: float) -> None:
@@ -100,12 +191,24 @@ def _kill(process) -> None:
 
 
 def run(fn: Callable, *args, progress: Callable[[str, float], None] | None = None,
-        tick: Callable[[float], None] | None = None) -> Any:
-    """``fn(*args, progress=...)`` in a child process; its return value, or its exception raised here.
+        tick: Callable[[float], None] | None = None, queued: Callable[[int, int], None] | None = None) -> Any:
+    """``fn(*args, progress=...)`` in a child process once the solve queue (``solve_queue``) gives it a slot; its
+    return value, or its exception raised here.
 
-    ``progress(phase, fraction)`` hears the child's progress; ``tick(elapsed_s)`` is called every ``TICK_S``
-    seconds (the page updates its bar there, which is where Streamlit stops a run).
-    Whatever ends the wait early (a stop, a rerun, KeyboardInterrupt) kills the child and its workers."""
+    ``queued(place, running)`` is called every ``TICK_S`` seconds while the solve waits for a slot (place 1 is
+    next; ``running`` solves hold the slots); ``progress(phase, fraction)`` hears the child's progress;
+    ``tick(elapsed_s)`` is called every ``TICK_S`` seconds of the solve (the page updates its bar there, which is
+    where Streamlit stops a run). Whatever ends the wait early (a stop, a rerun, KeyboardInterrupt) takes the solve
+    out of the line, or kills the child and its workers."""
+    queue = solve_queue()
+    queue.enter(queued)
+    try:
+        return _run_child(fn, args, progress, tick)
+    finally:
+        queue.leave()
+
+
+def _run_child(fn: Callable, args: tuple, progress, tick) -> Any:
     ctx = _context()
     receive, send = ctx.Pipe(duplex=False)
     process = ctx.Process(target=_child, args=(send, fn, args))

@@ -339,7 +339,8 @@ def synthesize_with_bar(label: str, topo, algo: str, collective: str, options: d
             bar.progress(state["f"], text=f"{state['text']} ({elapsed:.1f} s)")
 
         result = jobs.run(jobs.synthesize_job, topo, synth, collective, options, total_bytes, progress=progress,
-                          tick=tick)
+                          tick=tick, queued=lambda place, running: bar.progress(0.0, text=queue_text(label, place,
+                                                                                                     running)))
         bar.empty()
         return result
 
@@ -353,6 +354,13 @@ def synthesize_with_bar(label: str, topo, algo: str, collective: str, options: d
     finally:
         looking.empty()
     return Solved(result, hit.saved_at if hit else time.time(), hit is not None)
+
+
+def queue_text(label: str, place: int, running: int) -> str:
+    """What a page shows while its solve waits for a free solver (``studio.jobs.SolveQueue``)."""
+    ahead = "next in line" if place == 1 else f"{place - 1} ahead of it in line"
+    return (f"{label}: waiting for a free solver, {ahead} ({running} solve{'s' if running != 1 else ''} running; "
+            "this app runs a few at once so that every page stays quick)")
 
 
 def cache_note(solved: Solved, key: str) -> None:

@@ -142,3 +142,90 @@ def test_an_answer_that_arrives_as_the_child_exits_is_taken(monkeypatch):
     monkeypatch.setattr(jobs, "_context", lambda: types.SimpleNamespace(Pipe=lambda duplex: (receive, Send()),
                                                                          Process=Exited))
     assert jobs.run(fails, "never called") == 42 and 0 in receive.polls
+
+
+# --- the solve queue (issue 44: fair sharing) ---
+
+def test_the_queue_holds_a_solve_until_a_slot_is_free_and_tells_its_place():
+    queue = jobs.SolveQueue(1)
+    queue.enter()                                  # the first solve holds the only slot
+    heard, entered = [], []
+
+    def second():
+        queue.enter(lambda place, running: heard.append((place, running)))
+        entered.append(time.monotonic())
+        queue.leave()
+
+    import threading
+
+    t = threading.Thread(target=second)
+    t.start()
+    time.sleep(1.5)
+    assert not entered and heard and heard[0] == (1, 1)        # next in line, one solve running
+    assert len(heard) <= 3                                     # told about once a TICK_S, not on every wake-up
+    released = time.monotonic()
+    queue.leave()
+    t.join(5)
+    assert entered and entered[0] - released < 0.5 and queue.running == 0 and queue.waiting() == 0
+
+
+def test_the_queue_serves_in_arrival_order_and_a_stop_leaves_the_line():
+    import threading
+
+    queue = jobs.SolveQueue(1)
+    queue.enter()
+    order, places = [], {}
+
+    def waiter(name, stop_after=None):
+        def waiting(place, running):
+            places.setdefault(name, []).append(place)
+            if stop_after is not None and len(places[name]) >= stop_after:
+                raise Stop()
+        try:
+            queue.enter(waiting)
+        except Stop:
+            order.append(f"{name} stopped")
+            return
+        order.append(name)
+        queue.leave()
+
+    threads = []
+    for name, stop in (("a", None), ("b", 2), ("c", None)):
+        threads.append(threading.Thread(target=waiter, args=(name, stop)))
+        threads[-1].start()
+        time.sleep(0.3)                            # arrival order a, b, c
+    time.sleep(2.5)
+    assert order == ["b stopped"] and places["c"][-1] == 2     # c moved up when b left the line
+    queue.leave()
+    for t in threads:
+        t.join(5)
+    assert order == ["b stopped", "a", "c"] and queue.running == 0 and queue.waiting() == 0
+
+
+def test_several_slots_run_at_once_and_the_setting_is_checked(monkeypatch):
+    queue = jobs.SolveQueue(2)
+    queue.enter()
+    queue.enter()                                  # two at once, no waiting
+    assert queue.running == 2
+    monkeypatch.setenv(jobs.MAX_SOLVES_ENV, "3")
+    assert jobs.max_solves() == 3
+    monkeypatch.setenv(jobs.MAX_SOLVES_ENV, "0")
+    with pytest.raises(ValueError, match="at least 1"):
+        jobs.max_solves()
+    monkeypatch.setenv(jobs.MAX_SOLVES_ENV, "many")
+    with pytest.raises(ValueError, match="not a whole number"):
+        jobs.max_solves()
+    monkeypatch.delenv(jobs.MAX_SOLVES_ENV)
+    assert jobs.max_solves() == max(1, (os.cpu_count() or 1) - 1)
+
+
+def niceness(progress=None):
+    return os.nice(0)
+
+
+def test_a_solve_runs_at_a_lower_priority_and_frees_its_slot_whatever_happens():
+    assert jobs.run(niceness) == os.nice(0) + jobs.SOLVE_NICE
+    with pytest.raises(jobs.JobError, match="ZeroDivisionError"):
+        jobs.run(fails, "zero")
+    queue = jobs.solve_queue()
+    assert queue.running == 0 and queue.waiting() == 0

@@ -17,6 +17,7 @@ from studio.failures_view import (analyse_job, cdf_figure, failed_figure, fracti
 from studio.figures import MAX_DRAWN_NODES
 from studio.jobs import JobError
 from studio.messages import for_page
+from studio.widgets import queue_text
 from topologies import TopologyError, load
 
 DEFAULT_DESIGNS = "torus(4,4)\ncirculant(16,[1,4])"
@@ -98,7 +99,8 @@ def _run(tasks: dict) -> dict | None:
         bar.progress(state["f"], text=f"Analysing: {state['text']} ({elapsed:.0f} s)")
 
     try:
-        rows = jobs.run(analyse_job, flat, progress=progress, tick=tick)
+        rows = jobs.run(analyse_job, flat, progress=progress, tick=tick,
+                        queued=lambda place, running: bar.progress(0.0, text=queue_text("Analysing", place, running)))
     except (TopologyError, NotApplicable, ScheduleError, ValueError, JobError) as exc:
         st.error(f"The analysis stopped: {for_page(exc)}")
         return None
