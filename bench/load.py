@@ -1,14 +1,25 @@
-"""Concurrent sessions against a running app (issue 23): each composes its own design and schedules it, in its
-own browser context (Debian's Chromium driven by Playwright), all at once.
+"""Concurrent sessions in real browsers (issues 23 and 44): each composes its own design and schedules it, in its
+own browser context (Debian's Chromium driven by Playwright), all at once, beside the floor the browser itself
+sets on this machine.
 
-    python -m bench.load                        # 20 sessions against an app this script starts
-    python -m bench.load --sessions 5 --url http://localhost:8501
+    python -m bench.load                        # the floor, then 20 sessions against the app
+    python -m bench.load --runs 3               # three runs in a row, each with its own floor
+    python -m bench.load --solve                # also: the same sessions while one more runs a long TE-CCL solve
+    python -m bench.load --sessions 5 --url http://localhost:8501     # an app already running (no floor)
 
 Session i composes gkautz(2, 8 + 2i) on the Compose page, then opens the Schedule page for the bfb allgather of
 the same design and waits for the verified schedule. Each step's latency is from the page request to the text
 that shows its result; a session that gets another session's design (a different node count), an error box, an
-exception or a 300 s wait counts as an error (Chromium shares the machine's CPUs with the app here). The table: per step, sessions done, errors, p50, p95 and the
-slowest latency in seconds; then the wall time of the whole run.
+exception or a 300 s wait counts as an error.
+
+The floor: the same sessions, the same two steps, against a trivial Streamlit page (bench/floor_app.py: a title
+and a line of text) served the same way, just before. Twenty Chromium contexts share the machine's CPUs with the
+server, so much of a step's latency is the browser's; each step's p95 is printed beside the floor's p95 for the
+same step and their ratio (the target: at most 2).
+
+``--solve``: after the plain pass, on a new server (the caches cold again), one more session opens Schedule with TE-CCL on dgx_a100(boxes=2) (allgather,
+4 chunks, the MILP, a 600 s time limit) and, once its solve runs, the same sessions go again; the Compose p95 with
+the solve is printed beside the one without (the target: at most 20 % more).
 """
 from __future__ import annotations
 
@@ -16,7 +27,10 @@ import argparse
 import asyncio
 import os
 import re
+import shutil
+import tempfile
 import time
+from dataclasses import dataclass, field
 
 from bench.app_server import start_app
 
@@ -24,17 +38,39 @@ CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
 WAIT_MS = 300_000
 SHOTS = os.environ.get("LOAD_SHOTS")       # a folder: a screenshot of every page that failed goes there
+STEPS = ("compose", "schedule")
+SOLVE_URL = "/schedule?expr=dgx_a100(boxes=2)&algo=teccl&coll=allgather"
 
 
-async def session(browser, url: str, i: int, times: dict, errors: dict) -> None:
-    """One user: compose gkautz(2, 8 + 2i), then schedule its bfb allgather (module docstring)."""
+def app_steps(url: str, i: int) -> list[tuple[str, str, object]]:
+    """(step, address, the text that shows the step is done) for session i on the studio."""
     n = 8 + 2 * i
     expr = f"gkautz(2,{n})"
+    # what each page shows once done: the design's own node count (so another session's design never passes)
+    return [("compose", f"{url}/compose?expr={expr}", re.compile(rf": {n} nodes, ")),
+            ("schedule", f"{url}/schedule?expr={expr}&algo=bfb&coll=allgather", "Verified by the simulator")]
+
+
+def floor_steps(url: str, i: int) -> list[tuple[str, str, object]]:
+    """The same two steps against the trivial page (bench/floor_app.py), which shows ": n nodes, " at once."""
+    n = 8 + 2 * i
+    return [(name, f"{url}/?n={n}&step={name}", re.compile(rf": {n} nodes, ")) for name in STEPS]
+
+
+@dataclass
+class Pass:
+    """One pass: every step's latencies and errors, and the wall time of the whole pass."""
+
+    name: str
+    times: dict = field(default_factory=lambda: {s: [] for s in STEPS})
+    errors: dict = field(default_factory=lambda: {s: [] for s in STEPS})
+    wall: float = 0.0
+
+
+async def session(browser, steps: list, i: int, result: Pass) -> None:
+    """One user: each step in turn in one browser context (module docstring)."""
     context = await browser.new_context(viewport={"width": 1400, "height": 1000})
     page = await context.new_page()
-    # what each page shows once done: the design's own node count (so another session's design never passes)
-    steps = [("compose", f"{url}/compose?expr={expr}", re.compile(rf": {n} nodes, ")),
-             ("schedule", f"{url}/schedule?expr={expr}&algo=bfb&coll=allgather", "Verified by the simulator")]
     try:
         for name, address, wanted in steps:
             start = time.perf_counter()
@@ -44,27 +80,48 @@ async def session(browser, url: str, i: int, times: dict, errors: dict) -> None:
                 if await page.get_by_test_id("stException").count() or await page.get_by_test_id("stAlert").filter(
                         has_text="rror").count():
                     raise AssertionError(f"session {i}: an error on the {name} page")
-                times[name].append(time.perf_counter() - start)
+                result.times[name].append(time.perf_counter() - start)
             except Exception as exc:             # counted, and the session goes on
-                errors[name].append(f"session {i}: {str(exc).splitlines()[0][:160]}")
+                result.errors[name].append(f"session {i}: {str(exc).splitlines()[0][:160]}")
                 if SHOTS:
-                    await page.screenshot(path=os.path.join(SHOTS, f"load-{i}-{name}.png"), full_page=True)
+                    await page.screenshot(path=os.path.join(SHOTS, f"load-{result.name}-{i}-{name}.png"),
+                                          full_page=True)
     finally:
         await context.close()
 
 
-async def run(url: str, sessions: int) -> tuple[dict, dict, float]:
+async def start_solve(browser, url: str):
+    """Open Schedule on TE-CCL's long solve (module docstring) and return its browser context once the solve's
+    progress bar shows it running."""
+    context = await browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = await context.new_page()
+    await page.goto(url + SOLVE_URL, wait_until="commit", timeout=WAIT_MS)
+    for label, value in (("Time limit (s)", "600"), ("Chunks", "4")):
+        box = page.get_by_role("spinbutton", name=label).first
+        await box.wait_for(timeout=WAIT_MS)
+        await box.fill(value)
+        await box.press("Enter")
+        await page.wait_for_timeout(1500)
+    await page.get_by_test_id("stSelectbox").filter(has_text="Method").first.click()
+    await page.get_by_role("option", name="milp", exact=True).click()
+    await page.get_by_text(re.compile(r"TE-CCL.*\(\d+\.\d s\)")).first.wait_for(timeout=120_000)
+    return context
+
+
+async def run(url: str, sessions: int, steps, name: str, solve: bool = False) -> Pass:
     from playwright.async_api import async_playwright
 
-    times = {"compose": [], "schedule": []}
-    errors = {"compose": [], "schedule": []}
+    result = Pass(name)
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        solver = await start_solve(browser, url) if solve else None
         start = time.perf_counter()
-        await asyncio.gather(*(session(browser, url, i, times, errors) for i in range(sessions)))
-        wall = time.perf_counter() - start
+        await asyncio.gather(*(session(browser, steps(url, i), i, result) for i in range(sessions)))
+        result.wall = time.perf_counter() - start
+        if solver is not None:
+            await solver.close()
         await browser.close()
-    return times, errors, wall
+    return result
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -72,27 +129,62 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))] if ordered else float("nan")
 
 
+def report(passes: list[Pass], floor: Pass | None, sessions: int) -> list[str]:
+    lines = [f"| pass | step | sessions | done | errors | p50 s | p95 s | max s | floor p95 s | p95 / floor |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for ps in ([floor] if floor else []) + passes:
+        for name in STEPS:
+            t = ps.times[name]
+            f95 = percentile(floor.times[name], 0.95) if floor else float("nan")
+            lines.append(f"| {ps.name} | {name} | {sessions} | {len(t)} | {len(ps.errors[name])} | "
+                         f"{percentile(t, 0.5):.2f} | {percentile(t, 0.95):.2f} | {max(t, default=float('nan')):.2f} "
+                         f"| {f95:.2f} | {percentile(t, 0.95) / f95:.2f} |")
+    for ps in ([floor] if floor else []) + passes:
+        lines.append(f"{ps.name}: {sessions} sessions at once in {ps.wall:.1f} s wall, {os.cpu_count()} CPUs")
+        for name, problems in ps.errors.items():
+            lines.extend(f"error ({ps.name}, {name}): {line}" for line in problems)
+    by_name = {ps.name: ps for ps in passes}
+    if "app" in by_name and "app + solve" in by_name:
+        plain, loaded = (percentile(by_name[k].times["compose"], 0.95) for k in ("app", "app + solve"))
+        lines.append(f"Compose p95 with a TE-CCL solve running: {loaded:.2f} s against {plain:.2f} s without "
+                     f"({(loaded / plain - 1) * 100:+.1f} %)")
+    return lines
+
+
+def one_run(args) -> list[str]:
+    floor = None
+    if not args.url:
+        proc, url = start_app(script="bench/floor_app.py")
+        try:
+            floor = asyncio.run(run(url, args.sessions, floor_steps, "floor"))
+        finally:
+            proc.terminate()
+            proc.wait(timeout=15)
+    passes = []
+    for name, solve in (("app", False), ("app + solve", True))[:2 if args.solve else 1]:
+        cache = tempfile.mkdtemp(prefix="studio-load-cache-")            # a new server, its caches all cold
+        proc, url = (None, args.url) if args.url else start_app(env={"TOPOLOGY_STUDIO_CACHE": cache})
+        try:
+            passes.append(asyncio.run(run(url, args.sessions, app_steps, name, solve=solve)))
+        finally:
+            if proc is not None:
+                proc.terminate()
+                proc.wait(timeout=15)
+            shutil.rmtree(cache, ignore_errors=True)
+    return report(passes, floor, args.sessions)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=20, help="concurrent sessions (default 20)")
-    parser.add_argument("--url", default=None, help="an app already running (default: start one)")
+    parser.add_argument("--url", default=None, help="an app already running (default: start one; no floor then)")
+    parser.add_argument("--runs", type=int, default=1, help="runs in a row, each with its own floor (default 1)")
+    parser.add_argument("--solve", action="store_true", help="also a pass beside a long TE-CCL solve")
     args = parser.parse_args()
-    proc, url = (None, args.url) if args.url else start_app()
-    try:
-        times, errors, wall = asyncio.run(run(url, args.sessions))
-    finally:
-        if proc is not None:
-            proc.terminate()
-            proc.wait(timeout=15)
-    print(f"{'step':<9} {'sessions':>8} {'done':>5} {'errors':>6} {'p50 s':>7} {'p95 s':>7} {'max s':>7}")
-    for name in times:
-        t = times[name]
-        print(f"{name:<9} {args.sessions:>8} {len(t):>5} {len(errors[name]):>6} {percentile(t, 0.5):>7.2f} "
-              f"{percentile(t, 0.95):>7.2f} {max(t, default=float('nan')):>7.2f}")
-    print(f"{args.sessions} sessions at once in {wall:.1f} s wall, {os.cpu_count()} CPUs")
-    for name, problems in errors.items():
-        for line in problems:
-            print(f"error ({name}): {line}")
+    for k in range(args.runs):
+        if args.runs > 1:
+            print(f"run {k + 1} of {args.runs}")
+        print("\n".join(one_run(args)), flush=True)
 
 
 if __name__ == "__main__":
