@@ -15,12 +15,14 @@ process, 2 to 3 s).
 
 Solves share the machine fairly (issue 44): at most ``max_solves()`` children run at once in one app process
 (``STUDIO_MAX_SOLVES``; by default one per CPU, so one session's long solve leaves a slot to the others' short ones
-on two CPUs), and the rest wait their turn in arrival order (``SolveQueue``), the page showing its place in line. A
-child runs at a lower CPU priority (``nice`` + ``SOLVE_NICE``), so a solve takes the CPU the page views leave over
-rather than slowing them. Where Linux shares the CPUs between sessions first (autogroup scheduling), a process's
-niceness only counts within its session, so the child starts a session of its own and gives that session the same
-niceness (``/proc/self/autogroup``): before that, a TE-CCL solve slowed two browser sessions' Compose from 10.3 s
-to 25.6 s, though the solve ran at nice 10.
+on two CPUs), and the rest wait their turn in arrival order (``SolveQueue``), the page showing its place in line.
+A solve that has used ``HEAVY_CPU_S`` of CPU is a heavy one: it is moved to the lowest CPU priority (niceness
+``SOLVE_NICE``, ``demote``), so it takes the CPU that page views and short solves leave over rather than slowing
+them; a short solve (most pages' schedules) keeps the app's priority and ends as quickly as it can. Where Linux
+shares the CPUs between sessions first (autogroup scheduling), a process's niceness only counts within its
+session, so each child runs in a session of its own and its session's autogroup is demoted too: before that, a
+TE-CCL solve at nice 10 still slowed two browser sessions' Compose from 10.3 s to 25.6 s; demoted from the start,
+solves starved under twenty browsers, the Schedule step timing out after 300 s.
 
 ``fn`` and ``args`` should be picklable (module-level functions and classes, topologies, options); where they
 are not, ``fn`` runs here instead (not stoppable). The child's return value and exceptions come back pickled. The
@@ -41,7 +43,8 @@ from solvers.core.processes import start as start_process
 POLL_S = 0.1              # how often the child is checked on
 TICK_S = 1.0              # how often the page's bar is redrawn (and a Stop can arrive): 20 sessions at 10 a second
                           # kept two CPUs busy drawing bars
-SOLVE_NICE = 19          # a child's niceness: anything else on the machine comes first when the CPUs are short
+SOLVE_NICE = 19          # a heavy solve's niceness: anything else on the machine comes first when CPUs are short
+HEAVY_CPU_S = 2.0        # the CPU seconds after which a solve counts as heavy
 MAX_SOLVES_ENV = "STUDIO_MAX_SOLVES"
 _CONTEXT = None
 
@@ -152,23 +155,33 @@ def _context():
     return _CONTEXT
 
 
-def lower_priority(nice: int = SOLVE_NICE) -> None:
-    """This process at niceness ``nice``, and its session's autogroup too where the kernel has one (set in a
-    session of its own, or it would lower the app's)."""
+def cpu_seconds(pid: int) -> float | None:
+    """User plus system CPU seconds of process ``pid`` so far (its own threads; Linux's /proc), None if unknown."""
     try:
-        os.nice(nice - os.nice(0))
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def demote(pid: int, nice: int = SOLVE_NICE) -> None:
+    """Process group ``pid`` (a child and the workers it started) at niceness ``nice``, and its session's
+    autogroup too where the kernel has one."""
+    try:
+        os.setpriority(os.PRIO_PGRP, pid, nice)
     except OSError:
         pass
     try:
-        with open("/proc/self/autogroup", "w") as fh:
+        with open(f"/proc/{pid}/autogroup", "w") as fh:
             fh.write(str(nice))
     except OSError:               # no autogroup scheduling here (or not Linux): the niceness alone then
         pass
 
 
 def _child(conn, fn: Callable, args: tuple) -> None:
-    os.setsid()              # its own process group: the parent kills the child with its workers in one signal
-    lower_priority()
+    os.setsid()              # its own process group (the parent kills the child with its workers in one signal)
+                             # and session (its autogroup, which ``demote`` can lower without lowering the app)
     last = [0.0]
 
     def progress(phase: str, fraction: float) -> None:
@@ -234,6 +247,7 @@ def _run_child(fn: Callable, args: tuple, progress, tick) -> Any:
         send.close()
         return fn(*args, progress=progress)
     send.close()
+    demoted = False
     try:
         while True:
             if receive.poll(POLL_S):
@@ -256,6 +270,11 @@ def _run_child(fn: Callable, args: tuple, progress, tick) -> Any:
             if tick is not None and now - last_tick >= TICK_S:
                 last_tick = now
                 tick(now - start)
+            if not demoted and now - start >= HEAVY_CPU_S:
+                used = cpu_seconds(process.pid)
+                if used is None or used >= HEAVY_CPU_S:
+                    demote(process.pid)
+                    demoted = True
     finally:
         receive.close()
         _kill(process)

@@ -219,21 +219,26 @@ def test_several_slots_run_at_once_and_the_setting_is_checked(monkeypatch):
     assert jobs.max_solves() == max(1, os.cpu_count() or 1)
 
 
-def niceness(progress=None):
-    return os.nice(0)
-
-
-def priority(progress=None):
+def priority(spin_s: float = 0.0, progress=None):
+    """Busy for ``spin_s`` seconds of CPU, then (its session, its group, its pid, its niceness, its autogroup)."""
+    start = time.process_time()
+    while time.process_time() - start < spin_s:
+        pass
+    if spin_s:
+        time.sleep(3 * jobs.POLL_S)                 # the parent looks every POLL_S
     autogroup = Path("/proc/self/autogroup")
-    return os.getsid(0), os.getpgid(0), os.getpid(), autogroup.read_text() if autogroup.exists() else None
+    return (os.getsid(0), os.getpgid(0), os.getpid(), os.getpriority(os.PRIO_PROCESS, 0),
+            autogroup.read_text() if autogroup.exists() else None)
 
 
-def test_a_solve_runs_at_a_lower_priority_and_frees_its_slot_whatever_happens():
-    assert jobs.run(niceness) == jobs.SOLVE_NICE
-    # a session of its own whose autogroup (where the kernel shares CPUs between sessions first) is as nice
-    sid, pgid, pid, autogroup = jobs.run(priority)
-    assert sid == pid == pgid != os.getsid(0)
-    if autogroup is not None:
+def test_a_heavy_solve_is_demoted_a_short_one_is_not_and_the_slot_is_freed_whatever_happens():
+    ours = os.getpriority(os.PRIO_PROCESS, 0)
+    sid, pgid, pid, nice, autogroup = jobs.run(priority, 0.0)
+    assert sid == pid == pgid != os.getsid(0)       # a group and a session of its own
+    assert nice == ours                             # short: the app's priority
+    sid, pgid, pid, nice, autogroup = jobs.run(priority, jobs.HEAVY_CPU_S + 0.5)
+    assert nice == jobs.SOLVE_NICE
+    if autogroup is not None:                       # Linux with autogroup scheduling: the child's session demoted
         assert autogroup.split()[-1] == str(jobs.SOLVE_NICE)
         assert Path("/proc/self/autogroup").read_text().split()[-1] != str(jobs.SOLVE_NICE)
     with pytest.raises(jobs.JobError, match="ZeroDivisionError"):
