@@ -16,7 +16,10 @@ RUN apt-get update \
 
 # The app runs as an unprivileged user; the code stays owned by root and read-only to it.
 RUN groupadd --gid 1000 studio \
- && useradd --uid 1000 --gid studio --create-home --shell /usr/sbin/nologin studio
+ && useradd --uid 1000 --gid studio --create-home --shell /usr/sbin/nologin studio \
+ && install -d -m 0700 -o studio -g studio /var/cache/topology-studio
+# (deploy/compose.yaml mounts one results cache volume there for every replica: a new named volume takes this
+# folder's owner and mode, which the results cache requires to be the app's user's alone)
 
 WORKDIR /app
 COPY requirements.txt .

@@ -161,8 +161,8 @@ def _design_inputs():
                                   type=["json", "graphml", "xml", "txt"], key="upload", accept_multiple_files=True)
         st.caption("Samples: examples/nccl-topo-dgx-a100.xml, examples/nvidia-smi-topo-8gpu.txt in the repository.")
     with c3.expander("Families"):
-        for fam in FAMILIES.values():
-            st.markdown(f"- `{fam.usage}`")
+        # one element, not one per family: every element is work for each browser that opens the page
+        st.markdown("\n".join(f"- `{fam.usage}`" for fam in FAMILIES.values()))
     return upload or None
 
 
