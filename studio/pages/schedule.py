@@ -14,6 +14,7 @@ fitted to it (``studio.measured_view``).
 from __future__ import annotations
 
 import json
+from functools import partial
 
 import streamlit as st
 
@@ -382,7 +383,8 @@ def _downloads(result, expr: str, figures: dict, report) -> None:
     cols = st.columns(3)
     stem = safe_stem(f"{safe_stem(expr, 50)}_{result.schedule.algo}")
     if result.schedule.count <= MAX_DOWNLOAD_TRANSFERS:
-        cols[0].download_button("Schedule JSON", _schedule_json(result), file_name=f"{stem}.json",
+        # the files are made when clicked (a callable): most views never download, and every view paid for them
+        cols[0].download_button("Schedule JSON", partial(_schedule_json, result), file_name=f"{stem}.json",
                                 mime="application/json", key="dl_schedule", on_click="ignore")
     else:
         cols[0].caption(f"{result.schedule.count} transfers: too many for a JSON download "
@@ -390,7 +392,7 @@ def _downloads(result, expr: str, figures: dict, report) -> None:
     if report:
         worst = max(report, key=lambda r: r.u)
         cols[1].download_button(f"LP (1) of step {worst.step}, receiver {worst.receiver} (.lp)",
-                                _bfb_lp_text(expr, worst.step, worst.receiver), file_name=f"{stem}.lp",
+                                partial(_bfb_lp_text, expr, worst.step, worst.receiver), file_name=f"{stem}.lp",
                                 mime="text/plain", key="dl_lp", on_click="ignore")
     images = st.session_state.setdefault("schedule_images", {})
     if images.get("key") != stem:
