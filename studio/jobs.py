@@ -14,15 +14,16 @@ second (measured: an empty job 0.015 s, a ring(8) allreduce 0.16 s; the fork ser
 process, 2 to 3 s).
 
 Solves share the machine fairly (issue 44): at most ``max_solves()`` children run at once in one app process
-(``STUDIO_MAX_SOLVES``; by default one per CPU, so one session's long solve leaves a slot to the others' short ones
-on two CPUs), and the rest wait their turn in arrival order (``SolveQueue``), the page showing its place in line.
-A solve that has used ``HEAVY_CPU_S`` of CPU is a heavy one: it is moved to the lowest CPU priority (niceness
-``SOLVE_NICE``, ``demote``), so it takes the CPU that page views and short solves leave over rather than slowing
-them; a short solve (most pages' schedules) keeps the app's priority and ends as quickly as it can. Where Linux
-shares the CPUs between sessions first (autogroup scheduling), a process's niceness only counts within its
-session, so each child runs in a session of its own and its session's autogroup is demoted too: before that, a
-TE-CCL solve at nice 10 still slowed two browser sessions' Compose from 10.3 s to 25.6 s; demoted from the start,
-solves starved under twenty browsers, the Schedule step timing out after 300 s.
+(``STUDIO_MAX_SOLVES``; by default one per CPU), and the rest wait their turn in arrival order (``SolveQueue``),
+the page showing its place in line. A solve that has used ``HEAVY_CPU_S`` of CPU is a heavy one: ``demote`` moves
+it to the lowest CPU priority (niceness ``SOLVE_NICE``), so it takes the CPU that page views and short solves
+leave over rather than slowing them, and it moves to the background, where up to ``max_solves()`` heavy solves
+run without holding the line's slots (``SolveQueue.to_background``). A short solve (most pages' schedules) keeps
+the app's priority and ends as quickly as it can. Where Linux shares the CPUs between sessions first (autogroup
+scheduling), a process's niceness only counts within its session, so each child runs in a session of its own and
+its session's autogroup is demoted too: before that, a TE-CCL solve at nice 10 still slowed two browser
+sessions' Compose from 10.3 s to 25.6 s; demoted from the start, solves starved under twenty browsers, the
+Schedule step timing out after 300 s.
 
 ``fn`` and ``args`` should be picklable (module-level functions and classes, topologies, options); where they
 are not, ``fn`` runs here instead (not stoppable). The child's return value and exceptions come back pickled. The
@@ -67,11 +68,14 @@ def max_solves() -> int:
 class SolveQueue:
     """At most ``slots`` solves at once; the others wait in arrival order. ``enter(waiting)`` returns once this
     caller holds a slot, calling ``waiting(place, running)`` every ``TICK_S`` seconds meanwhile (place 1 is next);
-    whatever that call raises (a page's Stop) takes the caller out of the line. ``leave()`` frees the slot."""
+    whatever that call raises (a page's Stop) takes the caller out of the line. ``leave()`` frees the slot. A solve
+    found heavy may move to the background (``to_background``), so that one long solve does not hold up the
+    line's short ones."""
 
     def __init__(self, slots: int):
         self.slots = slots
         self.running = 0
+        self.background = 0
         self._line: deque = deque()
         self._cond = threading.Condition()
 
@@ -103,9 +107,24 @@ class SolveQueue:
                 self._cond.notify_all()
             raise
 
-    def leave(self) -> None:
+    def to_background(self) -> bool:
+        """Move a heavy solve that holds a slot to the background, freeing its slot for the line, when fewer than
+        ``slots`` are there already (True: then leave with ``leave(background=True)``). At most ``2 * slots``
+        children thus run at once, half of them at the lowest priority."""
         with self._cond:
+            if self.background >= self.slots:
+                return False
+            self.background += 1
             self.running -= 1
+            self._cond.notify_all()
+            return True
+
+    def leave(self, background: bool = False) -> None:
+        with self._cond:
+            if background:
+                self.background -= 1
+            else:
+                self.running -= 1
             self._cond.notify_all()
 
     def waiting(self) -> int:
@@ -229,13 +248,14 @@ def run(fn: Callable, *args, progress: Callable[[str, float], None] | None = Non
     out of the line, or kills the child and its workers."""
     queue = solve_queue()
     queue.enter(queued)
+    lane = {"background": False}
     try:
-        return _run_child(fn, args, progress, tick)
+        return _run_child(fn, args, progress, tick, lambda: lane.update(background=queue.to_background()))
     finally:
-        queue.leave()
+        queue.leave(background=lane["background"])
 
 
-def _run_child(fn: Callable, args: tuple, progress, tick) -> Any:
+def _run_child(fn: Callable, args: tuple, progress, tick, heavy: Callable[[], None] | None = None) -> Any:
     ctx = _context()
     receive, send = ctx.Pipe(duplex=False)
     process = ctx.Process(target=_child, args=(send, fn, args))
@@ -275,6 +295,8 @@ def _run_child(fn: Callable, args: tuple, progress, tick) -> Any:
                 if used is None or used >= HEAVY_CPU_S:
                     demote(process.pid)
                     demoted = True
+                    if heavy is not None:
+                        heavy()
     finally:
         receive.close()
         _kill(process)

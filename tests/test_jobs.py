@@ -245,3 +245,45 @@ def test_a_heavy_solve_is_demoted_a_short_one_is_not_and_the_slot_is_freed_whate
         jobs.run(fails, "zero")
     queue = jobs.solve_queue()
     assert queue.running == 0 and queue.waiting() == 0
+
+
+def test_a_heavy_solve_moves_to_the_background_and_frees_its_slot_for_the_line():
+    queue = jobs.SolveQueue(1)
+    queue.enter()
+    assert queue.to_background() and queue.running == 0 and queue.background == 1
+    queue.enter()                                  # the line's slot is free again
+    assert not queue.to_background()               # the background is full (as many as slots): it keeps its slot
+    assert queue.running == 1 and queue.background == 1
+    queue.leave(background=True)
+    queue.leave()
+    assert queue.running == 0 and queue.background == 0
+
+
+def niceness(progress=None):
+    return os.nice(0)
+
+
+def heavy_then_rest(progress=None):
+    start = time.process_time()
+    while time.process_time() - start < jobs.HEAVY_CPU_S + 0.5:
+        pass
+    time.sleep(3.0)
+    return os.getpriority(os.PRIO_PROCESS, 0)
+
+
+def test_a_heavy_child_frees_the_line_while_it_runs_and_leaves_the_background_when_it_ends(monkeypatch):
+    import threading
+
+    monkeypatch.setattr(jobs, "_QUEUE", jobs.SolveQueue(1))
+    queue = jobs.solve_queue()
+    answer = []
+    t = threading.Thread(target=lambda: answer.append(jobs.run(heavy_then_rest)))
+    t.start()
+    deadline = time.monotonic() + 30
+    while queue.background == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert queue.background == 1 and queue.running == 0
+    assert jobs.run(niceness) == os.nice(0)        # a short solve gets the slot at once, at the app's priority
+    assert t.is_alive()                            # while the heavy one still runs
+    t.join(30)
+    assert answer == [jobs.SOLVE_NICE] and queue.running == 0 and queue.background == 0
