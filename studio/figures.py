@@ -150,8 +150,8 @@ def choose_layout(topo: Topology) -> tuple[str, list[tuple[float, float]]]:
 
 def _arrowheads(topo: Topology, pos: list[tuple[float, float]], pairs: list[tuple[int, int]], color: str):
     """One trace of arrowhead markers, one per directed pair, each set back from its head node along the link and
-    turned to point at it. (Plotly annotations drew the arrows before: each is a DOM group of its own that the
-    browser lays out one by one, 1 to 2 s of a Compose page's browser time on a directed 46-node design.)"""
+    turned to point at it. (Plotly annotations drew the arrows before, each a DOM group of its own: Compose on the
+    directed gkautz(2,46) had 5,841 DOM nodes in Chromium, 2,300 with this one trace.)"""
     xs = [x for x, _ in pos] or [0.0]
     ys = [y for _, y in pos] or [0.0]
     span = max(max(xs) - min(xs), max(ys) - min(ys)) or 1.0
