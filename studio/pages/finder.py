@@ -246,6 +246,17 @@ def _search_requested(target: tuple) -> bool:
     return False
 
 
+@st.cache_data(show_spinner=False, max_entries=16)
+def _sweep(d: int, lo: int, hi: int, step: int, collective: str, alpha_us: float, total_bytes: float,
+           bandwidth_gbs: float) -> dict:
+    """``finder.sweep`` over N = lo, lo + step, ..., hi, shared by every session that asks the same: the page
+    opens on one default sweep, and twenty sessions opening it at once each searched it in full (1.0 CPU s per
+    Finder view, 72 % of it this search; Streamlit computes one key once while the others wait for it)."""
+    return sweep(range(lo, hi + 1, step), d,
+                 lambda s, tb: step_model_mix_us(s, tb, alpha_us, SizeMix.single(total_bytes), bandwidth_gbs,
+                                                 collective), _finder(()))
+
+
 def _sweep_view(work) -> None:
     st.markdown("The least time of several designs as N grows, for the sidebar workload, in the papers' step model "
                 "(steps × alpha + tb × M/B on the theorems' steps and tb, the paper's Fig. 7; no schedule is built, "
@@ -264,17 +275,9 @@ def _sweep_view(work) -> None:
     if len(ns) > MAX_SWEEP_POINTS:
         st.error(f"{len(ns)} points is too many for the page (limit {MAX_SWEEP_POINTS}); raise the step.")
         return
-    key = (d, lo, hi, step, collective, work)
-    cache = st.session_state.setdefault("s_cache", {})
-    if key not in cache:
-        bar = st.progress(0.0, text="searching every N …")
-        cache.clear()
-        cache[key] = sweep(ns, d, lambda s, tb: step_model_mix_us(s, tb, work.alpha_us,
-                                                                   SizeMix.single(work.total_bytes),
-                                                                   work.bandwidth_gbs, collective),
-                           _finder(()), progress=lambda f: bar.progress(f, text=f"searching every N … {f:.0%}"))
-        bar.empty()
-    series = cache[key]
+    with st.spinner(f"Searching every N from {lo} to {hi} …"):
+        series = _sweep(d, lo, hi, step, collective, float(work.alpha_us), float(work.total_bytes),
+                        float(work.bandwidth_gbs))
     st.plotly_chart(sweep_figure({k: [(n, t) for n, t, _ in v] for k, v in series.items()},
                                  ylabel=f"{collective} time, step model (µs)",
                                  title=f"Best {collective} time against N, d = {d} (step model)"),
