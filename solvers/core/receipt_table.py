@@ -36,31 +36,34 @@ MAX_ONE = 1 << 20          # bounds up to this are marked in a presence array; b
 BATCH = 1 << 22
 
 
-def partition_ok(n: int, first: int, count: int, one: int, shard, src, dst, lo, hi, step) -> bool:
-    """Conditions 1 and 2 for the shards first..first+count-1, given every transfer of those shards as int64
-    arrays (shard ids global, bounds over ``one``, steps positive): each node other than a shard's owner receives
-    that shard's pieces exactly once, tiling [0, one), and every relay sends only pieces it received earlier."""
-    width = one + 1
-    if n * count * width >= 2 ** 62 or (dst == shard).any() or len(shard) < (n - 1) * count:
+def tiles_ok(nodes: int, first: int, count: int, one: int, receipts: tuple, sends: tuple,
+             order=None) -> bool:
+    """Conditions 1 and 2 for the shards first..first+count-1 on nodes 0..nodes-1. ``receipts`` and ``sends`` are
+    (node, shard, lo, hi, step) int64 arrays: the receiving node of every receipt of those shards, and the sending
+    node of every send whose node is not the shard's owner. Each node other than a shard's owner must receive that
+    shard's pieces exactly once, tiling [0, one), and every send must carry only pieces its node received at an
+    earlier step. ``order(columns)``: the row order sorting the columns lexicographically (``np.lexsort``'s by
+    default; a faster one may be passed). Shared by this module's shard windows and ``switched_proof``."""
+    r_node, r_shard, r_lo, r_hi, r_step = receipts
+    if (r_node == r_shard).any() or len(r_node) < (nodes - 1) * count:
         return False
-    key = dst * count + (shard - first)
-    order = np.lexsort((lo, key))
-    key, lo_r, hi_r, step_r = key[order], lo[order], hi[order], step[order]
+    key = r_node * count + (r_shard - first)
+    rows = order([key, r_lo]) if order is not None else np.lexsort((r_lo, key))
+    key, lo_r, hi_r, step_r = key[rows], r_lo[rows], r_hi[rows], r_step[rows]
     new = np.ones(len(key), dtype=bool)
     new[1:] = key[1:] != key[:-1]
     end = np.ones(len(key), dtype=bool)
     end[:-1] = new[1:]
     if (lo_r[new] != 0).any() or (hi_r[end] != one).any() or (lo_r[1:][~new[1:]] != hi_r[:-1][~new[1:]]).any():
         return False
-    if int(new.sum()) != (n - 1) * count:
+    if int(new.sum()) != (nodes - 1) * count:
         return False
-    sends = np.flatnonzero(src != shard)
-    if len(sends) == 0:
+    s_node, s_shard, s_lo, s_hi, s_step = sends
+    if len(s_node) == 0:
         return True
-    starts = np.concatenate([[0], np.cumsum(np.bincount(key, minlength=n * count))])   # pair p: its tiles
-    pair = src[sends] * count + (shard[sends] - first)
+    starts = np.concatenate([[0], np.cumsum(np.bincount(key, minlength=nodes * count))])   # pair p: its tiles
+    pair = s_node * count + (s_shard - first)
     begin, stop = starts[pair], starts[pair + 1]
-    s_lo, s_hi, s_step = lo[sends], hi[sends], step[sends]
     for offset in range(int((starts[1:] - starts[:-1]).max())):   # the pair's tiles in order, few per pair
         j = begin + offset
         live = j < stop
@@ -69,6 +72,16 @@ def partition_ok(n: int, first: int, count: int, one: int, shard, src, dst, lo, 
         if (step_r[j][overlaps] >= s_step[overlaps]).any():
             return False
     return True
+
+
+def partition_ok(n: int, first: int, count: int, one: int, shard, src, dst, lo, hi, step) -> bool:
+    """Conditions 1 and 2 (``tiles_ok``) for the shards first..first+count-1, given every transfer of those shards
+    as int64 arrays (shard ids global, bounds over ``one``, steps positive)."""
+    if n * count * (one + 1) >= 2 ** 62:
+        return False
+    relays = np.flatnonzero(src != shard)
+    return tiles_ok(n, first, count, one, (dst, shard, lo, hi, step),
+                    (src[relays], shard[relays], lo[relays], hi[relays], step[relays]))
 
 
 class _Phase:

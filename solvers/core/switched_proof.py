@@ -29,6 +29,7 @@ import numpy as np
 
 from topologies.model import Topology
 
+from .receipt_table import tiles_ok
 from .schedule import Columns
 
 _INT63 = 2 ** 63 - 1
@@ -85,35 +86,8 @@ def forwarding_ok(is_switch: np.ndarray, src, dst, shard, lo, hi, step) -> bool:
 def delivery_ok(n: int, one: int, receipts: tuple, sends: tuple) -> bool:
     """Rules 2 and 3 on compute positions 0..n-1: ``receipts`` and ``sends`` are (node, shard, lo, hi, step)
     int64 arrays, the receiving node of each receipt and the sending node of each send whose node is not the
-    shard's owner."""
-    r_node, r_shard, r_lo, r_hi, r_step = receipts
-    if (r_node == r_shard).any() or len(r_node) < n * (n - 1):
-        return False
-    pair = r_node * n + r_shard
-    order = _order([pair, r_lo])
-    pair, r_lo, r_hi, r_step = pair[order], r_lo[order], r_hi[order], r_step[order]
-    new = np.ones(len(pair), dtype=bool)
-    new[1:] = pair[1:] != pair[:-1]
-    end = np.ones(len(pair), dtype=bool)
-    end[:-1] = new[1:]
-    if (r_lo[new] != 0).any() or (r_hi[end] != one).any() or (r_lo[1:][~new[1:]] != r_hi[:-1][~new[1:]]).any():
-        return False
-    if int(new.sum()) != n * (n - 1):
-        return False
-    s_node, s_shard, s_lo, s_hi, s_step = sends
-    if not len(s_node):
-        return True
-    starts = np.concatenate([[0], np.cumsum(np.bincount(pair, minlength=n * n))])     # pair p: its tiles
-    p = s_node * n + s_shard
-    begin, stop = starts[p], starts[p + 1]
-    for offset in range(int((starts[1:] - starts[:-1]).max())):
-        j = begin + offset
-        live = j < stop
-        j = np.where(live, j, 0)
-        overlaps = live & (r_lo[j] < s_hi) & (r_hi[j] > s_lo)
-        if (r_step[j][overlaps] >= s_step[overlaps]).any():
-            return False
-    return True
+    shard's owner (``receipt_table.tiles_ok`` over every shard)."""
+    return tiles_ok(n, 0, n, one, receipts, sends, order=_order)
 
 
 def switched_copy_proves(topo: Topology, cols: Columns, rows: np.ndarray | None = None,
