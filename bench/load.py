@@ -42,10 +42,14 @@ STEPS = ("compose", "schedule")
 SOLVE_URL = "/schedule?expr=dgx_a100(boxes=2)&algo=teccl&coll=allgather"
 
 
+def design(i: int) -> tuple[str, int]:
+    """Session i's design: (expression, node count). bench/load_server.py's sessions use the same."""
+    return f"gkautz(2,{8 + 2 * i})", 8 + 2 * i
+
+
 def app_steps(url: str, i: int) -> list[tuple[str, str, object]]:
     """(step, address, the text that shows the step is done) for session i on the studio."""
-    n = 8 + 2 * i
-    expr = f"gkautz(2,{n})"
+    expr, n = design(i)
     # what each page shows once done: the design's own node count (so another session's design never passes)
     return [("compose", f"{url}/compose?expr={expr}", re.compile(rf": {n} nodes, ")),
             ("schedule", f"{url}/schedule?expr={expr}&algo=bfb&coll=allgather", "Verified by the simulator")]
@@ -53,7 +57,7 @@ def app_steps(url: str, i: int) -> list[tuple[str, str, object]]:
 
 def floor_steps(url: str, i: int) -> list[tuple[str, str, object]]:
     """The same two steps against the trivial page (bench/floor_app.py), which shows ": n nodes, " at once."""
-    n = 8 + 2 * i
+    _, n = design(i)
     return [(name, f"{url}/?n={n}&step={name}", re.compile(rf": {n} nodes, ")) for name in STEPS]
 
 

@@ -31,13 +31,11 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 
+from bench.app_server import start_app
+from bench.load import design, percentile
+from bench.pages import PAGES
+
 WAIT_S = 300.0
-PAGES = ["home", "compose", "schedule", "compare", "finder", "clusters", "failures", "genmodel", "learn"]
-
-
-def design(i: int) -> tuple[str, int]:
-    """Session i's design, the same as bench/load.py's: (expression, node count)."""
-    return f"gkautz(2,{8 + 2 * i})", 8 + 2 * i
 
 
 def view_request(page: str, i: int) -> tuple[str, re.Pattern | None]:
@@ -172,11 +170,6 @@ async def run_pass(url: str, pages: list[str], sessions: int, server_pid: int | 
     return runs
 
 
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))] if ordered else float("nan")
-
-
 def table(name: str, runs: list[PageRun], sessions: int) -> list[str]:
     lines = [f"pass: {name}, {sessions} sessions",
              f"| page | views | errors | p50 s | p95 s | CPU s per view | phase wall s |",
@@ -211,8 +204,6 @@ def main() -> None:
         print("\n".join(table("given server", asyncio.run(run_pass(args.url, pages, args.sessions, None)),
                               args.sessions)))
         return
-    from bench.app_server import start_app
-
     with tempfile.TemporaryDirectory(prefix="studio-load-cache-") as cache:
         for name in ("cold", "warm")[:args.passes]:
             proc, url = start_app(env={"TOPOLOGY_STUDIO_CACHE": cache})
