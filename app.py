@@ -3,8 +3,9 @@ import streamlit as st
 
 st.set_page_config(page_title="Topology Studio", layout="wide")
 
-from studio import navigation, workload  # noqa: E402  (set_page_config must come first)
+from studio import charts, navigation, workload  # noqa: E402  (set_page_config must come first)
 
 page = st.navigation(navigation.pages())       # fresh page objects every run (navigation.pages)
 workload.sidebar()
+charts.toggle()
 page.run()

@@ -23,3 +23,14 @@ def switch_page(at, url_path: str):
         raise ValueError(f"no page /{url_path} registered by st.navigation (run() first?); registered: {known}")
     at._page_hash = found[0]
     return at
+
+
+def open_boxes(at, *keys: str, interactive: bool = False):
+    """Open the page's lazy expanders ``keys`` (``studio.widgets.lazy_expander``: their contents exist only while
+    open) for the next ``at.run()``, and turn the sidebar's "Interactive charts" on where ``interactive`` (plotly
+    charts, whose specs a test can read, instead of the default SVG drawings)."""
+    for key in keys:
+        at.session_state[key] = True
+    if interactive:
+        at.session_state["interactive_charts"] = True
+    return at

@@ -5,7 +5,7 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from .conftest import ROOT, switch_page
+from .conftest import ROOT, open_boxes, switch_page
 from .helpers import chromium_present
 
 COMPOSE = "compose"            # url_paths of the app's pages
@@ -16,11 +16,12 @@ def app():
     return AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
 
 
-def open_page(page, expr=None):
+def open_page(page, expr=None, *boxes, interactive=False):
+    """``page`` opened on ``expr`` with the lazy expanders ``boxes`` open (conftest.open_boxes)."""
     at = app().run()
     if expr is not None:
         at.query_params["expr"] = expr
-    return switch_page(at, page).run()
+    return open_boxes(switch_page(at, page), *boxes, interactive=interactive).run()
 
 
 def metrics(at):
@@ -41,6 +42,11 @@ def test_compose_default_shows_a_biring():
     assert not at.exception
     m = metrics(at)
     assert (m["Nodes"], m["Diameter"], m["Self-loops"], m["Parallel links"]) == ("8", "4", "0", "0")
+    # drawn by the server as SVG under its title in page text; no plotly chart unless asked for
+    assert not at.get("plotly_chart")
+    assert any(md.value.replace("\\", "") == "**BiRing(2,8): 8 nodes, 16 links**" for md in at.markdown)
+    assert len(at.get("image")) == 1
+    at = open_page(COMPOSE, None, interactive=True)
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
     assert spec["layout"]["title"]["text"] == "BiRing(2,8): 8 nodes, 16 links"
     labels = {b.label for b in at.get("download_button")}
@@ -83,6 +89,8 @@ def test_catalogue_pick_fills_the_expression():
 
 def test_builder_stacks_expansions():
     at = open_page(COMPOSE)
+    assert "b_family" not in [w.key for w in at.selectbox]           # closed, the builder is not made
+    at = open_page(COMPOSE, None, "builder_open")
     at.selectbox(key="b_family").set_value("kautz").run()
     at.text_input(key="b_args").set_value("2,1")
     at.selectbox(key="b_exp0").set_value("line")
@@ -97,13 +105,35 @@ def test_builder_stacks_expansions():
 
 
 def test_schedule_page_acceptance_bfb_on_the_1024_node_design():
-    at = open_page(SCHEDULE, "line(circulant(16,[3,4]),3)")
+    at = open_page(SCHEDULE, "line(circulant(16,[3,4]),3)", interactive=True)
     assert not at.exception
     m = metrics(at)
     assert (m["Steps"], m["tb_factor"]) == ("6", "1.0195")
     assert "Verified" in at.success[0].value
     assert len(at.get("plotly_chart")) == 3       # runtime curve, load heatmap, utilisation (too many to draw)
     assert 0 < float(m["Runtime (µs)"]) and int(m["Slices P"]) >= 1
+
+
+def test_schedule_page_draws_its_figures_as_images_until_asked_for_interactive_charts():
+    at = open_page(SCHEDULE, "circulant(8,[2,3])")
+    assert not at.exception and not at.get("plotly_chart")
+    assert len(at.get("image")) == 5                 # runtime, heatmap, utilisation, step, tree
+    assert not any("Hall set: sources" in d.value for d in at.dataframe)   # the BFB report: made once opened
+    assert "x_export" not in [b.key for b in at.button]               # the export panel too
+    at = open_page(SCHEDULE, "circulant(8,[2,3])", "report_open", "export_open")
+    assert any("Hall set: sources" in d.value for d in at.dataframe) and "x_export" in [b.key for b in at.button]
+    # 1024 nodes: utilisation is a bar strip, which the drawing does not cover, and the load heatmap has more
+    # cells (4,096 links x 6 steps) than it draws: plotly shows both, the runtime curve is drawn
+    at = open_page(SCHEDULE, "line(circulant(16,[3,4]),3)")
+    assert [c.key for c in at.get("plotly_chart")] == ["heatmap_chart", "utilisation_chart"]
+    assert len(at.get("image")) == 1
+
+
+def test_compose_makes_its_links_table_once_opened():
+    at = open_page(COMPOSE)
+    assert not at.dataframe
+    at = open_page(COMPOSE, None, "links_open")
+    assert len(at.dataframe[0].value) == 16
 
 
 def _modelled(expr, algo, coll, total_bytes=1e6, alpha=10.0, bandwidth=12.5):
@@ -118,7 +148,7 @@ def _modelled(expr, algo, coll, total_bytes=1e6, alpha=10.0, bandwidth=12.5):
 
 
 def test_schedule_page_widgets_and_figures():
-    at = open_page(SCHEDULE, "circulant(8,[2,3])")
+    at = open_page(SCHEDULE, "circulant(8,[2,3])", interactive=True)
     assert not at.exception
     m = metrics(at)
     assert (m["Steps"], m["tb_factor"], m["BW-optimal"]) == ("2", "0.8750", "yes")
@@ -172,7 +202,7 @@ def test_schedule_page_too_large_for_the_model_says_so(monkeypatch):
     import studio.pages.schedule as schedule
 
     monkeypatch.setattr(schedule, "MAX_MODEL_TRANSFERS", 10)
-    at = open_page(SCHEDULE, "circulant(8,[2,3])")
+    at = open_page(SCHEDULE, "circulant(8,[2,3])", interactive=True)
     assert not at.exception and not at.error
     m = metrics(at)
     assert "Runtime (µs)" not in m and float(m["Step model (µs)"]) == pytest.approx(90.0)
@@ -263,7 +293,7 @@ def test_upload_over_the_node_limit_is_refused(monkeypatch):
 
 
 def test_schedule_page_builds_a_bundle_for_every_size():
-    at = open_page(SCHEDULE, "circulant(8,[2,3])")
+    at = open_page(SCHEDULE, "circulant(8,[2,3])", "export_open")
     assert at.selectbox(key="x_bruntime").value == "msccl-executor"     # a direct-connect design's default
     at.selectbox(key="x_bruntime").set_value("rccl").run()
     assert any("uniform alpha 10 µs, B 12.5 GB/s per node" in c.value for c in at.caption)   # the sidebar's prices
@@ -286,7 +316,7 @@ def test_a_bundle_too_large_for_the_page_is_one_message(monkeypatch):
     import studio.widgets as widgets
 
     monkeypatch.setattr(widgets, "MAX_BUNDLE_TRANSFERS", 10)
-    at = open_page(SCHEDULE, "circulant(8,[2,3])")
+    at = open_page(SCHEDULE, "circulant(8,[2,3])", "export_open")
     at.button(key="x_bbuild").click().run()
     assert not at.exception
     assert any("too many to bundle on the page (limit 10" in e.value for e in at.error)
@@ -294,7 +324,7 @@ def test_a_bundle_too_large_for_the_page_is_one_message(monkeypatch):
 
 
 def test_schedule_page_exports_an_mscclpp_plan():
-    at = open_page(SCHEDULE, "circulant(8,[2,3])")
+    at = open_page(SCHEDULE, "circulant(8,[2,3])", "export_open")
     at.button(key="x_pbuild").click().run()
     assert not at.exception and not at.error
     assert any("MSCCL++ executor's rules and simulated over two launches" in s.value for s in at.success)
@@ -302,7 +332,7 @@ def test_schedule_page_exports_an_mscclpp_plan():
 
 
 def test_schedule_page_exports_msccl_xml():
-    at = open_page(SCHEDULE, "circulant(8,[2,3])")
+    at = open_page(SCHEDULE, "circulant(8,[2,3])", "export_open")
     assert any("Default runtime msccl-executor: a direct-connect design names no GPU vendor" in c.value
                for c in at.caption)
     at.button(key="x_export").click().run()

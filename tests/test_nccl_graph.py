@@ -274,11 +274,11 @@ def test_reader_accepts_exactly_the_permutations(case):
 def _schedule_page(expr):
     from streamlit.testing.v1 import AppTest
 
-    from .conftest import ROOT, switch_page
+    from .conftest import ROOT, open_boxes, switch_page
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
     at.query_params["expr"] = expr
-    return switch_page(at, "schedule").run()
+    return open_boxes(switch_page(at, "schedule"), "export_open").run()
 
 
 def test_schedule_page_downloads_the_nccl_graph_file():

@@ -29,7 +29,7 @@ def test_schedule_page_tacos_mesh_meets_the_reference_value():
 
 
 def test_schedule_page_tacos_on_a_switched_cluster_allreduce_and_export():
-    at = open_schedule("dgx_a100(boxes=2)", algo="tacos")
+    at = open_schedule("dgx_a100(boxes=2)", ("export_open",), algo="tacos")
     at.selectbox(key="coll").set_value("allreduce").run()
     assert not at.exception and not at.error
     assert any("Switches unwound" in i.value for i in at.info)

@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 from solvers.teccl import teccl
 from topologies import load
 
-from .conftest import ROOT, switch_page
+from .conftest import ROOT, open_boxes, switch_page
 
 SCHEDULE = "schedule"
 CLUSTERS = "clusters"
@@ -24,12 +24,13 @@ def titles(at):
     return [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
 
 
-def open_schedule(expr, **params):
+def open_schedule(expr, boxes=(), **params):
+    """Schedule on ``expr`` with the URL's ``params`` and the lazy expanders ``boxes`` open."""
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
     at.query_params["expr"] = expr
     for k, v in params.items():
         at.query_params[k] = v
-    return switch_page(at, SCHEDULE).run()
+    return open_boxes(switch_page(at, SCHEDULE), *boxes).run()
 
 
 def test_schedule_page_teccl_allgather_and_alltoall_on_dgx1():
@@ -66,7 +67,7 @@ def test_schedule_page_teccl_bad_epochs_is_one_line():
 
 
 def test_schedule_page_teccl_allreduce_and_export():
-    at = open_schedule("ring(4)", algo="teccl")
+    at = open_schedule("ring(4)", ("export_open",), algo="teccl")
     at.selectbox(key="coll").set_value("allreduce").run()
     assert not at.exception and not at.error
     m = metrics(at)

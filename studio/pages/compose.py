@@ -10,10 +10,11 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from studio import charts
 from studio.figures import MAX_DRAWN_NODES, choose_layout, render_images, topology_figure
 from studio.messages import for_page
 from studio.uploads import read_machine
-from studio.widgets import safe_stem
+from studio.widgets import lazy_expander, safe_stem
 from topologies import TopologyError, load, summarize
 from topologies.catalogue import BASES
 from topologies.expression import DEFAULT_MAX_NODES, FAMILIES
@@ -153,16 +154,18 @@ def _design_inputs():
                  format_func=lambda e: e if e not in BASES else f"{e}: {BASES[e]}",
                  on_change=_pick_from_catalogue)
     c1, c2, c3 = st.columns(3)
-    with c1.expander("…or build from a family and expansions"):
-        _builder()
+    # the builder and the family list are made only while open (lazy_expander): each element is browser work
+    with lazy_expander("…or build from a family and expansions", "builder_open", c1) as box:
+        if box:
+            _builder()
     with c2.expander("…or a topology file, or your machine's"):
         upload = st.file_uploader("JSON or GraphML; NCCL topology XML (NCCL_TOPO_DUMP_FILE, one file per box); "
                                   "nvidia-smi topo -m or rocm-smi --showtopo output as .txt",
                                   type=["json", "graphml", "xml", "txt"], key="upload", accept_multiple_files=True)
         st.caption("Samples: examples/nccl-topo-dgx-a100.xml, examples/nvidia-smi-topo-8gpu.txt in the repository.")
-    with c3.expander("Families"):
-        # one element, not one per family: every element is work for each browser that opens the page
-        st.markdown("\n".join(f"- `{fam.usage}`" for fam in FAMILIES.values()))
+    with lazy_expander("Families", "families_open", c3) as box:
+        if box:
+            st.markdown("\n".join(f"- `{fam.usage}`" for fam in FAMILIES.values()))
     return upload or None
 
 
@@ -206,14 +209,15 @@ def render() -> None:
     if topo.num_nodes <= MAX_DRAWN_NODES:
         with st.spinner("Drawing …"):
             fig = _figure(key, topo)
-        st.plotly_chart(fig, key="topology_chart")
+        charts.show(fig, "topology_chart")
     else:
         st.info(f"{topo.num_nodes} nodes are too many to draw clearly (limit {MAX_DRAWN_NODES}); "
                 "the properties above are exact.")
     _downloads(topo, fig)
-    links = pd.DataFrame({"src": [topo.names[l.src] for l in topo.links],
-                          "dst": [topo.names[l.dst] for l in topo.links],
-                          "bandwidth": [float(l.bandwidth) for l in topo.links],
-                          "alpha": [float(l.alpha) for l in topo.links]})
-    with st.expander(f"Links ({len(links)})"):
-        st.dataframe(links, key="links_table", height=240)
+    with lazy_expander(f"Links ({len(topo.links)})", "links_open") as box:
+        if box:
+            links = pd.DataFrame({"src": [topo.names[l.src] for l in topo.links],
+                                  "dst": [topo.names[l.dst] for l in topo.links],
+                                  "bandwidth": [float(l.bandwidth) for l in topo.links],
+                                  "alpha": [float(l.alpha) for l in topo.links]})
+            st.dataframe(links, key="links_table", height=240)

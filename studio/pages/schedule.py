@@ -23,12 +23,12 @@ from solvers.core.errors import NotApplicable, ScheduleError
 from solvers.core.schedule import Collective
 from solvers.runtime import Model, Workload as Prices, bound_time_us
 from solvers.synthesize import ALGORITHMS
-from studio import measured_view, tacos_view, teccl_view, workload
+from studio import charts, measured_view, tacos_view, teccl_view, workload
 from studio.jobs import JobError
-from studio.widgets import (Solved, cache_note, cancel_slot, export_panel, option_controls, safe_stem,
-                            synthesize_with_bar)
-from studio.figures import (MAX_DRAWN_NODES, choose_layout, load_heatmap, render_images, runtime_curve,
-                            topology_figure, utilisation_heatmap)
+from studio.widgets import (Solved, cache_note, cancel_slot, export_panel, lazy_expander, option_controls,
+                            safe_stem, synthesize_with_bar)
+from studio.figures import (HALF_WIDTH_PX, MAX_DRAWN_NODES, choose_layout, load_heatmap, render_images,
+                            runtime_curve, topology_figure, utilisation_heatmap)
 from studio.messages import for_page
 from topologies import TopologyError, load
 from topologies.expression import DEFAULT_MAX_NODES
@@ -259,7 +259,7 @@ def render() -> None:
         _metrics(result, work, None)
         st.info(f"{schedule.count} transfers: too many for the runtime model here (limit {MAX_MODEL_TRANSFERS}); "
                 "the step model above is the only time shown.")
-        st.plotly_chart(heat, key="heatmap_chart")
+        charts.show(heat, "heatmap_chart")
         figures = {"heatmap": heat}
     else:
         try:
@@ -282,10 +282,10 @@ def render() -> None:
         curve = runtime_curve(SIZES, times, bounds, slices, label=algo, marker=(work.total_bytes, run.time_us))
         busy = utilisation_heatmap(topo, run)
         left, right = st.columns(2)
-        left.plotly_chart(curve, key="runtime_chart")
+        charts.show(curve, "runtime_chart", width_px=HALF_WIDTH_PX, where=left)
         load_tab, busy_tab = right.tabs(["Load per step", "Link utilisation (runtime model)"])
-        load_tab.plotly_chart(heat, key="heatmap_chart")
-        busy_tab.plotly_chart(busy, key="utilisation_chart")
+        charts.show(heat, "heatmap_chart", width_px=HALF_WIDTH_PX, where=load_tab)
+        charts.show(busy, "utilisation_chart", width_px=HALF_WIDTH_PX, where=busy_tab)
         busy_tab.caption(f"Busy time / completion time of every link at M = {work.total_bytes:.4g} bytes "
                          f"(P = {run.slices}); a link at 100% never rests.")
         figures = {"runtime": curve, "heatmap": heat, "utilisation": busy}
@@ -297,7 +297,7 @@ def render() -> None:
             at_step = {i: float(v) for i, v in loads.get(step, {}).items()}
             fig_step = topology_figure(topo, f"Links busy in step {step} (load in shards)", link_weight=at_step,
                                        weight_label="shards", layout=layout)
-            st.plotly_chart(fig_step, key="step_chart")
+            charts.show(fig_step, "step_chart", width_px=HALF_WIDTH_PX)
         with right:
             source = st.selectbox("Source of the broadcast tree", list(topo.names), key="source")
             v = topo.index(source)
@@ -307,7 +307,7 @@ def render() -> None:
                     first[t.link] = min(first.get(t.link, t.step), t.step)
             fig_tree = topology_figure(topo, f"Where shard {source} travels (color: step)", link_weight=first,
                                        weight_label="step", layout=layout)
-            st.plotly_chart(fig_tree, key="tree_chart")
+            charts.show(fig_tree, "tree_chart", width_px=HALF_WIDTH_PX)
         figures.update(step=fig_step, tree=fig_tree)
     else:
         st.info(f"{topo.num_nodes} nodes are too many to draw (limit {MAX_DRAWN_NODES}); the numbers above are "
@@ -315,11 +315,12 @@ def render() -> None:
     # the report explains an allgather on this graph (a reduce-scatter's is about the transposed graph)
     report = getattr(result.detail, "report", None) if schedule.collective is Collective.ALLGATHER else None
     if report:
-        with st.expander("Why each step costs what it does (BFB, Theorem 19)"):
-            st.dataframe([{"step": r.step, "U": str(r.u), "receiver": r.receiver, "sources": r.sources,
-                           "in-links": r.in_links, "Hall set: sources": r.tight_sources,
-                           "Hall set: in-links": r.tight_links, "balanced": r.balanced} for r in report],
-                         key="report_table")
+        with lazy_expander("Why each step costs what it does (BFB, Theorem 19)", "report_open") as box:
+            if box:
+                st.dataframe([{"step": r.step, "U": str(r.u), "receiver": r.receiver, "sources": r.sources,
+                               "in-links": r.in_links, "Hall set: sources": r.tight_sources,
+                               "Hall set: in-links": r.tight_links, "balanced": r.balanced} for r in report],
+                             key="report_table")
     _downloads(result, expr, figures, report)
     _export_panel(result, expr, algo, coll, (options, sized))
 
@@ -411,6 +412,7 @@ def _downloads(result, expr: str, figures: dict, report) -> None:
 def _export_panel(result, expr: str, algo: str, coll: str, variant) -> None:
     """``variant``: what beyond the expression, synthesizer and collective the schedule depends on (its options;
     TE-CCL's and TACOS's also the bytes)."""
-    with st.expander("Export to MSCCL XML (validated and simulated before download)"):
-        export_panel(result.topology, result.schedule, "x_", f"{algo} {coll} {result.topology.name or expr}",
-                     f"{expr[:50]}_{algo}_{coll}", request=(expr, algo, coll, variant))
+    with lazy_expander("Export to MSCCL XML (validated and simulated before download)", "export_open") as box:
+        if box:
+            export_panel(result.topology, result.schedule, "x_", f"{algo} {coll} {result.topology.name or expr}",
+                         f"{expr[:50]}_{algo}_{coll}", request=(expr, algo, coll, variant))
