@@ -12,3 +12,13 @@ def metric(page: Page, label: str):
 def settle(page: Page, timeout: int = 60000):
     """Wait until Streamlit has finished running the script (its status widget is gone)."""
     page.wait_for_function(IDLE, timeout=timeout)
+
+
+def drawn(page: Page, key: str, timeout: int = 30000):
+    """The server's SVG drawing under ``key`` (studio.charts.show), once the browser has decoded it (an image
+    that failed to load has no natural width)."""
+    image = page.locator(f".st-key-{key} img").first
+    image.wait_for(timeout=timeout)
+    page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=image.element_handle(),
+                           timeout=timeout)
+    return image

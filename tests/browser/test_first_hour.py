@@ -4,7 +4,7 @@ from playwright.sync_api import Page, expect
 
 from studio.pages.home import EXAMPLES
 
-from .helpers import metric, settle
+from .helpers import drawn, metric, settle
 
 
 def test_home_examples_open_compose_in_the_same_tab(page: Page, app_url):
@@ -22,7 +22,7 @@ def test_home_examples_open_compose_in_the_same_tab(page: Page, app_url):
     expect(page.get_by_role("heading", name="Compose a topology")).to_be_visible(timeout=30000)
     assert len(page.context.pages) == pages_before                    # no new tab
     expect(metric(page, "Nodes")).to_have_text("256", timeout=30000)
-    page.locator(".js-plotly-plot").first.wait_for(timeout=30000)     # drawn
+    drawn(page, "topology_chart")
     assert "expr=line" in page.url
 
 

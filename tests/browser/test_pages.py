@@ -4,7 +4,7 @@ from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
-from .helpers import metric, settle
+from .helpers import drawn, metric, settle
 
 
 def test_home_page(page: Page, app_url, shot):
@@ -31,8 +31,11 @@ def test_compose_page_draws_and_updates(page: Page, app_url, shot):
     settle(page)
     expect(metric(page, "Diameter")).to_have_text("5")
     assert "expr=torus" in page.url
-    page.locator(".js-plotly-plot").first.wait_for(timeout=30000)
+    drawn(page, "topology_chart")
+    assert not page.locator(".js-plotly-plot").count()          # no plotly.js unless asked for
     shot(page, "compose-torus")
+    page.get_by_test_id("stSidebar").get_by_text("Interactive charts").click()
+    page.locator(".st-key-topology_chart .js-plotly-plot").wait_for(timeout=30000)
 
 
 def test_compose_large_design_from_the_url(page: Page, app_url, shot):
@@ -64,7 +67,8 @@ def test_schedule_page(page: Page, app_url, shot):
     expect(metric(page, "tb_factor")).to_have_text("0.9375")
     expect(page.get_by_text("Verified by the simulator")).to_be_visible()
     settle(page)
-    page.locator(".js-plotly-plot").nth(3).wait_for(timeout=30000)
+    for key in ("runtime_chart", "heatmap_chart", "step_chart", "tree_chart"):
+        drawn(page, key)
     shot(page, "schedule-circulant16")
     page.goto(app_url + "/schedule?expr=line(circulant(16,%5B3,4%5D),3)&algo=bfb&coll=allgather")
     expect(metric(page, "Steps")).to_have_text("6", timeout=60000)
