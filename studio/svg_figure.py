@@ -1,11 +1,12 @@
 """Plotly figures drawn as plain SVG by the server (issue 44), the pages' default drawing.
 
 A browser that draws a plotly chart first loads and compiles plotly.js: on this project's 2-CPU machine that was
-about 2 CPU seconds for the first chart of a page load and more for each further one, against 0.4 s for a
-whole trivial Streamlit page. Five SVG drawings of a 46-node topology inlined in the page cost the browser
-nothing measurable beside that page. So the pages show a figure as SVG made here from the same plotly figure
+about 2 CPU seconds for the first chart of a page load (five charts: 2.7 s), against 0.4 s for a whole
+trivial Streamlit page. Five SVG images of a 46-node topology added 0.2 s to that page (as inline SVG through
+Streamlit's markdown, 0.8 s). So the pages show a figure as SVG made here from the same plotly figure
 (``figures.py`` stays the one definition, and the PNG/SVG downloads and the interactive mode still use
-plotly), with each node, link, point and cell's hover text as an SVG ``<title>`` (the browser's own tooltip).
+plotly). Each node, link, point and cell keeps its hover text as an SVG ``<title>``: the page shows the
+drawing as an image (still), and the file opened on its own shows them as the browser's tooltips.
 
 Only the parts of plotly's figure model that the studio's figures use are drawn: scatter traces (lines with
 gaps, markers of a few symbols with per-point size, colour and angle, text) and heatmaps, on linear, log and
