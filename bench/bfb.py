@@ -83,27 +83,34 @@ def _large_case(expr: str, queue) -> None:
                whole.gb, _kernel_peak_gb(), ok))
 
 
-def large() -> None:
+def _in_child(target, *args):
+    """``target(*args, queue)`` in a spawned process: the one row it puts on the queue, or None when the process
+    ended without one (killed for memory, crashed), with its exit code."""
     import multiprocessing
 
     ctx = multiprocessing.get_context("spawn")
+    queue = ctx.Queue()
+    proc = ctx.Process(target=target, args=(*args, queue))
+    proc.start()
+    row = None
+    while row is None:
+        try:
+            row = queue.get(timeout=5)
+        except Empty:
+            if not proc.is_alive():          # say so instead of waiting for ever
+                break
+    proc.join()
+    return row, proc.exitcode
+
+
+def large() -> None:
     print(f"{'topology':<18} {'nodes':>6} {'transfers':>11} {'steps':>5} {'tb_factor':>10} {'bfb s':>7} "
           f"{'target s':>8} {'peak GB':>7} {'kernel GB':>9} {'target GB':>9} {'verify s':>8} {'cost s':>7} "
           f"{'peak GB all':>11} {'kernel GB all':>13}")
     for expr, target_s, target_gb in LARGE:
-        queue = ctx.Queue()
-        proc = ctx.Process(target=_large_case, args=(expr, queue))
-        proc.start()
-        row = None
-        while row is None:
-            try:
-                row = queue.get(timeout=5)
-            except Empty:
-                if not proc.is_alive():          # killed (out of memory) or crashed: say so instead of waiting
-                    break
-        proc.join()
+        row, exitcode = _in_child(_large_case, expr)
         if row is None:
-            print(f"{expr:<18} its process ended with exit code {proc.exitcode} before reporting", flush=True)
+            print(f"{expr:<18} its process ended with exit code {exitcode} before reporting", flush=True)
             continue
         n, count, steps, tb, seconds, gb, kernel, verify_s, cost_s, gb_all, kernel_all, ok = row
         print(f"{expr:<18} {n:>6} {count:>11} {steps:>5} {tb:>10.6f} {seconds:>7.2f} {target_s or '-':>8} "
@@ -180,9 +187,8 @@ def _allreduce_stages(expr: str, price_gb: float | None, queue) -> None:
     import json
     import resource
 
-    from solvers.core.schedule import COLUMN_FIELDS
     from solvers.registry import Work, get
-    from solvers.results_cache import MAX_ENTRY_BYTES
+    from solvers.results_cache import MAX_ENTRY_BYTES, _columns_bytes
     from solvers.runtime import Workload
     from solvers.synthesize import Result
 
@@ -211,7 +217,7 @@ def _allreduce_stages(expr: str, price_gb: float | None, queue) -> None:
     stages.mark("cost")
     result = Result(topo, schedule, verification, cost(topo, schedule), built.detail, None)
     stages.mark("cache size check")
-    kept = sum(getattr(schedule.stored_columns(), f).nbytes for f in COLUMN_FIELDS) <= MAX_ENTRY_BYTES
+    kept = _columns_bytes(result) <= MAX_ENTRY_BYTES            # the cache's own rule (a list of transfers: 0)
     stages.mark("JSON (no runtime model)")
     text = json.dumps(result.as_dict())
     priced = None
@@ -228,22 +234,9 @@ def _allreduce_stages(expr: str, price_gb: float | None, queue) -> None:
 
 
 def allreduce(expr: str, price_gb: float | None) -> None:
-    import multiprocessing
-
-    ctx = multiprocessing.get_context("spawn")
-    queue = ctx.Queue()
-    proc = ctx.Process(target=_allreduce_stages, args=(expr, price_gb, queue))
-    proc.start()
-    row = None
-    while row is None:
-        try:
-            row = queue.get(timeout=5)
-        except Empty:
-            if not proc.is_alive():
-                break
-    proc.join()
+    row, exitcode = _in_child(_allreduce_stages, expr, price_gb)
     if row is None:
-        print(f"{expr}: its process ended with exit code {proc.exitcode} before reporting")
+        print(f"{expr}: its process ended with exit code {exitcode} before reporting")
         return
     n, count, steps, tb, ok, kept, chars, seconds, rows, priced = row
     print(f"{expr}: {n} nodes, {count} transfers, {steps} steps, tb_factor {tb:.6f}, "
