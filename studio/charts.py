@@ -17,10 +17,11 @@ INTERACTIVE_KEY = "interactive_charts"
 def toggle() -> None:
     """The sidebar's switch between SVG drawings (default) and plotly charts; kept for the session."""
     st.sidebar.toggle("Interactive charts", key=INTERACTIVE_KEY,
-                      help="Zoom, pan and hover boxes (plotly). Off: the same figures as still drawings made by "
-                           "the server, which the browser shows at once. Interactive charts cost each browser "
-                           "about 2 CPU seconds on a page's first chart, which many people sharing one machine "
-                           "notice.")
+                      help="Zoom, pan and hover boxes (plotly) on Compose and Schedule too. Off, those two pages "
+                           "show the same figures as still drawings made by the server, which the browser shows "
+                           "at once; interactive charts cost each browser about 2 CPU seconds on a page's first "
+                           "chart, which many people sharing one machine notice. The other pages always use "
+                           "plotly.")
 
 
 def interactive() -> bool:

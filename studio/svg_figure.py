@@ -49,7 +49,9 @@ def figure_svg(fig, width_px: float, ident: str = "fig", *, title: bool = True) 
     (without it the top margin shrinks to what the plot needs)."""
     try:
         return _Drawing(fig.to_dict(), float(width_px), re.sub(r"[^\w-]", "_", ident), title).svg()
-    except Unsupported:
+    except (Unsupported, ArithmeticError, LookupError, TypeError, ValueError):
+        # a figure shaped unlike the studio's own (empty data, odd values): plotly draws it rather than the page
+        # failing
         return None
 
 

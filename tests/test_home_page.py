@@ -65,7 +65,8 @@ def test_every_example_opens_on_compose_and_is_drawn():
         assert not at.exception and not at.error, expr
         nodes = int(next(m.value for m in at.metric if m.label == "Nodes"))
         assert nodes <= min(512, MAX_DRAWN_NODES), f"{expr}: {nodes} nodes"
-        assert at.get("plotly_chart"), f"{expr} is not drawn"
+        # drawn by the server as an image (studio.charts), or by plotly where the drawing does not cover it
+        assert at.get("image") or at.get("plotly_chart"), f"{expr} is not drawn"
         assert not [i.value for i in at.info if "too many to draw" in i.value]
 
 
