@@ -6,9 +6,9 @@ bench/load.py's latencies, where twenty Chromium contexts share the machine's CP
 Each session is a new browser context that takes bench/load.py's two steps (Compose of its gkautz design, then
 Schedule of its bfb allgather) one after the other, each until its text shows and then 3 s more, so the work a
 page does after its text appears (drawing, layout) counts too. Per step it reads the CPU time (user + system,
-/proc) of every Chromium process by its type (renderer, browser, GPU, network) and of the app server with its
-solve children; a ratio row divides the app's figures by the floor's (bench/floor_app.py) of the same step.
-Linux only (/proc).
+psutil) of every Chromium process by its type (renderer, browser, GPU, network) and of the app server with its
+solve children, reaped ones included; a ratio row divides the app's figures by the floor's (bench/floor_app.py)
+of the same step.
 """
 from __future__ import annotations
 
@@ -22,52 +22,30 @@ import time
 
 from bench.app_server import start_app
 from bench.load import CHROMIUM, CHROMIUM_ARGS, STEPS, app_steps, floor_steps
+from bench.load_server import tree_cpu_s
 
-TICK = os.sysconf("SC_CLK_TCK")
 SETTLE_S = 3.0
 
 
-def _processes() -> dict[int, tuple[int, str, float]]:
-    """pid -> (parent pid, kind, CPU seconds) of every process."""
-    out = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
+def cpu_by_kind(browser_root: int, server_root: int) -> dict[str, float]:
+    """CPU seconds so far: the server's process tree (``load_server.tree_cpu_s``: reaped solve children
+    included), and every other process under ``browser_root`` (this script: Chromium and Playwright's driver) by
+    Chromium's process type, each with the children it has reaped."""
+    import psutil
+
+    totals = {"server": tree_cpu_s(server_root)}
+    server = {server_root, *(p.pid for p in psutil.Process(server_root).children(recursive=True))}
+    for proc in psutil.Process(browser_root).children(recursive=True):
+        if proc.pid in server:
             continue
         try:
-            with open(f"/proc/{entry}/stat") as fh:
-                stat = fh.read()
-            with open(f"/proc/{entry}/cmdline", "rb") as fh:
-                cmd = fh.read().decode(errors="replace")
-        except OSError:
+            kind = re.search(r"--type=([a-z-]+)", " ".join(proc.cmdline()))
+            t = proc.cpu_times()
+        except psutil.Error:               # gone between the listing and the reading: its parent counts it now
             continue
-        rest = stat[stat.rfind(")") + 2:].split()
-        kind = re.search(r"--type=([a-z-]+)", cmd)
-        out[int(entry)] = (int(rest[1]), kind.group(1) if kind else cmd.split("\0")[0].rsplit("/", 1)[-1],
-                           (int(rest[11]) + int(rest[12])) / TICK)
-    return out
-
-
-def cpu_by_kind(browser_root: int, server_root: int) -> dict[str, float]:
-    """CPU seconds so far: Chromium's processes under ``browser_root`` by kind, and the server's tree."""
-    procs = _processes()
-    children: dict[int, list[int]] = {}
-    for pid, (ppid, _, _) in procs.items():
-        children.setdefault(ppid, []).append(pid)
-
-    def tree(root: int) -> list[int]:
-        found, todo = [], [root]
-        while todo:
-            pid = todo.pop()
-            found.append(pid)
-            todo += children.get(pid, [])
-        return found
-    server = set(tree(server_root))
-    totals = {"server": sum(procs[p][2] for p in server if p in procs)}
-    for pid in tree(browser_root):
-        if pid in procs and pid not in server and pid != browser_root:
-            kind = procs[pid][1]
-            kind = kind if kind in ("renderer", "gpu-process", "utility") else "browser, driver"
-            totals[kind] = totals.get(kind, 0.0) + procs[pid][2]
+        kind = kind.group(1) if kind and kind.group(1) in ("renderer", "gpu-process", "utility") \
+            else "browser, driver"
+        totals[kind] = totals.get(kind, 0.0) + t.user + t.system + t.children_user + t.children_system
     return totals
 
 
