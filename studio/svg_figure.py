@@ -222,8 +222,8 @@ class _Axis:
         if self.kind == "category":
             self.lo, self.hi = -0.5, max(len(self.categories), 1) - 0.5
             return
-        if self.lo is None:
-            self.lo, self.hi = (0.0, 1.0) if not self.log() else (0.0, 1.0)
+        if self.lo is None:                       # nothing to show: plotly's empty range (decades 1 to 10 on log)
+            self.lo, self.hi = 0.0, 1.0
         if self.hi == self.lo:
             self.lo, self.hi = self.lo - 1, self.hi + 1
         if self.pad:
@@ -243,11 +243,9 @@ class _Axis:
         return float(v)
 
     def px(self, v) -> float | None:
+        """The pixel of data value ``v`` (None for one the axis cannot show: a gap, a non-positive value on log)."""
         u = self.unit(v)
-        if u is None:
-            return None
-        a, b = (self.hi, self.lo) if self.reversed() else (self.lo, self.hi)
-        return self.p0 + (u - a) / (b - a) * (self.p1 - self.p0)
+        return None if u is None else self.px_unit(u)
 
     def px_unit(self, u: float) -> float:
         a, b = (self.hi, self.lo) if self.reversed() else (self.lo, self.hi)
