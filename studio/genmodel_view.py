@@ -16,6 +16,7 @@ from solvers.genmodel import (FitError, GenModelParams, ModelOptions, ParamsErro
 from solvers.genmodel.fit import MAX_CSV_CHARS, design_matrix
 from solvers.genmodel.params import PRESETS
 from solvers.genmodel.tree import PRESET_TREES
+from studio.metric_grid import metric, metric_columns
 from studio.tables import blank_missing
 from studio.uploads import UploadError, read_upload_text
 from studio.genmodel_figures import (breakdown_figure, comparison_figure, factorization_figure, fit_figure,
@@ -161,7 +162,7 @@ def _calibration() -> None:
     except FitError as exc:
         st.error(f"Cannot fit: {exc}")
         return
-    c = st.columns(5)
+    c = metric_columns(5)
     c[0].metric("α (s)", f"{result.alpha:.4g}")
     c[1].metric("2β+γ (s/float)", f"{result.beta2_gamma:.4g}")
     c[2].metric("δ (s/float)", f"{result.delta:.4g}")
@@ -213,7 +214,7 @@ def _gentree() -> None:
     st.plotly_chart(tree_figure(result.tree, labels), key="gm_tree_fig")
     st.dataframe(blank_missing(result.to_frame()), hide_index=True, key="gm_tree_table")
     times = result.comparison()
-    st.metric("GenTree AllReduce (s)", f"{result.total:.4g}")
+    metric("GenTree AllReduce (s)", f"{result.total:.4g}")
     st.plotly_chart(comparison_figure(times), key="gm_tree_cmp")
     n = result.tree.n
     if n & (n - 1):

@@ -362,13 +362,21 @@ def panel(prefix: str, designs: Sequence[tuple[str, Callable[[], Topology]]], co
     runtime model of ``algos`` on one of ``designs`` ((name, loader) pairs; a choice where there are several):
     the figure, the summary and the skipped synthesizers. ``collective``: the page's, used where the log does not
     name its own. A bad log or a log of another machine is one ``st.error`` line. Widget keys start with
-    ``prefix``."""
+    ``prefix``.
+
+    The box is made only while open (``widgets.lazy_expander``, key ``{prefix}measured_open``): its uploader
+    alone cost every browser about 0.3 CPU s per page view (issue 44). An uploaded log is kept in the session
+    (``{prefix}measured_kept``) once it reads, so that closing the box, which removes the uploader and its file, does not lose
+    it; reopened, the box shows it again until "Forget it"."""
     import streamlit as st
 
     from studio.uploads import read_at_most
+    from studio.widgets import lazy_expander
 
-    sample_key = f"{prefix}measured_sample"
-    with st.expander("Measured (nccl-tests / rccl-tests log)", expanded=bool(st.session_state.get(sample_key))):
+    sample_key, kept_key = f"{prefix}measured_sample", f"{prefix}measured_kept"
+    with lazy_expander("Measured (nccl-tests / rccl-tests log)", f"{prefix}measured_open") as box:
+        if not box:
+            return
         names = [name for name, _ in designs]
         design, load = designs[0]
         if len(designs) > 1:
@@ -388,6 +396,12 @@ def panel(prefix: str, designs: Sequence[tuple[str, Callable[[], Topology]]], co
             name, data = upload.name, read_at_most(upload, MAX_LOG_BYTES)
         elif st.session_state.get(sample_key):
             name, data = SAMPLE_LOG.name, SAMPLE_LOG.read_bytes()
+        elif st.session_state.get(kept_key):
+            name, data = st.session_state[kept_key]
+            note, forget = st.columns([3, 1])
+            note.caption(f"{name}: the log uploaded before, kept for this session.")
+            forget.button("Forget it", key=f"{prefix}measured_forget",
+                          on_click=lambda: st.session_state.pop(kept_key, None))
         else:
             st.caption("Upload a log, or use the sample log (16 ranks: try biring(16) with allreduce).")
             return
@@ -400,6 +414,8 @@ def panel(prefix: str, designs: Sequence[tuple[str, Callable[[], Topology]]], co
 
             st.error(f"{name}: {for_page(exc)}")
             return
+        if upload is not None:                  # a log that reads: kept for when the box is closed and reopened
+            st.session_state[kept_key] = (name, data)
         st.plotly_chart(view.figure(), key=f"{prefix}measured_chart")
         st.markdown(view.summary + ".")
         c = view.calibration

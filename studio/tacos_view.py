@@ -14,6 +14,7 @@ from solvers.synthesize import ALGORITHMS
 from solvers.tacos import TacosResult, tacos_ilp
 from solvers.tacos.ilp import MAX_BINARIES
 from studio.figures import tacos_gantt
+from studio.metric_grid import metric_columns
 from studio.widgets import option_controls, synthesize_with_bar
 
 Options = tuple
@@ -44,7 +45,7 @@ def _ilp(key: str, chunks: int, chunk_bytes: float, _topo):
 def metrics(found: TacosResult) -> None:
     """TACOS's own figures, after the runtime model's: its clock, the gap to its ingress bound, the chunk size,
     the synthesis time and the sends."""
-    c = st.columns(5)
+    c = metric_columns(5)
     c[0].metric("TACOS's own clock (µs)", f"{found.time_us:.5g}", delta=f"its bound {found.bound_us:.5g}",
                 delta_color="off" if found.gap < 1e-9 else "inverse",
                 help="TACOS's own continuous-time estimate, a second figure: alpha + chunk/bandwidth per link at "

@@ -16,6 +16,7 @@ from solvers.synthesize import ALGORITHMS
 from solvers.teccl import Composed, TecclResult, read_demand_matrix
 from solvers.teccl.instance import MAX_DEMAND_TEXT
 from studio.figures import MAX_DRAWN_NODES, epoch_figure, epoch_gantt
+from studio.metric_grid import metric_columns
 from studio.uploads import UploadError, read_upload_text
 from studio.widgets import MISSING, option_controls, synthesize_with_bar
 
@@ -125,7 +126,7 @@ def _status(p: TecclResult) -> str:
 def metrics(found) -> None:
     """Transfer time, algbw, epochs, status and whether K is proven minimal."""
     ps = parts(found)
-    c = st.columns(5)
+    c = metric_columns(5)
     c[0].metric("TE-CCL's epoch time (µs)", _us(found.transfer_time_us),
                 help="TE-CCL's own clock, a second figure: the epoch at whose start the last demand is met, times "
                      "the epoch length" + ("; the sum of the parts'" if len(ps) > 1 else "")

@@ -10,6 +10,7 @@ from typing import Any, Callable
 import streamlit as st
 
 from solvers.registry import OptionSpec, Synthesizer
+from studio.metric_grid import metric_columns
 
 Custom = Callable[[OptionSpec, object], object]
 MISSING = object()          # a custom widget's answer when its value is missing (the page stops there)
@@ -307,7 +308,7 @@ def runtime_metrics(result, work, model=None) -> None:
         st.error(f"the runtime model cannot time this schedule: {str(exc).splitlines()[0] if str(exc) else exc}")
         return
     run = priced.run
-    c = st.columns(4)
+    c = metric_columns(4)
     c[0].metric("Runtime (µs)", f"{run.time_us:.4g}", delta=f"bound {priced.bound_us:.4g}", delta_color="off",
                 help=f"The runtime model for M = {prices.total_bytes:.4g} bytes ({prices.price_label}); the bound is "
                      "the least time any schedule of this collective can take on this fabric in the same prices.")

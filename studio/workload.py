@@ -67,48 +67,67 @@ def _price_file(where) -> None:
         where.caption(f"From {cal[2]}: alpha {cal[0]:g} µs, B {cal[1]:g} GB/s per node.")
 
 
+WORKLOAD_OPEN = "workload_open"        # the sidebar's "Change the workload" box: open (its widgets shown) or not
+
+
 def sidebar() -> Workload:
-    """The workload inputs, shown in the sidebar of every page (values kept across pages)."""
+    """The workload of every page, in the sidebar: a one-line summary always, its inputs in a box that is made
+    only while open (``widgets.lazy_expander``, key ``WORKLOAD_OPEN``). Every input widget type a page shows costs
+    each browser its code's load and first layout, about 0.4 CPU s for these (issue 44), so they stay closed until
+    asked for. Their values are kept across pages and while the box is closed: each run stores them again as
+    session values, which Streamlit keeps where it would drop the state of a widget not shown."""
+    from studio.widgets import lazy_expander
+
     for key, value in DEFAULTS.items():
-        st.session_state.setdefault(key, value)
+        st.session_state[key] = st.session_state.get(key, value)
     with st.sidebar:
         st.markdown("**Workload**")
-        st.number_input("M, vector size (bytes)", min_value=1.0, max_value=MAX_BYTES, step=1e6, key="w_bytes",
-                        format="%.4g", help=f"The whole vector of a collective; each of N nodes owns M/N. Default "
-                                            f"{DEFAULT.total_bytes:g}, as the CLI's --bytes.")
-        prices = st.radio("Link prices", list(PRICE_CHOICES), key="w_prices", format_func=PRICE_CHOICES.get,
-                          help="How every time on every page is priced (the CLI's --prices): uniform alpha per send "
-                               "and links scaled so a node's egress is B (default), each link's own alpha and "
-                               "bandwidth as the fabric declares them, or alpha and B measured on a real machine.")
-        calibrated = prices == "calibrated"
-        from_file = calibrated and "w_cal" in st.session_state      # the file's alpha and B rule
-        st.number_input("alpha, latency per send (µs)", min_value=0.0, max_value=MAX_ALPHA_US, step=1.0,
-                        key="w_alpha", disabled=from_file,
-                        help=f"Latency of every send a GPU makes (default {DEFAULT.alpha_us:g}, as --alpha); "
-                             "the step model charges it once per step: T_L = steps × alpha.")
-        st.number_input("B, node bandwidth (GB/s)", min_value=MIN_BANDWIDTH_GBS, max_value=MAX_BANDWIDTH_GBS,
-                        step=1.0, key="w_bandwidth", disabled=from_file,
-                        help=f"A node's total egress bandwidth, links scaled to it (default "
-                             f"{DEFAULT.bandwidth_gbs:g}, as --bandwidth); the step model's "
-                             "T_B = tb_factor × M / B. 100 Gb/s = 12.5 GB/s.")
-        if calibrated:
-            _price_file(st)
-        if prices == "links":
-            st.caption("alpha and B above price only the step model, the second figure.")
-        model = st.radio("Second figure", COST_MODELS, key="w_cost", horizontal=True,
-                         help="Times always come from the runtime model with the prices above. The step model "
-                              "(steps × alpha + tb_factor × M/B) is shown beside them; GenModel adds, per step, "
-                              "the incast (fan-in above w_t), reduction (gamma) and memory (delta) terms of the "
-                              "GenModel paper (Eq. 11), with the preset's parameters.")
-        if model == "GenModel":
-            from solvers.genmodel import PRESETS
-
-            st.selectbox("GenModel parameters", sorted(PRESETS), key="w_genmodel",
-                         help="gamma, delta, epsilon and w_t from the paper's Table 5 tiers")
+        summary = st.empty()
+        with lazy_expander("Change the workload", WORKLOAD_OPEN) as box:
+            if box:
+                _inputs()
         work = current()
-        st.caption(f"Prices: {work.price_label}.")
+        summary.caption(f"M = {work.total_bytes:.4g} bytes; prices: {work.price_label}"
+                        + ("; second figure: GenModel (" + work.genmodel_preset + ")"
+                           if work.cost_model == "GenModel" else "") + ".")
         st.divider()
     return work
+
+
+def _inputs() -> None:
+    """The workload's input widgets (keys ``w_*``, ``DEFAULTS``)."""
+    st.number_input("M, vector size (bytes)", min_value=1.0, max_value=MAX_BYTES, step=1e6, key="w_bytes",
+                    format="%.4g", help=f"The whole vector of a collective; each of N nodes owns M/N. Default "
+                                        f"{DEFAULT.total_bytes:g}, as the CLI's --bytes.")
+    prices = st.radio("Link prices", list(PRICE_CHOICES), key="w_prices", format_func=PRICE_CHOICES.get,
+                      help="How every time on every page is priced (the CLI's --prices): uniform alpha per send "
+                           "and links scaled so a node's egress is B (default), each link's own alpha and "
+                           "bandwidth as the fabric declares them, or alpha and B measured on a real machine.")
+    calibrated = prices == "calibrated"
+    from_file = calibrated and "w_cal" in st.session_state      # the file's alpha and B rule
+    st.number_input("alpha, latency per send (µs)", min_value=0.0, max_value=MAX_ALPHA_US, step=1.0,
+                    key="w_alpha", disabled=from_file,
+                    help=f"Latency of every send a GPU makes (default {DEFAULT.alpha_us:g}, as --alpha); "
+                         "the step model charges it once per step: T_L = steps × alpha.")
+    st.number_input("B, node bandwidth (GB/s)", min_value=MIN_BANDWIDTH_GBS, max_value=MAX_BANDWIDTH_GBS,
+                    step=1.0, key="w_bandwidth", disabled=from_file,
+                    help=f"A node's total egress bandwidth, links scaled to it (default "
+                         f"{DEFAULT.bandwidth_gbs:g}, as --bandwidth); the step model's "
+                         "T_B = tb_factor × M / B. 100 Gb/s = 12.5 GB/s.")
+    if calibrated:
+        _price_file(st)
+    if prices == "links":
+        st.caption("alpha and B above price only the step model, the second figure.")
+    model = st.radio("Second figure", COST_MODELS, key="w_cost", horizontal=True,
+                     help="Times always come from the runtime model with the prices above. The step model "
+                          "(steps × alpha + tb_factor × M/B) is shown beside them; GenModel adds, per step, "
+                          "the incast (fan-in above w_t), reduction (gamma) and memory (delta) terms of the "
+                          "GenModel paper (Eq. 11), with the preset's parameters.")
+    if model == "GenModel":
+        from solvers.genmodel import PRESETS
+
+        st.selectbox("GenModel parameters", sorted(PRESETS), key="w_genmodel",
+                     help="gamma, delta, epsilon and w_t from the paper's Table 5 tiers")
 
 
 def current() -> Workload:

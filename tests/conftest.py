@@ -34,3 +34,11 @@ def open_boxes(at, *keys: str, interactive: bool = False):
     if interactive:
         at.session_state["interactive_charts"] = True
     return at
+
+
+def shown_metrics(at) -> list:
+    """Every headline number on the page (``studio.metric_grid``'s grids, drawn as page text), in order: objects
+    with ``label``, ``value``, ``delta`` and ``help``, as ``at.metric`` gives for ``st.metric``."""
+    from studio.metric_grid import parse
+
+    return [m for md in at.markdown if "ts-metric" in md.value for m in parse(md.value)]

@@ -5,7 +5,7 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from .conftest import ROOT, open_boxes, switch_page
+from .conftest import ROOT, open_boxes, shown_metrics, switch_page
 from .helpers import chromium_present
 
 COMPOSE = "compose"            # url_paths of the app's pages
@@ -25,7 +25,7 @@ def open_page(page, expr=None, *boxes, interactive=False):
 
 
 def metrics(at):
-    return {m.label: m.value for m in at.metric}
+    return {m.label: m.value for m in shown_metrics(at)}
 
 
 def test_home_page_explains_and_links():
@@ -34,6 +34,7 @@ def test_home_page_explains_and_links():
     text = " ".join(m.value for m in at.markdown)
     captions = " ".join(c.value for c in at.caption)
     assert "Compose" in text and "Schedule" in text and "runtime model" in captions and "step model" in captions
+    open_boxes(at, "workload_open").run()              # the workload's inputs
     assert at.number_input(key="w_alpha").value == 10.0 and at.number_input(key="w_bandwidth").value == 12.5
 
 
@@ -117,11 +118,13 @@ def test_schedule_page_acceptance_bfb_on_the_1024_node_design():
 def test_schedule_page_draws_its_figures_as_images_until_asked_for_interactive_charts():
     at = open_page(SCHEDULE, "circulant(8,[2,3])")
     assert not at.exception and not at.get("plotly_chart")
-    assert len(at.get("image")) == 5                 # runtime, heatmap, utilisation, step, tree
+    assert len(at.get("image")) == 3                 # runtime, heatmap, utilisation
     assert not any("Hall set: sources" in d.value for d in at.dataframe)   # the BFB report: made once opened
     assert "x_export" not in [b.key for b in at.button]               # the export panel too
-    at = open_page(SCHEDULE, "circulant(8,[2,3])", "report_open", "export_open")
+    assert not at.slider and "source" not in [b.key for b in at.selectbox]     # and the step-by-step box
+    at = open_page(SCHEDULE, "circulant(8,[2,3])", "report_open", "export_open", "steps_open")
     assert any("Hall set: sources" in d.value for d in at.dataframe) and "x_export" in [b.key for b in at.button]
+    assert len(at.get("image")) == 5                 # and the step and tree drawings
     # 1024 nodes: utilisation is a bar strip, which the drawing does not cover, and the load heatmap has more
     # cells (4,096 links x 6 steps) than it draws: plotly shows both, the runtime curve is drawn
     at = open_page(SCHEDULE, "line(circulant(16,[3,4]),3)")
@@ -148,14 +151,14 @@ def _modelled(expr, algo, coll, total_bytes=1e6, alpha=10.0, bandwidth=12.5):
 
 
 def test_schedule_page_widgets_and_figures():
-    at = open_page(SCHEDULE, "circulant(8,[2,3])", interactive=True)
+    at = open_page(SCHEDULE, "circulant(8,[2,3])", "steps_open", interactive=True)
     assert not at.exception
     m = metrics(at)
     assert (m["Steps"], m["tb_factor"], m["BW-optimal"]) == ("2", "0.8750", "yes")
     assert len(at.get("plotly_chart")) == 5   # runtime, heatmap, utilisation, step, tree
     # the runtime model for the sidebar's workload, its bound, algbw, busbw and P
     run, bound = _modelled("circulant(8,[2,3])", "bfb", "allgather")
-    runtime = next(x for x in at.metric if x.label == "Runtime (µs)")
+    runtime = next(x for x in shown_metrics(at) if x.label == "Runtime (µs)")
     assert float(m["Runtime (µs)"]) == pytest.approx(run.time_us, rel=1e-3)
     assert runtime.delta == f"bound {bound:.4g}"
     assert float(m["algbw (GB/s)"]) == pytest.approx(run.algbw_gbs, rel=1e-3)
@@ -171,6 +174,7 @@ def test_schedule_page_widgets_and_figures():
     util = json.loads(at.get("plotly_chart")[2].proto.spec)["data"][0]["z"]
     cells = [v for row in util for v in row if v is not None]
     assert all(0 <= v <= 1 for v in cells) and max(cells) == pytest.approx(max(run.utilisation().values()))
+    open_boxes(at, "workload_open").run()              # the workload's inputs
     at.number_input(key="w_alpha").set_value(1.0).run()
     run, _ = _modelled("circulant(8,[2,3])", "bfb", "allgather", alpha=1.0)
     assert float(metrics(at)["Runtime (µs)"]) == pytest.approx(run.time_us, rel=1e-3)
@@ -178,7 +182,8 @@ def test_schedule_page_widgets_and_figures():
     at.slider(key="step").set_value(2).run()
     step_fig = json.loads(at.get("plotly_chart")[3].proto.spec)
     assert step_fig["layout"]["title"]["text"].startswith("Links busy in step 2")
-    labels = {b.label for b in at.get("download_button")}
+    assert not at.get("download_button")                               # the closed box's buttons are not made
+    labels = {b.label for b in open_boxes(at, "downloads_open").run().get("download_button")}
     assert "Schedule JSON" in labels and any(label.endswith("(.lp)") for label in labels)
     at.selectbox(key="coll").set_value("allreduce").run()
     assert metrics(at)["Steps"] == "4" and metrics(at)["tb_factor"] == "1.7500"
@@ -202,7 +207,7 @@ def test_schedule_page_too_large_for_the_model_says_so(monkeypatch):
     import studio.pages.schedule as schedule
 
     monkeypatch.setattr(schedule, "MAX_MODEL_TRANSFERS", 10)
-    at = open_page(SCHEDULE, "circulant(8,[2,3])", interactive=True)
+    at = open_page(SCHEDULE, "circulant(8,[2,3])", "steps_open", interactive=True)
     assert not at.exception and not at.error
     m = metrics(at)
     assert "Runtime (µs)" not in m and float(m["Step model (µs)"]) == pytest.approx(90.0)

@@ -7,6 +7,7 @@ import pytest
 
 from studio.cli import main
 
+from .conftest import open_boxes
 from .test_teccl_page import metrics, open_schedule
 
 
@@ -58,6 +59,7 @@ def test_app_sidebar_genmodel_prices_the_schedule():
     assert not at.exception and not at.error
     plain = metrics(at)
     assert "GenModel (µs)" not in plain
+    open_boxes(at, "workload_open").run()              # the workload's inputs
     at.radio(key="w_cost").set_value("GenModel").run()
     assert not at.exception and not at.error
     m = metrics(at)

@@ -12,7 +12,7 @@ from solvers.runtime import Execution, simulate
 from solvers.synthesize import synthesize
 from topologies import parse_topology
 
-from .conftest import ROOT, switch_page
+from .conftest import ROOT, switch_page, open_boxes
 
 FINDER = "finder"
 
@@ -48,6 +48,7 @@ def test_frontier_at_1024_is_table4_with_the_recommendation():
 
 def test_large_messages_move_the_recommendation_to_the_bandwidth_end():
     at = open_1024()
+    open_boxes(at, "workload_open").run()              # the workload's inputs
     at.number_input(key="w_bytes").set_value(1e10).run()
     df = at.dataframe[0].value
     assert list(df[""]).index("★") == len(df) - 1

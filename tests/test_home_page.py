@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 from studio.figures import MAX_DRAWN_NODES
 
-from .conftest import ROOT, switch_page
+from .conftest import ROOT, shown_metrics, switch_page
 
 
 def home():
@@ -63,7 +63,7 @@ def test_every_example_opens_on_compose_and_is_drawn():
     for expr in examples:
         at = open_compose(expr)
         assert not at.exception and not at.error, expr
-        nodes = int(next(m.value for m in at.metric if m.label == "Nodes"))
+        nodes = int(next(m.value for m in shown_metrics(at) if m.label == "Nodes"))
         assert nodes <= min(512, MAX_DRAWN_NODES), f"{expr}: {nodes} nodes"
         # drawn by the server as an image (studio.charts), or by plotly where the drawing does not cover it
         assert at.get("image") or at.get("plotly_chart"), f"{expr} is not drawn"
@@ -87,10 +87,10 @@ def test_a_second_link_in_the_same_session_opens_its_design(first, second):
     """Same-tab links keep the session: a link to Compose with another ?expr= must open that design, not the
     one the session last showed."""
     at = open_compose(first)
-    assert next(m.value for m in at.metric if m.label == "Nodes") == "256"
+    assert next(m.value for m in shown_metrics(at) if m.label == "Nodes") == "256"
     switch_page(at, "").run()               # Home: the default page, url path ""
     at.query_params["expr"] = second
     switch_page(at, "compose").run()
     assert not at.exception
     assert at.text_input(key="expr").value == second
-    assert next(m.value for m in at.metric if m.label == "Nodes") == "24"
+    assert next(m.value for m in shown_metrics(at) if m.label == "Nodes") == "24"

@@ -16,7 +16,7 @@ from solvers.synthesize import synthesize
 from topologies.expression import parse_topology
 from topologies.properties import diameter, moore_diameter_directed
 
-from .conftest import ROOT, switch_page
+from .conftest import ROOT, open_boxes, shown_metrics, switch_page
 
 LEARN = "learn"
 CHARTS = ["ring", "diameter", "share", "base", "line", "frontier", "frontier sizes", "genmodel", "gantt", "machine", "failures"]
@@ -30,8 +30,8 @@ def open_learn():
 
 
 def metric(at, label: str) -> str:
-    found = [m.value for m in at.metric if m.label == label]
-    assert len(found) == 1, f"{label!r} among {[m.label for m in at.metric]}"
+    found = [m.value for m in shown_metrics(at) if m.label == label]
+    assert len(found) == 1, f"{label!r} among {[m.label for m in shown_metrics(at)]}"
     return found[0]
 
 
@@ -120,6 +120,7 @@ def test_ring_controls_and_the_sidebar_update_the_numbers():
     assert int(metric(at, "steps (Π)")) == low.steps
     assert int(metric(at, "steps (bound)")) == 2 * moore_diameter_directed(16, 2)
     before = at.info[0].value
+    open_boxes(at, "workload_open").run()              # the workload's inputs
     at.number_input(key="w_alpha").set_value(1.0).run()           # cheaper steps: the crossover moves down
     assert at.info[0].value != before
     _check_crossover(at.info[0].value, 16, 2, 1.0)

@@ -16,7 +16,7 @@ from solvers.runtime.measured import read_bench_log
 from studio.measured_view import SAMPLE_LOG, MeasuredError, measured_vs_model
 from topologies import load
 
-from .conftest import ROOT, switch_page
+from .conftest import ROOT, open_boxes, switch_page
 from .helpers import chromium_present
 
 ALGOS = ["ring", "ring_uni", "dbt", "sptree", "bfb", "forestcoll"]       # dbt does not apply to biring(16)
@@ -119,6 +119,8 @@ def test_the_schedule_page_draws_the_sample_log_beside_the_model():
     at = switch_page(at, "schedule").run()
     assert not at.exception and not at.error
     charts = len(at.get("plotly_chart"))
+    assert not [b for b in at.button if b.key == "s_measured_sample_button"]     # the closed box is not made
+    at = open_boxes(at, "s_measured_open").run()
     at.button(key="s_measured_sample_button").click().run()
     assert not at.exception and not at.error
     assert len(at.get("plotly_chart")) == charts + 1
@@ -130,8 +132,28 @@ def test_the_schedule_page_draws_the_sample_log_beside_the_model():
     assert not at.exception and at.session_state["w_prices"] == "calibrated"
     alpha, bw, source = at.session_state["w_cal"]
     assert alpha == pytest.approx(6.0, rel=0.25) and bw == pytest.approx(40.0, rel=0.10) and "ring fit" in source
-    assert any(c.value.startswith("Prices: calibrated (ring fit") for c in at.sidebar.caption)
+    assert any("prices: calibrated (ring fit" in c.value for c in at.sidebar.caption)
 
+
+
+def test_an_uploaded_log_outlives_closing_its_box():
+    """The measured box is made only while open (issue 44): closing it removes the uploader and its file, and the
+    log uploaded stays in the session until "Forget it"."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    at.query_params.update({"expr": "biring(16)", "algo": "ring", "coll": "allreduce"})
+    at = open_boxes(switch_page(at, "schedule").run(), "s_measured_open").run()
+    charts = len(at.get("plotly_chart"))
+    at.get("file_uploader")[0].set_value(("mine.log", SAMPLE_LOG.read_bytes(), "text/plain")).run()
+    assert not at.exception and not at.error and len(at.get("plotly_chart")) == charts + 1
+    at.session_state["s_measured_open"] = False
+    at.run()
+    assert not at.get("file_uploader") and len(at.get("plotly_chart")) == charts
+    at = open_boxes(at, "s_measured_open").run()
+    assert len(at.get("plotly_chart")) == charts + 1 and not at.exception
+    assert any(c.value.startswith("mine.log: the log uploaded before") for c in at.caption)
+    at.button(key="s_measured_forget").click().run()
+    assert len(at.get("plotly_chart")) == charts and "s_measured_kept" not in at.session_state
+    assert any(c.value.startswith("Upload a log, or use the sample log") for c in at.caption)
 
 def _bad_upload_page():
     """The panel with an upload that is not a benchmark log (AppTest cannot upload a file: the uploader is
@@ -151,6 +173,7 @@ def _bad_upload_page():
         def seek(self, n):
             pass
 
+    st.session_state["t_measured_open"] = True           # the box, made only while open
     real = DeltaGenerator.file_uploader
     DeltaGenerator.file_uploader = lambda self, *a, **k: Upload()
     try:
@@ -166,3 +189,4 @@ def test_a_bad_upload_is_one_error_line_and_nothing_else_breaks():
     assert [e.value for e in at.error] == ["bad.log: no data rows (size count type redop root time algbw busbw "
                                            "#wrong ...): not an nccl-tests or rccl-tests log"]
     assert [m.value for m in at.markdown][-1] == "still here" and not at.get("plotly_chart")
+    assert "t_measured_kept" not in at.session_state                 # a log that does not read is not kept

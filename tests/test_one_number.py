@@ -17,7 +17,7 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from .conftest import ROOT, switch_page
+from .conftest import ROOT, open_boxes, shown_metrics, switch_page
 
 SIZES = (1.0e4, 1.0e6, 1.0e8)
 COLL = "allreduce"
@@ -74,7 +74,7 @@ def _app():
 
 
 def _page_time(at) -> float:
-    return float(next(m for m in at.metric if m.label == "Runtime (µs)").value)
+    return float(next(m for m in shown_metrics(at) if m.label == "Runtime (µs)").value)
 
 
 @pytest.mark.parametrize("design", list(DESIGNS))
@@ -84,7 +84,7 @@ def test_schedule_page_equals_compare(compared, design):
     every synthesizer)."""
     at = _app().run()
     at.query_params["expr"] = design
-    at = switch_page(at, "schedule").run()
+    at = open_boxes(switch_page(at, "schedule"), "workload_open").run()      # the workload's inputs too
     at.selectbox(key="coll").set_value(COLL).run()
     algos = list(compared[(design, 1e6)])
     for algo in algos:
@@ -125,9 +125,9 @@ def test_tacos_on_gkautz_shows_one_time_everywhere(compared):
     # one bound too: it read 230 us beside BFB and 1000 us (TACOS's ingress bound) beside TACOS
     bound = cli("compare", "gkautz(2,16)", "--collective", COLL, "--algos", "bfb", "--json")["rows"][0]
     assert bound["algo"] == "lower bound" and bound["time_us"] == pytest.approx(230.0)
-    runtime = next(m for m in at.metric if m.label == "Runtime (µs)")
+    runtime = next(m for m in shown_metrics(at) if m.label == "Runtime (µs)")
     assert runtime.delta == f"bound {bound['time_us']:.4g}"
-    labels = [m.label for m in at.metric]
+    labels = [m.label for m in shown_metrics(at)]
     assert "TACOS's own clock (µs)" in labels and "Collective time (µs)" not in labels
     cli_doc = cli("schedule", "gkautz(2,16)", "--algo", "tacos", "--collective", COLL, "--json")
     assert cli_doc["time_us"] == pytest.approx(want, rel=REL) and cli_doc["bytes"] == 1e6
@@ -141,6 +141,7 @@ def test_the_fabrics_own_prices_agree_too():
     at = _app().run()
     at.query_params["expr"] = design
     at = switch_page(at, "schedule").run()
+    open_boxes(at, "workload_open").run()              # the workload's inputs
     at.radio(key="w_prices").set_value("links").run()
     at.selectbox(key="coll").set_value(COLL).run()
     for algo, t in times.items():

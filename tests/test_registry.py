@@ -16,7 +16,7 @@ from solvers.registry import AllgatherSynthesizer, ALGORITHMS, option, register,
 from studio.cli import main
 from topologies import load
 
-from .conftest import switch_page
+from .conftest import shown_metrics, switch_page
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -74,7 +74,7 @@ def test_a_registered_synthesizer_is_on_the_schedule_page(toy):
     at.selectbox(key="algo").set_value("toy").run()
     assert not at.exception
     assert at.number_input(key="o_toy_rounds").value == 1          # its control, from its Options
-    assert {m.label: m.value for m in at.metric}["Steps"] == "5"     # sptree on ring(6): D = 5 steps
+    assert {m.label: m.value for m in shown_metrics(at)}["Steps"] == "5"     # sptree on ring(6): D = 5 steps
 
 
 def test_a_registered_synthesizer_runs_in_compare_and_exports(toy):

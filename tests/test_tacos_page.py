@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from .conftest import ROOT  # noqa: F401  (AppTest runs app.py from the repository root)
+from .conftest import ROOT, open_boxes  # noqa: F401  (AppTest runs app.py from the repository root)
 from .test_teccl_page import metrics, open_schedule
 
 MESH = "mesh(5,5,bw=50,alpha_ns=500,gib=1)"
@@ -16,6 +16,7 @@ def titles(at):
 
 def test_schedule_page_tacos_mesh_meets_the_reference_value():
     at = open_schedule(MESH, algo="tacos")
+    open_boxes(at, "workload_open").run()              # the workload's inputs
     at.number_input(key="w_bytes").set_value(float(1024 << 20)).run()
     assert not at.exception and not at.error
     m = metrics(at)

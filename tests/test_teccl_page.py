@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 from solvers.teccl import teccl
 from topologies import load
 
-from .conftest import ROOT, open_boxes, switch_page
+from .conftest import ROOT, open_boxes, shown_metrics, switch_page
 
 SCHEDULE = "schedule"
 CLUSTERS = "clusters"
@@ -17,7 +17,7 @@ BUFFER = 200_000.0           # dgx1: 25 KB chunks on 25 GB/s links, 1 us epochs 
 
 
 def metrics(at):
-    return {m.label: m.value for m in at.metric}
+    return {m.label: m.value for m in shown_metrics(at)}
 
 
 def titles(at):
@@ -35,6 +35,7 @@ def open_schedule(expr, boxes=(), **params):
 
 def test_schedule_page_teccl_allgather_and_alltoall_on_dgx1():
     at = open_schedule("dgx1()", algo="teccl")
+    open_boxes(at, "workload_open").run()              # the workload's inputs
     at.number_input(key="w_bytes").set_value(BUFFER).run()      # the page passes the sidebar's M as the buffer
     assert not at.exception and not at.error
     topo = load("dgx1()")
@@ -48,13 +49,13 @@ def test_schedule_page_teccl_allgather_and_alltoall_on_dgx1():
         assert float(m["TE-CCL's epoch time (µs)"]) == 4.0
         assert float(m["TE-CCL's algbw (GB/s)"]) == pytest.approx(expected.algbw_GBps, rel=1e-3)
         assert m["Epochs K / finish"] == f"{expected.epochs} / {expected.finish}" and m["Status"] == "optimal"
-        assert next(x.delta for x in at.metric if x.label == "Status") == "K minimal: proven"
+        assert next(x.delta for x in shown_metrics(at) if x.label == "Status") == "K minimal: proven"
         assert f"a correct {coll}" in at.success[0].value
         t = titles(at)
         assert t[0].startswith("Epoch 0: ") and t[1].startswith("Sends per link and epoch")
     at.slider(key="t_epoch_slider").set_value(2).run()
     assert titles(at)[0].startswith("Epoch 2: ")
-    assert "Schedule JSON" in {b.label for b in at.get("download_button")}
+    assert "Schedule JSON" in {b.label for b in open_boxes(at, "downloads_open").run().get("download_button")}
 
 
 def test_schedule_page_teccl_bad_epochs_is_one_line():

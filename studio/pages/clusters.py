@@ -16,6 +16,7 @@ from solvers.core.schedule import Collective
 from solvers.core.verify import verify
 from studio import teccl_view, workload
 from studio.jobs import JobError
+from studio.metric_grid import metric_columns
 from studio.tables import blank_missing
 from studio.widgets import cache_note, cancel_slot, export_panel, runtime_metrics
 from studio.figures import MAX_DRAWN_NODES, choose_layout, topology_figure
@@ -107,7 +108,7 @@ def _runtime(topo, forest, key: str, fixed_k: int | None) -> None:
 
 def _summary(forest) -> None:
     st.markdown("**ForestColl's own figures (its flow model)**")
-    c = st.columns(5)
+    c = metric_columns(5)
     c[0].metric("best algbw (GB/s)", f"{float(forest.optimal_algbw):.2f}",
                 help="The optimal allgather algbw, N·x*: no allgather schedule on this fabric can beat it "
                      "(ForestColl eq. (1))")

@@ -13,6 +13,7 @@ import streamlit as st
 from studio import charts
 from studio.figures import MAX_DRAWN_NODES, choose_layout, render_images, topology_figure
 from studio.messages import for_page
+from studio.metric_grid import metric_columns
 from studio.uploads import read_machine
 from studio.widgets import lazy_expander, safe_stem
 from topologies import TopologyError, load, summarize
@@ -62,7 +63,7 @@ def show_import(imported) -> None:
 
 
 def _properties(summary) -> None:
-    cols = st.columns(7)
+    cols = metric_columns(7)
     cols[0].metric("Nodes", summary.nodes)
     cols[1].metric("Degree", summary.degree)
     gap = None

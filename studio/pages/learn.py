@@ -40,6 +40,7 @@ from studio import navigation, workload
 from studio.figures import HALF_WIDTH_PX, frontier_figure, gantt_figure, topology_figure
 from studio.genmodel_figures import servers_figure
 from studio.learn_figures import diameter_figure, latency_share_figure, size_curves_figure, survival_figure
+from studio.metric_grid import metric_columns
 from studio.tables import blank_missing
 from topologies.expression import parse_topology
 from topologies.properties import summarize
@@ -214,7 +215,7 @@ def step_rings(work: workload.Workload) -> None:
                                        (cols[1], "Π", f"BFB on {low['name']}", low["steps"], low["tb"]),
                                        (cols[2], "bound", "Lower bound", steps_bound, tb_bound)):
         col.markdown(f"**{title}**")
-        a, b = col.columns(2)
+        a, b = metric_columns(2, where=col)
         a.metric(f"steps ({tag})", steps, help="T_L / alpha: communication steps of the allreduce")
         b.metric(f"tb_factor ({tag})", f"{float(tb):.4f}", help=f"T_B / (M/B) = {_fraction(tb)} exactly")
     st.caption(f"Lower bound: 2 × the Moore diameter {moore} (no {n}-node degree-{d} graph has a smaller "
@@ -333,7 +334,7 @@ def step_line_graph(work: workload.Workload) -> None:
     c1, c2 = st.columns(2)
     c1.plotly_chart(_drawing(base, f"G = {g['name']}: {g['nodes']} nodes"), key="l_line_base_chart")
     c2.plotly_chart(_drawing(line_expr, f"{lg['name']}: {lg['nodes']} nodes"), key="l_line_chart")
-    cols = st.columns(5)
+    cols = metric_columns(5)
     cols[0].metric("steps (G)", g["steps"], help="allgather steps of G's schedule")
     cols[1].metric("tb_factor (G)", f"{float(g['tb']):.4f}", help=f"{_fraction(g['tb'])} exactly")
     cols[2].metric("steps (line graph)", lg["steps"], delta=f"+{lg['steps'] - g['steps']}", delta_color="off")
@@ -394,7 +395,7 @@ def step_frontier(work: workload.Workload) -> None:
                                        title="Allreduce time of each frontier design (step model)",
                                        y_title="time, step model (µs)", width_px=HALF_WIDTH_PX),
                     key="l_front_sizes")
-    cols = st.columns(3)
+    cols = metric_columns(3)
     cols[0].metric("winner at this M", rows[best]["name"])
     cols[1].metric("its allreduce time, step model (µs)", f"{times[best]:.4g}")
     bound_time = step_model_time_us(moore, share, work.alpha_us, size, work.bandwidth_gbs, "allreduce")
@@ -440,7 +441,7 @@ def step_genmodel(work: workload.Workload) -> None:
                     key="l_gm_chart")
     i = GENMODEL_SERVERS.index(n)
     cps, classic, ring = (series[k][i] for k in ("CPS (GenModel)", "CPS (classic α, β, γ)", "Ring (GenModel)"))
-    cols = st.columns(3)
+    cols = metric_columns(3)
     cols[0].metric("CPS, GenModel (s)", f"{cps:.4g}", delta=f"{cps - classic:+.3g} s incast + memory",
                    delta_color="off")
     cols[1].metric("CPS, classic model (s)", f"{classic:.4g}")
@@ -496,7 +497,7 @@ def step_runtime_model(work: workload.Workload) -> None:
         st.error(f"the runtime model cannot time {expr}: {text}")
         return
     step = alpha_beta_us(r.cost.steps, r.cost.tb_factor, work.total_bytes, work.alpha_us, work.bandwidth_gbs)
-    cols = st.columns(4)
+    cols = metric_columns(4)
     cols[0].metric("runtime model (µs)", f"{run.time_us:.4g}",
                    help=f"algbw {run.algbw_gbs:.4g} GB/s, busbw {run.busbw_gbs:.4g} GB/s")
     cols[1].metric("P, slices", run.slices)
@@ -554,7 +555,7 @@ def step_machine() -> None:
     except (ValueError, OSError) as exc:
         st.error(f"the samples in examples/ cannot be read: {str(exc).splitlines()[0] if str(exc) else exc}")
         return
-    cols = st.columns(4)
+    cols = metric_columns(4)
     cols[0].metric("GPUs imported", got["gpus"], help=f"and {got['switches']} crossbar node(s)")
     cols[1].metric("NVLink per GPU (GB/s)", f"{got['port_gbs']:g}", help="12 NVLinks x 20 GB/s (sm 80)")
     cols[2].metric("ForestColl algbw (GB/s)", f"{got['ours']:.4g}", help="allgather, the flow model's optimum")

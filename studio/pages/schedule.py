@@ -25,6 +25,7 @@ from solvers.runtime import Model, Workload as Prices, bound_time_us
 from solvers.synthesize import ALGORITHMS
 from studio import charts, measured_view, tacos_view, teccl_view, workload
 from studio.jobs import JobError
+from studio.metric_grid import metric_columns
 from studio.widgets import (Solved, cache_note, cancel_slot, export_panel, lazy_expander, option_controls,
                             safe_stem, synthesize_with_bar)
 from studio.figures import (HALF_WIDTH_PX, MAX_DRAWN_NODES, choose_layout, load_heatmap, render_images,
@@ -144,7 +145,7 @@ def _metrics(result, work, priced) -> None:
     coll = result.schedule.collective
     note = tb_note(result.topology, c, coll)
     reachable = note is not None and c.tb_factor == self_loop_tb_bound(result.topology, coll)[0]
-    cols = st.columns(5)
+    cols = metric_columns(5)
     cols[0].metric("Steps", c.steps, delta=f"bound {c.steps_lower_bound}",
                    delta_color="off" if c.steps == c.steps_lower_bound else "inverse")
     cols[1].metric("tb_factor", f"{float(c.tb_factor):.4f}", delta=f"bound {float(c.tb_lower_bound):.4f}",
@@ -167,7 +168,7 @@ def _metrics(result, work, priced) -> None:
     if priced is None:
         return
     run, bound_us = priced.run, priced.bound_us
-    cols = st.columns(5)
+    cols = metric_columns(5)
     cols[0].metric("Runtime (µs)", f"{run.time_us:.4g}", delta=f"bound {bound_us:.4g}", delta_color="off",
                    help=f"The runtime model for M = {m:.4g} bytes ({work.price_label}): every send starts when "
                         "its data has arrived and its link is free and holds the link for alpha + bytes / "
@@ -290,25 +291,10 @@ def render() -> None:
                          f"(P = {run.slices}); a link at 100% never rests.")
         figures = {"runtime": curve, "heatmap": heat, "utilisation": busy}
     if topo.num_nodes <= MAX_DRAWN_NODES:
-        layout = _layout(expr)
-        left, right = st.columns(2)
-        with left:
-            step = st.slider("Step", 1, max(schedule.steps, 1), 1, key="step") if schedule.steps > 1 else 1
-            at_step = {i: float(v) for i, v in loads.get(step, {}).items()}
-            fig_step = topology_figure(topo, f"Links busy in step {step} (load in shards)", link_weight=at_step,
-                                       weight_label="shards", layout=layout)
-            charts.show(fig_step, "step_chart", width_px=HALF_WIDTH_PX)
-        with right:
-            source = st.selectbox("Source of the broadcast tree", list(topo.names), key="source")
-            v = topo.index(source)
-            first: dict[int, int] = {}
-            for t in schedule.transfers:
-                if t.shard == v and not t.reduce:
-                    first[t.link] = min(first.get(t.link, t.step), t.step)
-            fig_tree = topology_figure(topo, f"Where shard {source} travels (color: step)", link_weight=first,
-                                       weight_label="step", layout=layout)
-            charts.show(fig_tree, "tree_chart", width_px=HALF_WIDTH_PX)
-        figures.update(step=fig_step, tree=fig_tree)
+        with lazy_expander("Step by step: the links each step uses, and where one node's shard travels",
+                           "steps_open") as box:
+            if box:
+                figures.update(_step_by_step(expr, topo, schedule, loads))
     else:
         st.info(f"{topo.num_nodes} nodes are too many to draw (limit {MAX_DRAWN_NODES}); the numbers above are "
                 "exact.")
@@ -323,6 +309,31 @@ def render() -> None:
                              key="report_table")
     _downloads(result, expr, figures, report)
     _export_panel(result, expr, algo, coll, (options, sized))
+
+
+def _step_by_step(expr: str, topo, schedule, loads) -> dict:
+    """The step-by-step drawings, in a box made only while open: a step's slider and a source's choice, two more
+    drawings and the slider's code cost every browser about half a CPU second per view (issue 44). Returns the
+    figures for the downloads."""
+    layout = _layout(expr)
+    left, right = st.columns(2)
+    with left:
+        step = st.slider("Step", 1, max(schedule.steps, 1), 1, key="step") if schedule.steps > 1 else 1
+        at_step = {i: float(v) for i, v in loads.get(step, {}).items()}
+        fig_step = topology_figure(topo, f"Links busy in step {step} (load in shards)", link_weight=at_step,
+                                   weight_label="shards", layout=layout)
+        charts.show(fig_step, "step_chart", width_px=HALF_WIDTH_PX)
+    with right:
+        source = st.selectbox("Source of the broadcast tree", list(topo.names), key="source")
+        v = topo.index(source)
+        first: dict[int, int] = {}
+        for t in schedule.transfers:
+            if t.shard == v and not t.reduce:
+                first[t.link] = min(first.get(t.link, t.step), t.step)
+        fig_tree = topology_figure(topo, f"Where shard {source} travels (color: step)", link_weight=first,
+                                   weight_label="step", layout=layout)
+        charts.show(fig_tree, "tree_chart", width_px=HALF_WIDTH_PX)
+    return {"step": fig_step, "tree": fig_tree}
 
 
 def _render_teccl(expr: str, coll: str, work) -> None:
@@ -380,7 +391,15 @@ PANELS = {"teccl": _render_teccl, "tacos": _render_tacos}
 
 
 def _downloads(result, expr: str, figures: dict, report) -> None:
-    st.markdown("**Downloads**")
+    """The schedule's downloads in a box made only while open (``lazy_expander``): their buttons cost every
+    browser about 0.25 CPU s per view (issue 44), and most views download nothing."""
+    with lazy_expander("Downloads: the schedule as JSON, BFB's LP, the figures as PNG and SVG",
+                       "downloads_open") as box:
+        if box:
+            _download_buttons(result, expr, figures, report)
+
+
+def _download_buttons(result, expr: str, figures: dict, report) -> None:
     cols = st.columns(3)
     stem = safe_stem(f"{safe_stem(expr, 50)}_{result.schedule.algo}")
     if result.schedule.count <= MAX_DOWNLOAD_TRANSFERS:

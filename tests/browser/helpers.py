@@ -5,8 +5,8 @@ IDLE = "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
 
 
 def metric(page: Page, label: str):
-    """The value of the metric labelled ``label``."""
-    return page.get_by_test_id("stMetric").filter(has_text=label).get_by_test_id("stMetricValue")
+    """The value of the metric labelled ``label`` (``studio.metric_grid``'s grid cell)."""
+    return page.locator(".ts-metric").filter(has_text=label).locator(".ts-metric-value")
 
 
 def settle(page: Page, timeout: int = 60000):

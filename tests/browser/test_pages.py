@@ -67,6 +67,8 @@ def test_schedule_page(page: Page, app_url, shot):
     expect(metric(page, "tb_factor")).to_have_text("0.9375")
     expect(page.get_by_text("Verified by the simulator")).to_be_visible()
     settle(page)
+    expect(page.locator(".st-key-step_chart")).to_have_count(0)         # the step-by-step box is made when opened
+    page.get_by_text("Step by step: the links each step uses").click()
     for key in ("runtime_chart", "heatmap_chart", "step_chart", "tree_chart"):
         drawn(page, key)
     shot(page, "schedule-circulant16")
