@@ -31,6 +31,7 @@ def test_a_price_file_prices_the_schedule_page_as_the_cli(page: Page, app_url, t
     settle(page)
     uniform = metric(page, "Runtime (µs)").inner_text()
     sidebar = page.get_by_test_id("stSidebar")
+    sidebar.get_by_text("Change the workload").click()                  # the inputs: a box made when opened
     sidebar.get_by_text("Calibrated price file").click()
     settle(page)
     sidebar.locator("input[type=file]").set_input_files(str(bad))
@@ -43,3 +44,8 @@ def test_a_price_file_prices_the_schedule_page_as_the_cli(page: Page, app_url, t
     shown = metric(page, "Runtime (µs)").inner_text()
     assert shown != uniform
     assert float(shown) == float(f"{_cli_time(good):.4g}")
+    sidebar.get_by_text("Change the workload").click()      # closed (the page runs again without the inputs)
+    settle(page)
+    expect(sidebar.locator("input[type=file]")).to_have_count(0)
+    expect(sidebar.get_by_text("prices: calibrated (nccl-tests on 8 GPUs)", exact=False)).to_be_visible()
+    expect(metric(page, "Runtime (µs)")).to_have_text(shown)                # the prices stay as set
