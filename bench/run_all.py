@@ -43,6 +43,7 @@ QUICK_ARGS: dict[str, list[str]] = {
     "finder": ["--max-nodes", "256"],
     "fuzz": ["--expressions", "1000", "--files", "100"],
     "load": ["--sessions", "5"],
+    "widget_cost": ["--sessions", "2"],
     "teccl": ["--time-limit", "30"],
 }
 

@@ -365,9 +365,9 @@ def panel(prefix: str, designs: Sequence[tuple[str, Callable[[], Topology]]], co
     ``prefix``.
 
     The box is made only while open (``widgets.lazy_expander``, key ``{prefix}measured_open``): its uploader
-    alone cost every browser about 0.3 CPU s per page view (issue 44). An uploaded log is kept in the session
-    (``{prefix}measured_kept``) once it reads, so that closing the box, which removes the uploader and its file, does not lose
-    it; reopened, the box shows it again until "Forget it"."""
+    alone cost every browser about 0.3 CPU s per page view (issue 44). An uploaded log that reads is kept in the
+    session (``{prefix}measured_kept``), so that closing the box, which removes the uploader and its file, does
+    not lose it; reopened, the box shows it again until "Forget it"."""
     import streamlit as st
 
     from studio.uploads import read_at_most

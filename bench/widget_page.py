@@ -1,0 +1,57 @@
+"""bench/floor_app.py's trivial page plus one kind of element, chosen by the query parameter ``v``
+(bench/widget_cost.py): what each kind costs a browser on top of the floor. Every variant shows the same line
+": 12 nodes, " that the bench waits for. The variants' names are bench/widget_cost.py's ``VARIANTS``."""
+import streamlit as st
+
+
+def body() -> None:
+    v = st.query_params.get("v", "floor")
+    st.title("Floor")
+    st.write("A trivial page: 12 nodes, nothing computed.")
+    if v == "st_metric":                              # ten, as on Schedule, with deltas and help
+        for _ in range(2):
+            for k, col in enumerate(st.columns(5)):
+                col.metric(f"m{k}", 100 + k, delta=f"bound {k}", delta_color="off", help="help")
+    elif v == "metric_grid":
+        from studio.metric_grid import metric_columns
+
+        for _ in range(2):
+            for k, col in enumerate(metric_columns(5)):
+                col.metric(f"m{k}", 100 + k, delta=f"bound {k}", delta_color="off", help="help")
+    elif v == "selectbox":
+        st.selectbox("Algorithm", ["bfb", "ring"], help="help")
+    elif v == "number_inputs":
+        for label in ("M", "alpha", "B"):
+            st.number_input(label, value=1.0, help="help")
+    elif v == "radio":
+        st.radio("Link prices", ["uniform", "links", "calibrated"], help="help")
+    elif v == "slider":
+        st.slider("Step", 1, 5, 1)
+    elif v == "uploader":                             # in a closed box, as the measured log's was
+        with st.expander("Measured"):
+            st.file_uploader("Benchmark log", help="help")
+    elif v == "downloads":
+        for k, col in enumerate(st.columns(3)):
+            col.download_button(f"file {k}", "abc", file_name=f"f{k}.txt")
+    elif v == "images":                               # five SVG images of 800 marks each
+        marks = "".join(f"<rect x='{i % 40 * 10}' y='{i // 40 * 10}' width='9' height='9' fill='#c33'/>"
+                        for i in range(800))
+        svg = f"<svg xmlns='http://www.w3.org/2000/svg' width='400' height='300'>{marks}</svg>"
+        for k in range(5):
+            st.markdown(f"**Figure {k}**")
+            st.image(svg, width=400)
+    elif v == "tabs":
+        one, two = st.tabs(["one", "two"])
+        one.write("first")
+        two.write("second")
+    elif v == "expander":
+        with st.expander("A closed box"):
+            st.write("inside")
+
+
+if st.query_params.get("v") == "page_menu":           # the studio's page menu: nine pages in the sidebar
+    pages = [st.Page(body, title="Home", url_path="home", default=True)]
+    pages += [st.Page(lambda: None, title=f"Page {k}", url_path=f"page{k}") for k in range(8)]
+    st.navigation(pages).run()
+else:
+    body()
