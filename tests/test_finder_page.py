@@ -12,7 +12,7 @@ from solvers.runtime import Execution, simulate
 from solvers.synthesize import synthesize
 from topologies import parse_topology
 
-from .conftest import ROOT, switch_page, open_boxes
+from .conftest import ROOT, open_boxes, switch_page
 
 FINDER = "finder"
 
