@@ -62,14 +62,15 @@ def _cell(m: Metric) -> str:
     parts = [f'<div class="ts-metric-label" style="font-size: 0.875rem; opacity: 0.8">{label}</div>',
              f'<div class="ts-metric-value" style="font-size: 2.25rem; line-height: 1.3; white-space: nowrap; '
              f'overflow: hidden; text-overflow: ellipsis">{e(m.value)}</div>']
+    tint = _tint(m.delta, m.delta_color) if m.delta else None
     if m.delta:
-        colour, background = _TINTS[_tint(m.delta, m.delta_color)]
+        colour, background = _TINTS[tint]
         parts.append(f'<div class="ts-metric-delta" style="display: inline-block; font-size: 0.875rem; '
                      f'color: {colour}; background: {background}; border-radius: 0.5rem; padding: 0 0.4rem">'
                      f'{e(m.delta)}</div>')
     data = f' data-label="{e(m.label)}" data-value="{e(m.value)}"'
     if m.delta:
-        data += f' data-delta="{e(m.delta)}" data-tint="{_tint(m.delta, m.delta_color)}"'
+        data += f' data-delta="{e(m.delta)}" data-tint="{tint}"'
     if m.help:
         data += f' data-help="{e(m.help)}"'
     return f'<div class="ts-metric"{data} style="min-width: 0">{"".join(parts)}</div>'
