@@ -21,7 +21,7 @@ import tempfile
 import time
 
 from bench.app_server import start_app
-from bench.load import CHROMIUM, CHROMIUM_ARGS, STEPS, app_steps, floor_steps
+from bench.load import CHROMIUM, CHROMIUM_ARGS, STEPS, app_steps, floor_steps, wait_text
 from bench.load_server import tree_cpu_s
 
 SETTLE_S = 3.0
@@ -62,7 +62,7 @@ async def sessions(url: str, steps, server_pid: int, count: int) -> dict[str, li
             for name, address, wanted in steps(url, i):
                 before = cpu_by_kind(os.getpid(), server_pid)
                 await page.goto(address, wait_until="commit")
-                await page.get_by_text(wanted).first.wait_for(timeout=120_000)
+                await wait_text(page, wanted, 120_000)
                 await page.wait_for_timeout(SETTLE_S * 1000)
                 after = cpu_by_kind(os.getpid(), server_pid)
                 out[name].append({k: v - before.get(k, 0.0) for k, v in after.items()})

@@ -9,17 +9,19 @@ sets on this machine.
 
 Session i composes gkautz(2, 8 + 2i) on the Compose page, then opens the Schedule page for the bfb allgather of
 the same design and waits for the verified schedule. Each step's latency is from the page request to the text
-that shows its result; a session that gets another session's design (a different node count), an error box, an
-exception or a 300 s wait counts as an error.
+that shows its result (watched by ``wait_text``, which costs the browser next to nothing while it waits); a
+session that gets another session's design (a different node count), an error box, an exception or a 300 s wait
+counts as an error.
 
 The floor: the same sessions, the same two steps, against a trivial Streamlit page (bench/floor_app.py: a title
 and a line of text) served the same way, just before. Twenty Chromium contexts share the machine's CPUs with the
 server, so much of a step's latency is the browser's; each step's p95 is printed beside the floor's p95 for the
 same step and their ratio (the target: at most 2).
 
-``--solve``: after the plain pass, on a new server (the caches cold again), one more session opens Schedule with TE-CCL on dgx_a100(boxes=2) (allgather,
-4 chunks, the MILP, a 600 s time limit) and, once its solve runs, the same sessions go again; the Compose p95 with
-the solve is printed beside the one without (the target: at most 20 % more).
+``--solve``: after the plain pass, on a new server (the caches cold again), one more session opens Schedule with
+TE-CCL on dgx_a100(boxes=2) (allgather, 4 chunks, the MILP, a 600 s time limit) and, once its solve runs, the same
+sessions go again; the Compose p95 with the solve is printed beside the one without (the target: at most 20 %
+more), with the CPU time the solve took meanwhile.
 """
 from __future__ import annotations
 
@@ -61,6 +63,35 @@ def floor_steps(url: str, i: int) -> list[tuple[str, str, object]]:
     return [(name, f"{url}/?n={n}&step={name}", re.compile(rf": {n} nodes, ")) for name in STEPS]
 
 
+# Resolves once the page shows text matching the pattern: checked on each batch of DOM changes (a
+# MutationObserver), not by polling. The text content is read first (no layout); the rendered text (innerText,
+# which lays the page out) only once that matches, so that text in a hidden element does not count.
+_WAIT_JS = """([source, flags]) => new Promise((resolve) => {
+    const pattern = new RegExp(source, flags);
+    const shown = () => document.body !== null && pattern.test(document.body.textContent)
+        && pattern.test(document.body.innerText);
+    if (shown()) { resolve(true); return; }
+    const watch = new MutationObserver(() => { if (shown()) { watch.disconnect(); resolve(true); } });
+    watch.observe(document, {subtree: true, childList: true, characterData: true, attributes: true});
+})"""
+
+
+async def wait_text(page, wanted, timeout_ms: float = WAIT_MS) -> None:
+    """Wait until ``page`` shows ``wanted`` (a string or a compiled pattern), TimeoutError after ``timeout_ms``.
+
+    Playwright's own ``get_by_text(...).wait_for()`` checks the page over and over while it waits: measured on a
+    settled Schedule page, 0.045 CPU s per second of waiting for a plain string and 0.067 for a pattern, against
+    0.005 for no wait at all. Twenty sessions waiting some thirty seconds each thus spent about half the machine's
+    CPU on the measurement itself, and more the larger the page and the longer the wait, so the app paid more
+    for it than the floor. A user's browser does nothing of the kind; this wait costs only a check per change."""
+    source, flags = (wanted.pattern, "i" if wanted.flags & re.IGNORECASE else "") if isinstance(wanted, re.Pattern) \
+        else (re.escape(wanted), "")
+    try:
+        await asyncio.wait_for(page.evaluate(_WAIT_JS, [source, flags]), timeout_ms / 1000)
+    except asyncio.TimeoutError:
+        raise TimeoutError(f"no text matching {source!r} within {timeout_ms / 1000:g} s") from None
+
+
 @dataclass
 class Pass:
     """One pass: every step's latencies and errors, and the wall time of the whole pass."""
@@ -69,6 +100,22 @@ class Pass:
     times: dict = field(default_factory=lambda: {s: [] for s in STEPS})
     errors: dict = field(default_factory=lambda: {s: [] for s in STEPS})
     wall: float = 0.0
+    solve_cpu: float | None = None      # CPU seconds the long solve took during the sessions (``--solve``)
+    solve_alive: bool = False           # whether it still ran when the sessions were done
+
+
+def children_cpu(pid: int) -> dict[int, float]:
+    """CPU seconds so far of each living descendant of process ``pid``, by process id."""
+    import psutil
+
+    out = {}
+    for proc in psutil.Process(pid).children(recursive=True):
+        try:
+            t = proc.cpu_times()
+        except psutil.Error:
+            continue
+        out[proc.pid] = t.user + t.system
+    return out
 
 
 async def session(browser, steps: list, i: int, result: Pass) -> None:
@@ -80,7 +127,7 @@ async def session(browser, steps: list, i: int, result: Pass) -> None:
             start = time.perf_counter()
             try:
                 await page.goto(address, wait_until="commit", timeout=WAIT_MS)
-                await page.get_by_text(wanted).first.wait_for(timeout=WAIT_MS)
+                await wait_text(page, wanted)
                 if await page.get_by_test_id("stException").count() or await page.get_by_test_id("stAlert").filter(
                         has_text="rror").count():
                     raise AssertionError(f"session {i}: an error on the {name} page")
@@ -112,7 +159,10 @@ async def start_solve(browser, url: str):
     return context
 
 
-async def run(url: str, sessions: int, steps, name: str, solve: bool = False) -> Pass:
+async def run(url: str, sessions: int, steps, name: str, solve: bool = False, server_pid: int | None = None) -> Pass:
+    """The sessions at once; with ``solve``, beside the long solve, whose CPU during them is read from the app
+    server's descendants (``server_pid``) that were already there when they began: the solve's child, the fork
+    server and its helpers, idle but for the solve. Each session's own solves start later and are not counted."""
     from playwright.async_api import async_playwright
 
     result = Pass(name)
@@ -124,9 +174,14 @@ async def run(url: str, sessions: int, steps, name: str, solve: bool = False) ->
                 solver = await start_solve(browser, url)
             except Exception as exc:            # reported with the pass; its sessions still run
                 result.errors["compose"].append(f"the TE-CCL solve did not start: {str(exc).splitlines()[0][:160]}")
+        before = children_cpu(server_pid) if solver is not None and server_pid else None
         start = time.perf_counter()
         await asyncio.gather(*(session(browser, steps(url, i), i, result) for i in range(sessions)))
         result.wall = time.perf_counter() - start
+        if before is not None:
+            after = children_cpu(server_pid)
+            result.solve_cpu = sum(after[k] - v for k, v in before.items() if k in after)
+            result.solve_alive = bool(set(before) & set(after))
         if solver is not None:
             await solver.close()
         await browser.close()
@@ -157,6 +212,12 @@ def report(passes: list[Pass], floor: Pass | None, sessions: int) -> list[str]:
         plain, loaded = (percentile(by_name[k].times["compose"], 0.95) for k in ("app", "app + solve"))
         lines.append(f"Compose p95 with a TE-CCL solve running: {loaded:.2f} s against {plain:.2f} s without "
                      f"({(loaded / plain - 1) * 100:+.1f} %)")
+        ps = by_name["app + solve"]
+        if ps.solve_cpu is not None:
+            share = ps.solve_cpu / (ps.wall * (os.cpu_count() or 1)) * 100
+            lines.append(f"The solve took {ps.solve_cpu:.1f} CPU s during those sessions' {ps.wall:.1f} s "
+                         f"({share:.1f} % of the machine's CPU time); "
+                         f"{'still running at their end' if ps.solve_alive else 'it had ended before them'}")
     return lines
 
 
@@ -174,7 +235,8 @@ def one_run(args) -> list[str]:
         cache = tempfile.mkdtemp(prefix="studio-load-cache-")            # a new server, its caches all cold
         proc, url = (None, args.url) if args.url else start_app(env={"TOPOLOGY_STUDIO_CACHE": cache})
         try:
-            passes.append(asyncio.run(run(url, args.sessions, app_steps, name, solve=solve)))
+            passes.append(asyncio.run(run(url, args.sessions, app_steps, name, solve=solve,
+                                          server_pid=proc.pid if proc is not None else None)))
         finally:
             if proc is not None:
                 proc.terminate()

@@ -21,9 +21,9 @@ import time
 
 from bench.app_server import start_app
 from bench.browser_cost import SETTLE_S, cpu_by_kind
-from bench.load import CHROMIUM, CHROMIUM_ARGS
+from bench.load import CHROMIUM, CHROMIUM_ARGS, wait_text
 VARIANTS = ("floor", "st_metric", "metric_grid", "selectbox", "number_inputs", "radio", "slider", "uploader",
-            "downloads", "images", "tabs", "expander", "page_menu")    # bench/widget_page.py's query ``v``
+            "downloads", "images", "tabs", "expander", "page_menu", "deltas", "slow")    # bench/widget_page.py's query ``v``
 WANTED = re.compile(": 12 nodes, ")
 
 
@@ -38,11 +38,11 @@ async def measure(url: str, server_pid: int, variants: list[str], sessions: int)
                 context = await browser.new_context(viewport={"width": 1400, "height": 1000})
                 page = await context.new_page()
                 await page.goto(f"{url}/?v=floor", wait_until="commit")
-                await page.get_by_text(WANTED).first.wait_for(timeout=60_000)
+                await wait_text(page, WANTED, 60_000)
                 await page.wait_for_timeout(1500)
                 before = cpu_by_kind(os.getpid(), server_pid)
                 await page.goto(f"{url}/?v={v}", wait_until="commit")
-                await page.get_by_text(WANTED).first.wait_for(timeout=60_000)
+                await wait_text(page, WANTED, 60_000)
                 await page.wait_for_timeout(SETTLE_S * 1000)
                 after = cpu_by_kind(os.getpid(), server_pid)
                 out[v].append(sum(t - before.get(k, 0.0) for k, t in after.items() if k != "server"))

@@ -44,6 +44,18 @@ def body() -> None:
         one, two = st.tabs(["one", "two"])
         one.write("first")
         two.write("second")
+    elif v == "deltas":                               # fifty updates of one slot, spread as a script's work spreads them
+        import time
+
+        slot = st.empty()
+        for k in range(50):
+            slot.markdown(f"working: {k}")
+            time.sleep(0.01)
+        slot.empty()
+    elif v == "slow":                                 # the script runs 5 s after its text shows
+        import time
+
+        time.sleep(5)
     elif v == "expander":
         with st.expander("A closed box"):
             st.write("inside")
