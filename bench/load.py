@@ -5,6 +5,7 @@ sets on this machine.
     python -m bench.load                        # the floor, then 20 sessions against the app
     python -m bench.load --runs 3               # three runs in a row, each with its own floor
     python -m bench.load --solve                # also: the same sessions while one more runs a long TE-CCL solve
+    python -m bench.load --control              # also: a second plain pass (how far two passes differ alone)
     python -m bench.load --sessions 5 --url http://localhost:8501     # an app already running (no floor)
 
 Session i composes gkautz(2, 8 + 2i) on the Compose page, then opens the Schedule page for the bfb allgather of
@@ -22,6 +23,9 @@ same step and their ratio (the target: at most 2).
 TE-CCL on dgx_a100(boxes=2) (allgather, 4 chunks, the MILP, a 600 s time limit) and, once its solve runs, the same
 sessions go again; the Compose p95 with the solve is printed beside the one without (the target: at most 20 %
 more), with the CPU time the solve took meanwhile.
+
+``--control``: a second plain pass on a new server, right after the first; its Compose p95 beside the first's is
+how far two passes differ with nothing changed, the yardstick for the solve's 20 %.
 """
 from __future__ import annotations
 
@@ -81,9 +85,9 @@ async def wait_text(page, wanted, timeout_ms: float = WAIT_MS) -> None:
 
     Playwright's own ``get_by_text(...).wait_for()`` checks the page over and over while it waits: measured on a
     settled Schedule page, 0.045 CPU s per second of waiting for a plain string and 0.067 for a pattern, against
-    0.005 for no wait at all. Twenty sessions waiting some thirty seconds each thus spent about half the machine's
-    CPU on the measurement itself, and more the larger the page and the longer the wait, so the app paid more
-    for it than the floor. A user's browser does nothing of the kind; this wait costs only a check per change."""
+    0.005 for no wait at all: up to one of this machine's two CPUs for twenty sessions waiting at once, and more the
+    larger the page and the longer the wait, so the app paid more for it than the floor. A user's browser does
+    nothing of the kind; this wait costs only a check per change."""
     source, flags = (wanted.pattern, "i" if wanted.flags & re.IGNORECASE else "") if isinstance(wanted, re.Pattern) \
         else (re.escape(wanted), "")
     try:
@@ -208,6 +212,10 @@ def report(passes: list[Pass], floor: Pass | None, sessions: int) -> list[str]:
         for name, problems in ps.errors.items():
             lines.extend(f"error ({ps.name}, {name}): {line}" for line in problems)
     by_name = {ps.name: ps for ps in passes}
+    if "app" in by_name and "app again" in by_name:
+        first, again = (percentile(by_name[k].times["compose"], 0.95) for k in ("app", "app again"))
+        lines.append(f"Compose p95 of a second plain pass: {again:.2f} s against {first:.2f} s "
+                     f"({(again / first - 1) * 100:+.1f} %)")
     if "app" in by_name and "app + solve" in by_name:
         plain, loaded = (percentile(by_name[k].times["compose"], 0.95) for k in ("app", "app + solve"))
         lines.append(f"Compose p95 with a TE-CCL solve running: {loaded:.2f} s against {plain:.2f} s without "
@@ -231,7 +239,8 @@ def one_run(args) -> list[str]:
             proc.terminate()
             proc.wait(timeout=15)
     passes = []
-    for name, solve in (("app", False), ("app + solve", True))[:2 if args.solve else 1]:
+    plan = [("app", False)] + [("app again", False)] * args.control + [("app + solve", True)] * args.solve
+    for name, solve in plan:
         cache = tempfile.mkdtemp(prefix="studio-load-cache-")            # a new server, its caches all cold
         proc, url = (None, args.url) if args.url else start_app(env={"TOPOLOGY_STUDIO_CACHE": cache})
         try:
@@ -251,6 +260,8 @@ def main() -> None:
     parser.add_argument("--url", default=None, help="an app already running (default: start one; no floor then)")
     parser.add_argument("--runs", type=int, default=1, help="runs in a row, each with its own floor (default 1)")
     parser.add_argument("--solve", action="store_true", help="also a pass beside a long TE-CCL solve")
+    parser.add_argument("--control", action="store_true",
+                        help="also a second plain pass, on a new server: how far two passes without the solve differ")
     args = parser.parse_args()
     for k in range(args.runs):
         if args.runs > 1:
