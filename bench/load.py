@@ -108,13 +108,17 @@ class Pass:
     solve_alive: bool = False           # whether it still ran when the sessions were done
 
 
-def children_cpu(pid: int) -> dict[int, float]:
-    """CPU seconds so far of each living descendant of process ``pid``, by process id."""
+def solve_processes_cpu(server_pid: int) -> dict[int, float]:
+    """CPU seconds so far of each living process under the app server's own children, by process id: the solves
+    (``studio.jobs`` forks each from its fork server, a child of the server) and the workers they started. The
+    server's children themselves (the fork server, multiprocessing's resource tracker) are left out."""
     import psutil
 
     out = {}
-    for proc in psutil.Process(pid).children(recursive=True):
+    for proc in psutil.Process(server_pid).children(recursive=True):
         try:
+            if proc.ppid() == server_pid:
+                continue
             t = proc.cpu_times()
         except psutil.Error:
             continue
@@ -165,8 +169,8 @@ async def start_solve(browser, url: str):
 
 async def run(url: str, sessions: int, steps, name: str, solve: bool = False, server_pid: int | None = None) -> Pass:
     """The sessions at once; with ``solve``, beside the long solve, whose CPU during them is read from the app
-    server's descendants (``server_pid``) that were already there when they began: the solve's child, the fork
-    server and its helpers, idle but for the solve. Each session's own solves start later and are not counted."""
+    server's solve processes (``solve_processes_cpu``; ``server_pid``) that were already there when they began.
+    Each session's own solves start later and are not counted."""
     from playwright.async_api import async_playwright
 
     result = Pass(name)
@@ -178,12 +182,12 @@ async def run(url: str, sessions: int, steps, name: str, solve: bool = False, se
                 solver = await start_solve(browser, url)
             except Exception as exc:            # reported with the pass; its sessions still run
                 result.errors["compose"].append(f"the TE-CCL solve did not start: {str(exc).splitlines()[0][:160]}")
-        before = children_cpu(server_pid) if solver is not None and server_pid else None
+        before = solve_processes_cpu(server_pid) if solver is not None and server_pid else None
         start = time.perf_counter()
         await asyncio.gather(*(session(browser, steps(url, i), i, result) for i in range(sessions)))
         result.wall = time.perf_counter() - start
         if before is not None:
-            after = children_cpu(server_pid)
+            after = solve_processes_cpu(server_pid)
             result.solve_cpu = sum(after[k] - v for k, v in before.items() if k in after)
             result.solve_alive = bool(set(before) & set(after))
         if solver is not None:
