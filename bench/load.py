@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import os
 import re
 import shutil
@@ -167,6 +168,18 @@ async def start_solve(browser, url: str):
     return context
 
 
+async def solve_running(server_pid: int, timeout_s: float = 120.0) -> dict[int, float]:
+    """``solve_processes_cpu`` once the server has a solve process, waiting up to ``timeout_s`` ({} if none came).
+    The page's text that ``start_solve`` waits for can still be an earlier solve's, from before the last change
+    of the page's knobs: without this wait, the long solve could start after the sessions had begun."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        running = solve_processes_cpu(server_pid)
+        if running or time.monotonic() > deadline:
+            return running
+        await asyncio.sleep(0.5)
+
+
 async def run(url: str, sessions: int, steps, name: str, solve: bool = False, server_pid: int | None = None) -> Pass:
     """The sessions at once; with ``solve``, beside the long solve, whose CPU during them is read from the app
     server's solve processes (``solve_processes_cpu``; ``server_pid``) that were already there when they began.
@@ -182,7 +195,10 @@ async def run(url: str, sessions: int, steps, name: str, solve: bool = False, se
                 solver = await start_solve(browser, url)
             except Exception as exc:            # reported with the pass; its sessions still run
                 result.errors["compose"].append(f"the TE-CCL solve did not start: {str(exc).splitlines()[0][:160]}")
-        before = solve_processes_cpu(server_pid) if solver is not None and server_pid else None
+        before = await solve_running(server_pid) if solver is not None and server_pid else None
+        if before == {}:                      # measured, not an error of the sessions: said in the report
+            result.solve_cpu = float("nan")
+            before = None
         start = time.perf_counter()
         await asyncio.gather(*(session(browser, steps(url, i), i, result) for i in range(sessions)))
         result.wall = time.perf_counter() - start
@@ -225,11 +241,13 @@ def report(passes: list[Pass], floor: Pass | None, sessions: int) -> list[str]:
         lines.append(f"Compose p95 with a TE-CCL solve running: {loaded:.2f} s against {plain:.2f} s without "
                      f"({(loaded / plain - 1) * 100:+.1f} %)")
         ps = by_name["app + solve"]
-        if ps.solve_cpu is not None:
+        if ps.solve_cpu is not None and math.isnan(ps.solve_cpu):
+            lines.append("The solve's process did not show within 120 s of its page starting it: its CPU is unknown")
+        elif ps.solve_cpu is not None:
             share = ps.solve_cpu / (ps.wall * (os.cpu_count() or 1)) * 100
             lines.append(f"The solve took {ps.solve_cpu:.1f} CPU s during those sessions' {ps.wall:.1f} s "
                          f"({share:.1f} % of the machine's CPU time); "
-                         f"{'still running at their end' if ps.solve_alive else 'it had ended before them'}")
+                         f"{'still running at their end' if ps.solve_alive else 'it had ended before they did'}")
     return lines
 
 
