@@ -3,6 +3,7 @@ of polling it (issue 44). It must see text only once it is shown, and read a str
 import asyncio
 import re
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -37,7 +38,9 @@ async def _waits() -> dict:
 
 
 def test_wait_text_sees_shown_text_only_and_reads_strings_literally():
-    out = asyncio.run(_waits())
+    # a thread of its own: where another test file's synchronous Playwright ran first, this one has its loop
+    with ThreadPoolExecutor(1) as pool:
+        out = pool.submit(asyncio.run, _waits()).result(timeout=120)
     assert out["waited_s"] >= 0.5, "a hidden element's text counted as shown"
     assert out["shown"] == "Compose: 12 nodes, shown"
     assert out["a (b) cxd"] == "found"
