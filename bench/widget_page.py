@@ -1,6 +1,8 @@
 """bench/floor_app.py's trivial page plus one kind of element, chosen by the query parameter ``v``
 (bench/widget_cost.py): what each kind costs a browser on top of the floor. Every variant shows the same line
-": 12 nodes, " that the bench waits for. The variants' names are bench/widget_cost.py's ``VARIANTS``."""
+": 12 nodes, " that the bench waits for. The variants' names are bench/widget_cost.py's ``VARIANTS``. Two add no
+element but a behaviour: ``deltas`` updates one slot fifty times, and ``slow`` keeps its script running 5 s after
+the line shows (Streamlit's running icon meanwhile)."""
 import streamlit as st
 
 
