@@ -23,7 +23,8 @@ from bench.app_server import start_app
 from bench.browser_cost import SETTLE_S, cpu_by_kind
 from bench.load import CHROMIUM, CHROMIUM_ARGS, wait_text
 VARIANTS = ("floor", "st_metric", "metric_grid", "selectbox", "number_inputs", "radio", "slider", "uploader",
-            "downloads", "images", "tabs", "expander", "page_menu", "deltas", "slow")    # bench/widget_page.py's query ``v``
+            "downloads", "images", "tabs", "expander", "page_menu",
+            "deltas", "slow")                    # bench/widget_page.py's query ``v``
 WANTED = re.compile(": 12 nodes, ")
 
 

@@ -46,7 +46,7 @@ def body() -> None:
         one, two = st.tabs(["one", "two"])
         one.write("first")
         two.write("second")
-    elif v == "deltas":                               # fifty updates of one slot, spread as a script's work spreads them
+    elif v == "deltas":                               # fifty updates of one slot, spread out as a script's work is
         import time
 
         slot = st.empty()
