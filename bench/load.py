@@ -151,8 +151,9 @@ async def session(browser, steps: list, i: int, result: Pass) -> None:
 
 
 async def start_solve(browser, url: str):
-    """Open Schedule on TE-CCL's long solve (module docstring) and return its browser context once the solve's
-    progress bar shows it running."""
+    """Open Schedule on TE-CCL's long solve (module docstring) and return its browser context once a solve's
+    progress text shows. That text may still be the solve's from before the last knob was set; ``solve_running``
+    then waits for the MILP's own process."""
     context = await browser.new_context(viewport={"width": 1400, "height": 1000})
     page = await context.new_page()
     await page.goto(url + SOLVE_URL, wait_until="commit", timeout=WAIT_MS)
