@@ -26,6 +26,12 @@ more), with the CPU time the solve took meanwhile.
 
 ``--control``: a second plain pass on a new server, right after the first; its Compose p95 beside the first's is
 how far two passes differ with nothing changed, the yardstick for the solve's 20 %.
+
+``--pairs N``: instead, N pairs of a plain pass and a pass beside the solve, each on a new server, in the order
+plain, solve, solve, plain, plain, solve, ... (so that a drift of the machine's speed over the run weighs on both
+alike). One pass's Compose p95 is the 19th of 20 latencies and moves by up to a fifth between two identical passes;
+the median of the solve passes' p95 beside the median of the plain passes' is the figure for the 20 %, with every
+pass's own.
 """
 from __future__ import annotations
 
@@ -35,6 +41,7 @@ import math
 import os
 import re
 import shutil
+import statistics
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -213,6 +220,15 @@ async def run(url: str, sessions: int, steps, name: str, solve: bool = False, se
     return result
 
 
+def pair_plan(pairs: int) -> list[tuple[str, bool]]:
+    """``--pairs``: (pass name, beside the solve) in the order plain, solve, solve, plain, ... (module docstring)."""
+    plan = []
+    for k in range(pairs):
+        order = [False, True] if k % 2 == 0 else [True, False]
+        plan += [(f"app + solve {k + 1}" if solve else f"app {k + 1}", solve) for solve in order]
+    return plan
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))] if ordered else float("nan")
@@ -232,6 +248,11 @@ def report(passes: list[Pass], floor: Pass | None, sessions: int) -> list[str]:
         lines.append(f"{ps.name}: {sessions} sessions at once in {ps.wall:.1f} s wall, {os.cpu_count()} CPUs")
         for name, problems in ps.errors.items():
             lines.extend(f"error ({ps.name}, {name}): {line}" for line in problems)
+    for ps in passes:            # every session's, so that a p95 set by one or two late sessions shows as such
+        lines.append(f"{ps.name}: Compose latencies in order (s): "
+                     + " ".join(f"{t:.1f}" for t in sorted(ps.times["compose"])))
+    lines.extend(_solve_lines([ps for ps in passes if ps.name.startswith("app + solve")]))
+    lines.extend(_pairs_line(passes))
     by_name = {ps.name: ps for ps in passes}
     if "app" in by_name and "app again" in by_name:
         first, again = (percentile(by_name[k].times["compose"], 0.95) for k in ("app", "app again"))
@@ -241,12 +262,33 @@ def report(passes: list[Pass], floor: Pass | None, sessions: int) -> list[str]:
         plain, loaded = (percentile(by_name[k].times["compose"], 0.95) for k in ("app", "app + solve"))
         lines.append(f"Compose p95 with a TE-CCL solve running: {loaded:.2f} s against {plain:.2f} s without "
                      f"({(loaded / plain - 1) * 100:+.1f} %)")
-        ps = by_name["app + solve"]
+    return lines
+
+
+def _pairs_line(passes: list[Pass]) -> list[str]:
+    """``--pairs``: the median Compose p95 of the passes beside the solve against that of the plain ones."""
+    def p95s(pattern: str) -> list[float]:
+        return [percentile(ps.times["compose"], 0.95) for ps in passes if re.fullmatch(pattern, ps.name)]
+
+    plain, beside = p95s(r"app \d+"), p95s(r"app \+ solve \d+")
+    if not (plain and beside):
+        return []
+    a, b = statistics.median(plain), statistics.median(beside)
+    return [f"Compose p95, median of {len(plain)} plain passes: {a:.2f} s ({min(plain):.2f} to {max(plain):.2f}); "
+            f"of {len(beside)} passes beside the solve: {b:.2f} s ({min(beside):.2f} to {max(beside):.2f}); "
+            f"{(b / a - 1) * 100:+.1f} %"]
+
+
+def _solve_lines(passes: list[Pass]) -> list[str]:
+    """What the long solve took during each pass beside it."""
+    lines = []
+    for ps in passes:
         if ps.solve_cpu is not None and math.isnan(ps.solve_cpu):
-            lines.append("The solve's process did not show within 120 s of its page starting it: its CPU is unknown")
+            lines.append(f"{ps.name}: the solve's process did not show within 120 s of its page starting it: "
+                         "its CPU is unknown")
         elif ps.solve_cpu is not None:
             share = ps.solve_cpu / (ps.wall * (os.cpu_count() or 1)) * 100
-            lines.append(f"The solve took {ps.solve_cpu:.1f} CPU s during those sessions' {ps.wall:.1f} s "
+            lines.append(f"{ps.name}: the solve took {ps.solve_cpu:.1f} CPU s during those sessions' {ps.wall:.1f} s "
                          f"({share:.1f} % of the machine's CPU time); "
                          f"{'still running at their end' if ps.solve_alive else 'it had ended before they did'}")
     return lines
@@ -262,7 +304,8 @@ def one_run(args) -> list[str]:
             proc.terminate()
             proc.wait(timeout=15)
     passes = []
-    plan = [("app", False)] + [("app again", False)] * args.control + [("app + solve", True)] * args.solve
+    plan = pair_plan(args.pairs) if args.pairs else \
+        [("app", False)] + [("app again", False)] * args.control + [("app + solve", True)] * args.solve
     for name, solve in plan:
         cache = tempfile.mkdtemp(prefix="studio-load-cache-")            # a new server, its caches all cold
         proc, url = (None, args.url) if args.url else start_app(env={"TOPOLOGY_STUDIO_CACHE": cache})
@@ -285,6 +328,8 @@ def main() -> None:
     parser.add_argument("--solve", action="store_true", help="also a pass beside a long TE-CCL solve")
     parser.add_argument("--control", action="store_true",
                         help="also a second plain pass, on a new server: how far two passes without the solve differ")
+    parser.add_argument("--pairs", type=int, default=0,
+                        help="instead: this many pairs of a plain pass and one beside the solve, alternated")
     args = parser.parse_args()
     for k in range(args.runs):
         if args.runs > 1:
