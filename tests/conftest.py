@@ -7,6 +7,11 @@ ROOT = Path(__file__).resolve().parents[1]      # the repository root (pytest.in
 # synthesizer must see it solve, and nothing is written to the user's cache folder. tests/test_results_cache.py
 # turns it on in a folder of its own.
 os.environ["TOPOLOGY_STUDIO_CACHE"] = "off"
+# A heavy solve stays in its page's run for ten minutes here instead of leaving it after seconds (studio.jobs,
+# ``run`` with a key): AppTest has no timer for the fragment that would show its answer, and a test's solve that
+# runs a few seconds longer on a busy machine must not change what its page shows.
+# tests/test_background_solves.py and tests/browser/test_background_solve.py set it to 0.
+os.environ["STUDIO_DETACH_S"] = "600"
 
 
 def switch_page(at, url_path: str):

@@ -1,4 +1,6 @@
 """Small Playwright helpers shared by the browser tests."""
+from pathlib import Path
+
 from playwright.sync_api import Page
 
 IDLE = "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
@@ -22,3 +24,27 @@ def drawn(page: Page, key: str, timeout: int = 30000):
     page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=image.element_handle(),
                            timeout=timeout)
     return image
+
+
+def solver_children(server: int) -> list[int]:
+    """Live processes that the app server's fork server started (the solve's child; the fork server itself and
+    processes of anything else on the machine excluded)."""
+    parent, alive = {}, set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            state, ppid = stat.read_text().rsplit(")", 1)[1].split()[:2]
+            parent[int(stat.parent.name)] = int(ppid)
+            if state not in ("Z", "X"):
+                alive.add(int(stat.parent.name))
+        except (OSError, ValueError, IndexError):
+            continue
+
+    def depth_below_server(pid: int) -> int | None:
+        depth = 0
+        while pid in parent and pid > 1:
+            if pid == server:
+                return depth
+            pid, depth = parent[pid], depth + 1
+        return None
+    # the fork server is a child of the app server; the solve is the fork server's child
+    return [pid for pid in alive if depth_below_server(pid) == 2]

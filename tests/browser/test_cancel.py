@@ -1,35 +1,10 @@
 """Cancelling a long solve in a real browser (issue 23): TE-CCL's MILP on torus(6,6) runs about a minute in
 HiGHS; Cancel stops it within seconds, kills its worker process, and the session goes on."""
 import time
-from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
-from .helpers import settle
-
-
-def _solver_children(server: int) -> list[int]:
-    """Live processes that the app server's fork server started (the solve's child; the fork server itself and
-    processes of anything else on the machine excluded)."""
-    parent, alive = {}, set()
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            state, ppid = stat.read_text().rsplit(")", 1)[1].split()[:2]
-            parent[int(stat.parent.name)] = int(ppid)
-            if state not in ("Z", "X"):
-                alive.add(int(stat.parent.name))
-        except (OSError, ValueError, IndexError):
-            continue
-
-    def depth_below_server(pid: int) -> int | None:
-        depth = 0
-        while pid in parent and pid > 1:
-            if pid == server:
-                return depth
-            pid, depth = parent[pid], depth + 1
-        return None
-    # the fork server is a child of the app server; the solve is the fork server's child
-    return [pid for pid in alive if depth_below_server(pid) == 2]
+from .helpers import settle, solver_children
 
 
 def test_cancel_stops_a_long_solve_and_keeps_the_session(page: Page, app_server, shot):
@@ -39,16 +14,16 @@ def test_cancel_stops_a_long_solve_and_keeps_the_session(page: Page, app_server,
     expect(cancel).to_be_visible(timeout=60000)
     expect(page.get_by_test_id("stProgress")).to_contain_text("TE-CCL", timeout=30000)
     deadline = time.monotonic() + 30
-    while not _solver_children(server) and time.monotonic() < deadline:
+    while not solver_children(server) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert _solver_children(server), "the solve's child process never started"
+    assert solver_children(server), "the solve's child process never started"
     clicked = time.monotonic()
     cancel.click()
     expect(page.get_by_text("Cancelled: TE-CCL allgather on torus(6,6)")).to_be_visible(timeout=20000)
     assert time.monotonic() - clicked < 20
-    while _solver_children(server) and time.monotonic() < clicked + 10:
+    while solver_children(server) and time.monotonic() < clicked + 10:
         time.sleep(0.2)
-    assert not _solver_children(server), "the cancelled solve still runs"
+    assert not solver_children(server), "the cancelled solve still runs"
     expect(page.get_by_role("button", name="Run it again")).to_be_visible()
     settle(page)
     shot(page, "schedule-cancelled")
