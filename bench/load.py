@@ -6,6 +6,7 @@ sets on this machine.
     python -m bench.load --runs 3               # three runs in a row, each with its own floor
     python -m bench.load --solve                # also: the same sessions while one more runs a long TE-CCL solve
     python -m bench.load --control              # also: a second plain pass (how far two passes differ alone)
+    python -m bench.load --pairs 3              # instead: three plain passes and three beside the solve, alternated
     python -m bench.load --sessions 5 --url http://localhost:8501     # an app already running (no floor)
 
 Session i composes gkautz(2, 8 + 2i) on the Compose page, then opens the Schedule page for the bfb allgather of

@@ -30,8 +30,9 @@ seconds, a thread of its own waits for the child, ``Detached`` is raised to the 
 ``background(key)`` until the page takes its answer (``take``). The page then ends its run and looks after the
 solve every few seconds (``studio.widgets.background_panel``). A script left running through a whole solve kept
 Streamlit's running icon and the progress bar redrawing in its browser, 0.1 CPU s a second, and with twenty other
-sessions on two CPUs it raised their Compose p95 by about a fifth. A background solve ends with ``cancel`` (its
-session's Cancel) or when no page has asked after it for ``ABANDON_S`` seconds (the session closed or moved on).
+sessions on two CPUs it raised their Compose p95 by 24.5 % (bench/RESULTS.md). A background solve ends with
+``cancel`` (its session's Cancel) or when no page has asked after it for ``ABANDON_S`` seconds (the session closed
+or moved on); ``_end_background`` kills those left when the app exits.
 
 ``fn`` and ``args`` should be picklable (module-level functions and classes, topologies, options); where they
 are not, ``fn`` runs here instead (not stoppable). The child's return value and exceptions come back pickled. The
@@ -262,10 +263,11 @@ def run(fn: Callable, *args, progress: Callable[[str, float], None] | None = Non
 
     With a ``key``, a heavy solve that has run ``detach_s()`` seconds goes on without its caller: ``Detached`` is
     raised, and the solve is then this process's ``background(key)`` (module docstring)."""
+    limit = detach_s() if key is not None else None       # a bad setting is said before the solve takes a slot
     queue = solve_queue()
     queue.enter(queued)
     if key is not None:
-        return _run_detachable(fn, args, progress, tick, key, queue)
+        return _run_detachable(fn, args, progress, tick, key, queue, limit)
     lane = {"background": False}
     try:
         return _run_child(fn, args, progress, tick, lambda: lane.update(background=queue.to_background()))
@@ -390,9 +392,9 @@ def _end_background() -> None:
             _kill(process)
 
 
-def _run_detachable(fn: Callable, args: tuple, progress, tick, key: str, queue: "SolveQueue") -> Any:
+def _run_detachable(fn: Callable, args: tuple, progress, tick, key: str, queue: "SolveQueue", limit: float) -> Any:
     """``run`` with a ``key``: a thread waits for the child (and frees the queue's slot), this one for the thread,
-    ticking the page, until the answer comes or the solve, heavy, has run ``detach_s()`` seconds."""
+    ticking the page, until the answer comes or the solve, heavy, has run ``limit`` seconds."""
     entry = Background(key)
     lane = {"background": False}
 
@@ -413,7 +415,6 @@ def _run_detachable(fn: Callable, args: tuple, progress, tick, key: str, queue: 
                     if _BACKGROUND.get(key) is entry:
                         del _BACKGROUND[key]
 
-    limit = detach_s()
     waiter = threading.Thread(target=wait_for_child, name=f"solve {key[:40]}", daemon=True)
     waiter.start()
     try:

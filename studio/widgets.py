@@ -340,7 +340,7 @@ def synthesize_with_bar(label: str, topo, algo: str, collective: str, options: d
     which looks after the solve every ``BACKGROUND_POLL_S`` seconds and runs the page again once it is done; the
     rest of the page is not drawn meanwhile (``st.stop``). While no script runs, the page costs its browser next
     to nothing: a script left running for a whole solve kept Streamlit's running icon and the bar redrawing, 0.1
-    CPU s a second, and raised twenty other sessions' Compose p95 by about a fifth (issue 44)."""
+    CPU s a second, and raised twenty other sessions' Compose p95 by 24.5 % (issue 44)."""
     from solvers.results_cache import ResultsCache, cached_synthesize, solve_key
     from solvers.synthesize import ALGORITHMS
     from studio import jobs

@@ -172,3 +172,11 @@ def test_an_answer_no_page_comes_for_is_forgotten(detach_now, monkeypatch):
     assert jobs.background("session-g|x") is entry
     time.sleep(1.2)
     assert jobs.background("session-g|x") is None
+
+
+def test_a_bad_detach_setting_takes_no_slot(monkeypatch):
+    monkeypatch.setenv(jobs.DETACH_ENV, "soon")
+    monkeypatch.setattr(jobs, "_QUEUE", jobs.SolveQueue(1))
+    with pytest.raises(ValueError, match="not a number"):
+        jobs.run(_sleep_then_answer, 0.0, key="session-h|x")
+    assert jobs.solve_queue().running == 0
