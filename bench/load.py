@@ -58,6 +58,7 @@ WAIT_MS = 300_000
 SHOTS = os.environ.get("LOAD_SHOTS")       # a folder: a screenshot of every page that failed goes there
 STEPS = ("compose", "schedule")
 SOLVE_URL = "/schedule?expr=dgx_a100(boxes=2)&algo=teccl&coll=allgather"
+STEADY_S = 3.0
 
 
 def design(i: int) -> tuple[str, int]:
@@ -217,12 +218,20 @@ async def start_solve(browser, url: str):
 async def solve_running(server_pid: int, timeout_s: float = 120.0) -> dict[int, float]:
     """``solve_processes_cpu`` once the server has a solve process, waiting up to ``timeout_s`` ({} if none came).
     The page's text that ``start_solve`` waits for can still be an earlier solve's, from before the last change
-    of the page's knobs: without this wait, the long solve could start after the sessions had begun."""
+    of the page's knobs: without this wait, the long solve could start after the sessions had begun. A process
+    counts once it is still there ``STEADY_S`` seconds later: the solve of a request the page has since replaced
+    can take a second or two to be killed (its waiting thread checks once a second), and counting it instead of
+    the MILP read 0.0 CPU s for a solve that ran."""
     deadline = time.monotonic() + timeout_s
     while True:
         running = solve_processes_cpu(server_pid)
-        if running or time.monotonic() > deadline:
-            return running
+        if running:
+            await asyncio.sleep(STEADY_S)
+            still = {pid: cpu for pid, cpu in solve_processes_cpu(server_pid).items() if pid in running}
+            if still:
+                return still
+        if time.monotonic() > deadline:
+            return {}
         await asyncio.sleep(0.5)
 
 
