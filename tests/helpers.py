@@ -1,6 +1,7 @@
 """Small topologies and strategies shared by the tests."""
 from fractions import Fraction
 from itertools import combinations
+from pathlib import Path
 
 from hypothesis import strategies as st
 
@@ -58,3 +59,16 @@ def chromium_present() -> bool:
     import shutil
 
     return bool(shutil.which("chromium") or os.path.exists(os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")))
+
+
+class Stop(BaseException):
+    """Stands in for Streamlit's StopException/RerunException (BaseExceptions raised out of an st call)."""
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+    return state not in ("Z", "X")

@@ -10,18 +10,7 @@ from pathlib import Path
 import pytest
 
 from studio import jobs
-
-
-class Stop(BaseException):
-    """Stands in for Streamlit's StopException (a BaseException raised out of an st call)."""
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError, IndexError):
-        return False
-    return state not in ("Z", "X")
+from tests.helpers import Stop, alive
 
 
 def heavy(rest_s: float, pidfile: str = "", progress=None):
@@ -86,11 +75,11 @@ def test_cancel_kills_the_sessions_background_solves_only(detach_now, tmp_path):
             jobs.run(heavy, 60.0, str(pidfile), key=key)
     pids = {f: int(f.read_text()) for f in (mine, theirs)}
     assert jobs.cancel("session-a|") == 1
-    assert _wait(lambda: not _alive(pids[mine]), 15), "the cancelled solve's child still runs"
+    assert _wait(lambda: not alive(pids[mine]), 15), "the cancelled solve's child still runs"
     assert _wait(lambda: jobs.background("session-a|x") is None)
-    assert _alive(pids[theirs]) and jobs.background("session-b|x") is not None
+    assert alive(pids[theirs]) and jobs.background("session-b|x") is not None
     jobs.cancel("session-b|")
-    assert _wait(lambda: not _alive(pids[theirs]), 15)
+    assert _wait(lambda: not alive(pids[theirs]), 15)
 
 
 def test_a_solve_no_page_asks_after_is_killed(detach_now, monkeypatch, tmp_path):
@@ -99,8 +88,8 @@ def test_a_solve_no_page_asks_after_is_killed(detach_now, monkeypatch, tmp_path)
     with pytest.raises(jobs.Detached) as gone:
         jobs.run(heavy, 60.0, str(pidfile), key="session-c|x")
     pid = int(pidfile.read_text())
-    assert _alive(pid)
-    assert _wait(lambda: not _alive(pid), 15), "an abandoned solve still runs"
+    assert alive(pid)
+    assert _wait(lambda: not alive(pid), 15), "an abandoned solve still runs"
     assert _wait(gone.value.entry.done.is_set)
     assert isinstance(gone.value.entry.error, jobs.Abandoned)
     assert jobs.background("session-c|x") is None
@@ -126,7 +115,7 @@ def test_a_stop_before_it_leaves_kills_the_child(monkeypatch, tmp_path):
             raise Stop()
     with pytest.raises(Stop):
         jobs.run(heavy, 60.0, str(pidfile), tick=tick, key="session-e|x")
-    assert not _alive(int(pidfile.read_text())), "the stopped solve's child still runs"
+    assert not alive(int(pidfile.read_text())), "the stopped solve's child still runs"
     assert jobs.background("session-e|x") is None
     queue = jobs.solve_queue()
     assert _wait(lambda: queue.running == 0 and queue.background == 0, 5)

@@ -13,19 +13,8 @@ import pytest
 
 from solvers.core.errors import NotApplicable
 from studio import jobs
+from tests.helpers import Stop, alive
 from topologies import parse_topology
-
-
-class Stop(BaseException):
-    """Stands in for Streamlit's StopException/RerunException (BaseExceptions raised out of an st call)."""
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError, IndexError):
-        return False
-    return state not in ("Z", "X")
 
 
 def sleeper(pidfile: str, progress=None):
@@ -66,9 +55,9 @@ def test_a_stopped_wait_kills_the_child_and_its_workers(tmp_path):
         jobs.run(sleeper, str(pidfile), tick=tick)
     child, worker = map(int, pidfile.read_text().split())
     deadline = time.monotonic() + 5
-    while (_alive(child) or _alive(worker)) and time.monotonic() < deadline:
+    while (alive(child) or alive(worker)) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not _alive(child) and not _alive(worker)
+    assert not alive(child) and not alive(worker)
     assert time.monotonic() - t0 < 30
 
 
