@@ -8,6 +8,7 @@ import re
 
 import streamlit as st
 
+from studio.figure_spec import FigureSpec, plotly_figure
 from studio.figures import FULL_WIDTH_PX
 from studio.svg_figure import figure_svg
 
@@ -35,7 +36,7 @@ def show(fig, key: str, *, width_px: float = FULL_WIDTH_PX, where=None) -> None:
     where = where if where is not None else st
     svg = None if interactive() else figure_svg(fig, width_px, key, title=False)
     if svg is None:
-        where.plotly_chart(fig, key=key)
+        where.plotly_chart(plotly_figure(fig), key=key)
         return
     box = where.container(key=key)
     title = plain_title(fig)
@@ -46,7 +47,7 @@ def show(fig, key: str, *, width_px: float = FULL_WIDTH_PX, where=None) -> None:
 
 def plain_title(fig) -> str:
     """The figure's title as one line of plain text."""
-    text = fig.layout.title.text or ""
+    text = fig.title_text if isinstance(fig, FigureSpec) else fig.layout.title.text or ""
     return " ".join(re.sub(r"<[^>]+>", " ", text.replace("<br>", " ")).split())
 
 

@@ -15,6 +15,7 @@ from typing import Sequence
 
 import plotly.graph_objects as go
 
+from studio.figure_spec import FigureSpec
 from topologies.model import COMPUTE, Topology
 
 MAX_DRAWN_NODES = 512
@@ -54,13 +55,26 @@ def place_title(fig: go.Figure, text: str | None = None, width_px: float = FULL_
     left below the toolbar strip, with the top margin to hold it."""
     if text is None:
         text = fig.layout.title.text or ""
-    lines = title_lines(text, width_px)
-    top = max(fig.layout.margin.t or 0, title_margin(len(lines)))
-    fig.update_layout(title=dict(text="<br>".join(lines), x=0, xref="container", xanchor="left", y=1,
-                                 yref="container", yanchor="top", pad=dict(t=TOOLBAR_PX, l=10),
-                                 font=dict(size=TITLE_FONT_PX)),
-                      margin=dict(t=top))
+    title, top = _title(text, fig.layout.margin.t, width_px)
+    fig.update_layout(title=title, margin=dict(t=top))
     return fig
+
+
+def titled(layout: dict, width_px: float = FULL_WIDTH_PX) -> dict:
+    """``place_title`` for a layout written as a dict (``figure_spec``): its ``title`` (a string) and
+    ``margin`` made the same way, in place; returns ``layout``."""
+    title, top = _title(layout.get("title") or "", layout.get("margin", {}).get("t"), width_px)
+    layout["title"] = title
+    layout.setdefault("margin", {})["t"] = top
+    return layout
+
+
+def _title(text: str, top: int | None, width_px: float) -> tuple[dict, int]:
+    """The title's layout and the top margin that holds it (at least ``top``)."""
+    lines = title_lines(text, width_px)
+    return (dict(text="<br>".join(lines), x=0, xref="container", xanchor="left", y=1, yref="container",
+                 yanchor="top", pad=dict(t=TOOLBAR_PX, l=10), font=dict(size=TITLE_FONT_PX)),
+            max(top or 0, title_margin(len(lines))))
 
 
 def circular_layout(topo: Topology) -> list[tuple[float, float]]:
@@ -340,47 +354,49 @@ def _algbw(m: float, t: float) -> float | None:
 
 def runtime_curve(sizes: Sequence[float], times_us: Sequence[float], bound_us: Sequence[float],
                   slices: Sequence[int] | None = None, label: str = "schedule",
-                  marker: tuple[float, float] | None = None) -> go.Figure:
+                  marker: tuple[float, float] | None = None) -> FigureSpec:
     """The runtime model's time (above) and algbw (below) against the vector size M, log-log: ``times_us[i]``
     is the modelled time at ``sizes[i]`` (``slices[i]`` the pipelining depth P it chose), ``bound_us[i]`` the
     lower bound in the same link prices, so the bound's algbw is an upper bound. algbw = M / time, in GB/s (1e3
-    bytes per microsecond). ``marker``: (M, time) of the workload, drawn on both panels."""
-    from plotly.subplots import make_subplots
-
+    bytes per microsecond). ``marker``: (M, time) of the workload, drawn on both panels. Written as plotly's JSON
+    (``figure_spec``): Schedule makes it on every view, and plotly's subplot machinery cost ten times the drawing;
+    the two panels are the layout ``make_subplots(rows=2, shared_xaxes=True, vertical_spacing=0.06)`` gives."""
     sizes = [float(m) for m in sizes]
     times = [float(t) for t in times_us]
     bounds = [float(t) for t in bound_us]
     ps = [[int(p)] for p in slices] if slices is not None else [["?"]] * len(sizes)
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.06)
+    data: list[dict] = []
     for row, ys, bs, unit in ((1, times, bounds, "µs"),
                               (2, [_algbw(m, t) for m, t in zip(sizes, times)],
                                [_algbw(m, t) for m, t in zip(sizes, bounds)], "GB/s")):
-        fig.add_trace(go.Scatter(
-            x=sizes, y=ys, mode="lines+markers", name=label if row == 1 else f"{label} algbw", legendgroup="model",
-            showlegend=row == 1, customdata=ps, marker=dict(size=5), line=dict(color="#1f77b4"),
+        axes = {"xaxis": "x", "yaxis": "y"} if row == 1 else {"xaxis": "x2", "yaxis": "y2"}
+        data.append(dict(
+            type="scatter", x=sizes, y=ys, mode="lines+markers", name=label if row == 1 else f"{label} algbw",
+            legendgroup="model", showlegend=row == 1, customdata=ps, marker=dict(size=5), line=dict(color="#1f77b4"),
             hovertemplate="M %{x:.3g} bytes: %{y:.4g} " + unit + ", P = %{customdata[0]}<extra>" + label
-                          + "</extra>"), row=row, col=1)
-        fig.add_trace(go.Scatter(
-            x=sizes, y=bs, mode="lines", name="lower bound" if row == 1 else "bound algbw", legendgroup="bound",
-            showlegend=row == 1, line=dict(dash="dash", color="#52606d"),
+                          + "</extra>", **axes))
+        data.append(dict(
+            type="scatter", x=sizes, y=bs, mode="lines", name="lower bound" if row == 1 else "bound algbw",
+            legendgroup="bound", showlegend=row == 1, line=dict(dash="dash", color="#52606d"),
             hovertemplate="M %{x:.3g} bytes: " + ("%{y:.4g} µs" if row == 1 else "at most %{y:.4g} GB/s")
-                          + "<extra>bound</extra>"), row=row, col=1)
+                          + "<extra>bound</extra>", **axes))
     if marker is not None:
         m, t = float(marker[0]), float(marker[1])
         for row, y in ((1, t), (2, _algbw(m, t))):
-            fig.add_trace(go.Scatter(x=[m], y=[y], mode="markers", name=f"M = {m:.3g} B", legendgroup="marker",
-                                     showlegend=row == 1,
-                                     marker=dict(size=11, color="#d62728", symbol="circle-open", line=dict(width=2)),
-                                     hovertemplate=f"the workload's M = {m:.3g} bytes: %{{y:.4g}} "
-                                                   + ("µs" if row == 1 else "GB/s") + "<extra></extra>"),
-                          row=row, col=1)
-    fig.update_xaxes(type="log", automargin=True)
-    fig.update_xaxes(title="M (bytes)", row=2, col=1)
-    fig.update_yaxes(type="log", title="time (µs)", automargin=True, row=1, col=1)
-    fig.update_yaxes(type="log", title="algbw (GB/s)", automargin=True, row=2, col=1)
-    fig.update_layout(title="Runtime model: time and algbw against M", height=480,
-                      margin=dict(l=60, r=10, t=40, b=10), legend=dict(orientation="h", y=-0.2))
-    return place_title(fig)
+            data.append(dict(
+                type="scatter", x=[m], y=[y], mode="markers", name=f"M = {m:.3g} B", legendgroup="marker",
+                showlegend=row == 1, marker=dict(size=11, color="#d62728", symbol="circle-open", line=dict(width=2)),
+                hovertemplate=f"the workload's M = {m:.3g} bytes: %{{y:.4g}} " + ("µs" if row == 1 else "GB/s")
+                              + "<extra></extra>",
+                xaxis="x" if row == 1 else "x2", yaxis="y" if row == 1 else "y2"))
+    layout = dict(
+        xaxis=dict(anchor="y", domain=[0.0, 1.0], matches="x2", showticklabels=False, type="log", automargin=True),
+        yaxis=dict(anchor="x", domain=[0.53, 1.0], type="log", title=dict(text="time (µs)"), automargin=True),
+        xaxis2=dict(anchor="y2", domain=[0.0, 1.0], type="log", automargin=True, title=dict(text="M (bytes)")),
+        yaxis2=dict(anchor="x2", domain=[0.0, 0.47], type="log", title=dict(text="algbw (GB/s)"), automargin=True),
+        title="Runtime model: time and algbw against M", height=480, margin=dict(l=60, r=10, t=40, b=10),
+        legend=dict(orientation="h", y=-0.2))
+    return FigureSpec(data, titled(layout))
 
 
 def bundle_plan_figure(plan) -> go.Figure:
@@ -420,12 +436,12 @@ def _link_labels(topo: Topology, links: Sequence[int]) -> list[str]:
     return out
 
 
-def utilisation_heatmap(topo: Topology, result, max_nodes: int = 64, max_links: int = 1024) -> go.Figure:
+def utilisation_heatmap(topo: Topology, result, max_nodes: int = 64, max_links: int = 1024) -> FigureSpec:
     """How busy the runtime model keeps each link: busy time / completion time (``RuntimeResult.utilisation``,
     from 0 to 1; 1 is a link that never rests). Up to ``max_nodes`` nodes it is a matrix, source node down and
     destination node across, a cell the busiest of the links from one to the other (empty where there is no
     link, 0 for a link that carries nothing); above, a strip of the ``max_links`` busiest links, busiest
-    first."""
+    first. Written as plotly's JSON (``figure_spec``): Schedule makes it on every view."""
     util = result.utilisation()
     if topo.num_nodes <= max_nodes:
         names = list(topo.names)
@@ -436,30 +452,28 @@ def utilisation_heatmap(topo: Topology, result, max_nodes: int = 64, max_links: 
             z[l.src][l.dst] = u if z[l.src][l.dst] is None else max(z[l.src][l.dst], u)
             count[l.src][l.dst] += 1
         text = [[f" (busiest of {c} links)" if c > 1 else "" for c in row] for row in count]
-        fig = go.Figure(go.Heatmap(
-            z=z, x=names, y=names, text=text, colorscale="Reds", zmin=0.0, zmax=1.0, xgap=1, ygap=1,
-            hoverongaps=False, colorbar=dict(title="busy", tickformat=".0%"),
-            hovertemplate="%{y} → %{x}: busy %{z:.1%} of the time%{text}<extra></extra>"))
-        fig.update_layout(xaxis=dict(title="to", showticklabels=topo.num_nodes <= 32, type="category",
-                                     automargin=True),
-                          yaxis=dict(title="from", autorange="reversed", showticklabels=topo.num_nodes <= 32,
-                                     type="category", automargin=True),
-                          height=min(700, max(380, 100 + 8 * topo.num_nodes)))
-        title = "Link utilisation: busy / completion time"
+        trace = dict(type="heatmap", z=z, x=names, y=names, text=text, colorscale="Reds", zmin=0.0, zmax=1.0,
+                     xgap=1, ygap=1, hoverongaps=False, colorbar=dict(title=dict(text="busy"), tickformat=".0%"),
+                     hovertemplate="%{y} → %{x}: busy %{z:.1%} of the time%{text}<extra></extra>")
+        layout = dict(xaxis=dict(title=dict(text="to"), showticklabels=topo.num_nodes <= 32, type="category",
+                                 automargin=True),
+                      yaxis=dict(title=dict(text="from"), autorange="reversed", showticklabels=topo.num_nodes <= 32,
+                                 type="category", automargin=True),
+                      height=min(700, max(380, 100 + 8 * topo.num_nodes)),
+                      title="Link utilisation: busy / completion time")
     else:
         links = sorted(util, key=lambda i: (-util[i], i))[:max_links]
         labels = _link_labels(topo, links)
-        fig = go.Figure(go.Bar(x=list(range(1, len(links) + 1)), y=[util[i] for i in links], text=labels,
-                               marker=dict(color=[util[i] for i in links], colorscale="Reds", cmin=0.0, cmax=1.0,
-                                           line=dict(width=0)),
-                               hovertemplate="%{text}: busy %{y:.1%} of the time<extra></extra>"))
-        fig.update_layout(xaxis=dict(title=f"links, busiest first ({len(links)} of {len(util)} that carry data)",
-                                     automargin=True),
-                          yaxis=dict(title="busy", range=[0, 1.05], tickformat=".0%", automargin=True), bargap=0,
-                          height=380)
-        title = "Link utilisation (busiest links): busy / completion time"
-    fig.update_layout(title=title, margin=dict(l=60, r=10, t=40, b=50), plot_bgcolor="white")
-    return place_title(fig)
+        trace = dict(type="bar", x=list(range(1, len(links) + 1)), y=[util[i] for i in links], text=labels,
+                     marker=dict(color=[util[i] for i in links], colorscale="Reds", cmin=0.0, cmax=1.0,
+                                 line=dict(width=0)),
+                     hovertemplate="%{text}: busy %{y:.1%} of the time<extra></extra>")
+        layout = dict(xaxis=dict(title=dict(text=f"links, busiest first ({len(links)} of {len(util)} that carry "
+                                                 "data)"), automargin=True),
+                      yaxis=dict(title=dict(text="busy"), range=[0, 1.05], tickformat=".0%", automargin=True),
+                      bargap=0, height=380, title="Link utilisation (busiest links): busy / completion time")
+    layout.update(margin=dict(l=60, r=10, t=40, b=50), plot_bgcolor="white")
+    return FigureSpec([trace], titled(layout))
 
 
 def gantt_figure(topo: Topology, timeline: Sequence[dict], color_by: str = "slice", max_links: int = 64,
@@ -496,8 +510,9 @@ def gantt_figure(topo: Topology, timeline: Sequence[dict], color_by: str = "slic
     return place_title(fig)
 
 
-def load_heatmap(topo: Topology, loads: dict[int, dict[int, Fraction]], max_links: int = 4096) -> go.Figure:
-    """Per-step link loads (in shards) as a heatmap: steps down, links across (the busiest ``max_links``)."""
+def load_heatmap(topo: Topology, loads: dict[int, dict[int, Fraction]], max_links: int = 4096) -> FigureSpec:
+    """Per-step link loads (in shards) as a heatmap: steps down, links across (the busiest ``max_links``).
+    Written as plotly's JSON (``figure_spec``): Schedule makes it on every view."""
     totals: dict[int, Fraction] = defaultdict(Fraction)
     for per_link in loads.values():
         for link, v in per_link.items():
@@ -507,12 +522,12 @@ def load_heatmap(topo: Topology, loads: dict[int, dict[int, Fraction]], max_link
     steps = sorted(loads)
     z = [[float(loads[t].get(i, 0)) for i in links] for t in steps]
     labels = [f"{topo.names[topo.links[i].src]}→{topo.names[topo.links[i].dst]}" for i in links]
-    fig = go.Figure(go.Heatmap(z=z, x=labels, y=[f"step {t}" for t in steps], colorscale="Reds",
-                               colorbar=dict(title="shards"),
-                               hovertemplate="%{y}, %{x}: %{z:.4g} shards<extra></extra>"))
-    fig.update_layout(title="Link load per step", xaxis=dict(showticklabels=len(links) <= 64, title="links"),
-                      height=320, margin=dict(l=10, r=10, t=40, b=10))
-    return place_title(fig)
+    trace = dict(type="heatmap", z=z, x=labels, y=[f"step {t}" for t in steps], colorscale="Reds",
+                 colorbar=dict(title=dict(text="shards")),
+                 hovertemplate="%{y}, %{x}: %{z:.4g} shards<extra></extra>")
+    layout = dict(title="Link load per step", xaxis=dict(showticklabels=len(links) <= 64, title=dict(text="links")),
+                  height=320, margin=dict(l=10, r=10, t=40, b=10))
+    return FigureSpec([trace], titled(layout))
 
 
 # ------------------------------------------------------------------------------------------ TE-CCL epoch views
