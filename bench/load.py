@@ -7,6 +7,7 @@ sets on this machine.
     python -m bench.load --solve                # also: the same sessions while one more runs a long TE-CCL solve
     python -m bench.load --control              # also: a second plain pass (how far two passes differ alone)
     python -m bench.load --pairs 3              # instead: three plain passes and three beside the solve, alternated
+    python -m bench.load --lockstep             # each step starts for all sessions together
     python -m bench.load --sessions 5 --url http://localhost:8501     # an app already running (no floor)
 
 Session i composes gkautz(2, 8 + 2i) on the Compose page, then opens the Schedule page for the bfb allgather of
@@ -30,6 +31,12 @@ more), with the CPU time the solve took meanwhile.
 
 ``--control``: a second plain pass on a new server, right after the first; its Compose p95 beside the first's is
 how far two passes differ with nothing changed, the yardstick for the solve's 20 %.
+
+``--lockstep``: each step after the first starts for every session at once, when all have finished the step
+before, as a class does when its teacher says "now open Schedule"; the floor's sessions too. Without it each
+session moves on alone, and a session's Schedule step runs beside the other sessions' unfinished Compose: its
+latency then holds some of the Compose step's cost, which is larger for the app than for the floor. Measured with
+Schedule cut to its title and one line (a probe): 2.12× its floor running free, 1.39× in lockstep.
 
 ``--pairs N``: instead, N pairs of a plain pass and a pass beside the solve, each on a new server, in the order
 plain, solve, solve, plain, plain, solve, ... (so that a drift of the machine's speed over the run weighs on both
@@ -170,30 +177,46 @@ def solve_processes_cpu(server_pid: int) -> dict[int, float]:
     return out
 
 
-async def session(browser, steps: list, i: int, result: Pass) -> None:
-    """One user: each step in turn in one browser context (module docstring)."""
-    context = await browser.new_context(viewport={"width": 1400, "height": 1000})
-    page = await context.new_page()
+async def session(browser, steps: list, i: int, result: Pass, barrier: asyncio.Barrier | None = None) -> None:
+    """One user: each step in turn in one browser context (module docstring); with ``barrier``, each step after
+    the first starts once every session has finished the one before (``--lockstep``). A session that ends early
+    breaks the barrier, and the others go on each at its own pace rather than wait for it."""
     try:
-        for name, address, wanted in steps:
-            start = time.perf_counter()
-            try:
-                await page.goto(address, wait_until="commit", timeout=WAIT_MS)
-                await wait_text(page, wanted)
-                shown = time.perf_counter() - start
-                await wait_settled(page)
-                if await page.get_by_test_id("stException").count() or await page.get_by_test_id("stAlert").filter(
-                        has_text="rror").count():
-                    raise AssertionError(f"session {i}: an error on the {name} page")
-                result.times[name].append(time.perf_counter() - start)
-                result.shown[name].append(shown)
-            except Exception as exc:             # counted, and the session goes on
-                result.errors[name].append(f"session {i}: {str(exc).splitlines()[0][:160]}")
-                if SHOTS:
-                    await page.screenshot(path=os.path.join(SHOTS, f"load-{result.name}-{i}-{name}.png"),
-                                          full_page=True)
-    finally:
-        await context.close()
+        context = await browser.new_context(viewport={"width": 1400, "height": 1000})
+        try:
+            page = await context.new_page()
+            for k, (name, address, wanted) in enumerate(steps):
+                if barrier is not None and k:
+                    try:
+                        await barrier.wait()
+                    except asyncio.BrokenBarrierError:
+                        pass
+                await _step(page, name, address, wanted, i, result)
+        finally:
+            await context.close()
+    except BaseException:
+        if barrier is not None:
+            await barrier.abort()
+        raise
+
+
+async def _step(page, name: str, address: str, wanted, i: int, result: Pass) -> None:
+    """One step of session ``i``: its latencies into ``result``, or its error (and the session goes on)."""
+    start = time.perf_counter()
+    try:
+        await page.goto(address, wait_until="commit", timeout=WAIT_MS)
+        await wait_text(page, wanted)
+        shown = time.perf_counter() - start
+        await wait_settled(page)
+        if await page.get_by_test_id("stException").count() or await page.get_by_test_id("stAlert").filter(
+                has_text="rror").count():
+            raise AssertionError(f"session {i}: an error on the {name} page")
+        result.times[name].append(time.perf_counter() - start)
+        result.shown[name].append(shown)
+    except Exception as exc:
+        result.errors[name].append(f"session {i}: {str(exc).splitlines()[0][:160]}")
+        if SHOTS:
+            await page.screenshot(path=os.path.join(SHOTS, f"load-{result.name}-{i}-{name}.png"), full_page=True)
 
 
 async def start_solve(browser, url: str):
@@ -235,10 +258,12 @@ async def solve_running(server_pid: int, timeout_s: float = 120.0) -> dict[int, 
         await asyncio.sleep(0.5)
 
 
-async def run(url: str, sessions: int, steps, name: str, solve: bool = False, server_pid: int | None = None) -> Pass:
+async def run(url: str, sessions: int, steps, name: str, solve: bool = False, server_pid: int | None = None,
+              lockstep: bool = False) -> Pass:
     """The sessions at once; with ``solve``, beside the long solve, whose CPU during them is read from the app
     server's solve processes (``solve_processes_cpu``; ``server_pid``) that were already there when they began.
-    Each session's own solves start later and are not counted."""
+    Each session's own solves start later and are not counted. ``lockstep``: every session starts each step
+    together (module docstring)."""
     from playwright.async_api import async_playwright
 
     result = Pass(name)
@@ -255,7 +280,8 @@ async def run(url: str, sessions: int, steps, name: str, solve: bool = False, se
             result.solve_cpu = float("nan")
             before = None
         start = time.perf_counter()
-        await asyncio.gather(*(session(browser, steps(url, i), i, result) for i in range(sessions)))
+        barrier = asyncio.Barrier(sessions) if lockstep else None
+        await asyncio.gather(*(session(browser, steps(url, i), i, result, barrier) for i in range(sessions)))
         result.wall = time.perf_counter() - start
         if before is not None:
             after = solve_processes_cpu(server_pid)
@@ -349,7 +375,7 @@ def one_run(args) -> list[str]:
     if not args.url:
         proc, url = start_app(script="bench/floor_app.py")
         try:
-            floor = asyncio.run(run(url, args.sessions, floor_steps, "floor"))
+            floor = asyncio.run(run(url, args.sessions, floor_steps, "floor", lockstep=args.lockstep))
         finally:
             proc.terminate()
             proc.wait(timeout=15)
@@ -361,7 +387,8 @@ def one_run(args) -> list[str]:
         proc, url = (None, args.url) if args.url else start_app(env={"TOPOLOGY_STUDIO_CACHE": cache})
         try:
             passes.append(asyncio.run(run(url, args.sessions, app_steps, name, solve=solve,
-                                          server_pid=proc.pid if proc is not None else None)))
+                                          server_pid=proc.pid if proc is not None else None,
+                                          lockstep=args.lockstep)))
         finally:
             if proc is not None:
                 proc.terminate()
@@ -380,7 +407,11 @@ def main() -> None:
                         help="also a second plain pass, on a new server: how far two passes without the solve differ")
     parser.add_argument("--pairs", type=int, default=0,
                         help="instead: this many pairs of a plain pass and one beside the solve, alternated")
+    parser.add_argument("--lockstep", action="store_true",
+                        help="each step starts for every session together (floor and app alike)")
     args = parser.parse_args()
+    if args.lockstep:
+        print("lockstep: each step starts once every session has finished the step before")
     for k in range(args.runs):
         if args.runs > 1:
             print(f"run {k + 1} of {args.runs}")

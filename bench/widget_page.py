@@ -22,6 +22,11 @@ def body() -> None:
                 col.metric(f"m{k}", 100 + k, delta=f"bound {k}", delta_color="off", help="help")
     elif v == "selectbox":
         st.selectbox("Algorithm", ["bfb", "ring"], help="help")
+    elif v == "pills":                                # the same choice as pills, and as a segmented control
+        st.pills("Algorithm", ["bfb", "ring", "tree", "forestcoll", "teccl", "tacos"], default="bfb", help="help")
+    elif v == "segmented":
+        st.segmented_control("Collective", ["allgather", "reduce_scatter", "allreduce"], default="allgather",
+                             help="help")
     elif v == "number_inputs":
         for label in ("M", "alpha", "B"):
             st.number_input(label, value=1.0, help="help")
@@ -63,9 +68,26 @@ def body() -> None:
             st.write("inside")
 
 
-if st.query_params.get("v") == "page_menu":           # the studio's page menu: nine pages in the sidebar
-    pages = [st.Page(body, title="Home", url_path="home", default=True)]
-    pages += [st.Page(lambda: None, title=f"Page {k}", url_path=f"page{k}") for k in range(8)]
-    st.navigation(pages).run()
+_V = st.query_params.get("v")
+if _V in ("page_menu", "page_menu_icons", "top_menu", "shell"):   # the studio's page menu: nine pages
+    icon = None if _V == "page_menu" else ":material/hub:"
+    pages = [st.Page(body, title="Home", url_path="home", default=True, icon=icon)]
+    pages += [st.Page(lambda: None, title=f"Page {k}", url_path=f"page{k}", icon=icon) for k in range(8)]
+    page = st.navigation(pages, position="top" if _V == "top_menu" else "sidebar")
+    if _V == "shell":                                 # the rest of the studio's sidebar (app.py)
+        with st.sidebar:
+            st.markdown("**Workload**")
+            st.caption("M = 1e+09 bytes; prices: uniform.")
+            with st.expander("Change the workload"):
+                pass
+            st.divider()
+            st.toggle("Interactive charts", help="help")
+    page.run()
+elif _V == "toggle":
+    body()
+    st.sidebar.toggle("Interactive charts", help="help")
+elif _V == "sidebar_text":
+    body()
+    st.sidebar.markdown("**Workload**")
 else:
     body()
