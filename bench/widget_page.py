@@ -59,6 +59,13 @@ def body() -> None:
             slot.markdown(f"working: {k}")
             time.sleep(0.01)
         slot.empty()
+    elif v in ("trickle", "burst"):                   # forty elements, 50 ms apart or all at once
+        import time
+
+        for k in range(40):
+            st.caption(f"line {k}: some page text")
+            if v == "trickle":
+                time.sleep(0.05)
     elif v == "slow":                                 # the script runs 5 s after its text shows
         import time
 

@@ -5,6 +5,7 @@ for it. A figure the SVG drawing does not cover is shown by plotly either way.""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 import streamlit as st
 
@@ -29,20 +30,41 @@ def interactive() -> bool:
     return bool(st.session_state.get(INTERACTIVE_KEY, False))
 
 
-def show(fig, key: str, *, width_px: float = FULL_WIDTH_PX, where=None) -> None:
-    """Show ``fig`` in ``where`` (the page by default) under ``key`` (a plotly chart's key, or the class
-    ``st-key-<key>`` of the drawing's container), planned ``width_px`` wide. A drawing is an image (an inline
-    SVG would go through the browser's markdown parser, five times the cost), under its title as page text."""
-    where = where if where is not None else st
+@dataclass(frozen=True)
+class Drawing:
+    """A figure ready to show: ``svg`` (None: plotly shows ``fig``), its ``title`` as plain text, its ``key``."""
+
+    fig: object
+    key: str
+    svg: str | None
+    title: str
+
+
+def drawing(fig, key: str, *, width_px: float = FULL_WIDTH_PX) -> Drawing:
+    """``fig`` drawn as SVG ``width_px`` wide for ``put`` (unless interactive charts are on, or the drawing does
+    not cover it), so that a page can compute its figures before it shows any of them."""
     svg = None if interactive() else figure_svg(fig, width_px, key, title=False)
-    if svg is None:
-        where.plotly_chart(plotly_figure(fig), key=key)
+    return Drawing(fig, key, svg, plain_title(fig))
+
+
+def put(shown: Drawing, where=None) -> None:
+    """Show a ``drawing`` in ``where`` (the page by default): an image under its title as page text (an inline
+    SVG would go through the browser's markdown parser, five times the cost), or plotly's chart under ``key``
+    (the drawing's container has the class ``st-key-<key>``)."""
+    where = where if where is not None else st
+    if shown.svg is None:
+        where.plotly_chart(plotly_figure(shown.fig), key=shown.key)
         return
-    box = where.container(key=key)
-    title = plain_title(fig)
-    if title:
-        box.markdown(f"**{_markdown_escape(title)}**")
-    box.image(svg, width="stretch", alt=title or "figure")
+    box = where.container(key=shown.key)
+    if shown.title:
+        box.markdown(f"**{_markdown_escape(shown.title)}**")
+    box.image(shown.svg, width="stretch", alt=shown.title or "figure")
+
+
+def show(fig, key: str, *, width_px: float = FULL_WIDTH_PX, where=None) -> None:
+    """Show ``fig`` in ``where`` (the page by default) under ``key``, planned ``width_px`` wide: ``drawing``
+    then ``put``."""
+    put(drawing(fig, key, width_px=width_px), where)
 
 
 def plain_title(fig) -> str:

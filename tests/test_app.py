@@ -132,6 +132,44 @@ def test_schedule_page_draws_its_figures_as_images_until_asked_for_interactive_c
     assert len(at.get("image")) == 1
 
 
+def test_schedule_computes_its_results_before_it_shows_any(monkeypatch):
+    """Issue 44: the result part of the page goes out at once, so every figure is made and drawn before the
+    first result element (the cache note, then the verified line) is sent."""
+    import studio.charts
+    import studio.pages.schedule as page
+
+    order = []
+
+    def logged(name, fn):
+        def call(*args, **kwargs):
+            order.append(name)
+            return fn(*args, **kwargs)
+        return call
+
+    for name in ("runtime_curve", "utilisation_heatmap", "load_heatmap"):
+        monkeypatch.setattr(page, name, logged(name, getattr(page, name)))
+    monkeypatch.setattr(studio.charts, "figure_svg", logged("drawn", studio.charts.figure_svg))
+    monkeypatch.setattr(page, "cache_note", logged("shown", page.cache_note))
+    monkeypatch.setattr(page, "_metrics", logged("metrics", page._metrics))
+    at = open_page(SCHEDULE, "circulant(8,[2,3])")
+    assert not at.exception and len(at.get("image")) == 3
+    assert order == ["load_heatmap", "runtime_curve", "utilisation_heatmap", "drawn", "drawn", "drawn", "shown",
+                     "metrics"]
+
+
+def test_schedule_says_verified_when_the_runtime_model_cannot_time_it(monkeypatch):
+    import studio.pages.schedule as page
+
+    def refuses(*_, **__):
+        raise ValueError("no time for this\nsecond line")
+
+    monkeypatch.setattr(page, "_curve", refuses)
+    at = open_page(SCHEDULE, "circulant(8,[2,3])")
+    assert not at.exception and "Verified by the simulator" in at.success[0].value
+    assert [e.value for e in at.error] == ["the runtime model cannot time this schedule: no time for this"]
+    assert not at.get("image")
+
+
 def test_compose_makes_its_links_table_once_opened():
     at = open_page(COMPOSE)
     assert not at.dataframe

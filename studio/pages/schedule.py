@@ -14,6 +14,7 @@ fitted to it (``studio.measured_view``).
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from functools import partial
 
 import streamlit as st
@@ -199,6 +200,57 @@ def _metrics(result, work, priced) -> None:
                "schedule --json gives the same figures for the same workload).")
 
 
+@dataclass(frozen=True)
+class _Computed:
+    """What the result part of the page shows, all computed before any of it is sent: ``priced`` is None where
+    the schedule is too large for the runtime model, or where it cannot time it (``error`` says why);
+    ``figures`` by name (the downloads' too), ``drawings`` the same ready for ``charts.put``."""
+
+    loads: dict
+    priced: object
+    figures: dict
+    drawings: dict
+    error: str | None = None
+
+
+def _computed(expr: str, algo: str, coll: str, options: tuple, sized, work, result) -> _Computed:
+    """The link loads, the runtime model for the workload and the curve, and the figures drawn, under one progress
+    bar. Issue 44: a page whose
+    elements reach the browser one by one while the server computes between them costs that browser a layout
+    and paint for each (forty lines 50 ms apart: 0.94 CPU s more than a bare page, the same sent at once: 0.06 s;
+    ``bench.widget_cost --variants trickle,burst``), and twenty sessions' scripts sharing the server's
+    interpreter lock spread a page's elements over seconds."""
+    topo, schedule = result.topology, result.schedule
+    bar = st.progress(0.0, text="Counting every link's load in every step …")
+    loads = _loads(expr, algo, coll, options, sized)
+    heat = load_heatmap(topo, loads)
+    if schedule.count > MAX_MODEL_TRANSFERS:
+        drawing = charts.drawing(heat, "heatmap_chart")
+        bar.empty()
+        return _Computed(loads, None, {"heatmap": heat}, {"heatmap": drawing})
+    try:
+        prices = work.runtime
+        bar.progress(0.3, text=f"Runtime model: the schedule's messages and their dependencies "
+                               f"({schedule.count:,} transfers) …")
+        model = _priced(expr, algo, coll, options, sized, prices.key)
+        bar.progress(0.6, text=f"Runtime model: timing M = {work.total_bytes:.4g} bytes …")
+        priced = prices.price_result(result, model)
+        bar.progress(0.8, text=f"Runtime model: timing {len(SIZES)} sizes for the curve …")
+        times, slices, bounds = _curve(expr, algo, coll, options, sized, prices.key)
+    except ValueError as exc:
+        bar.empty()
+        return _Computed(loads, None, {}, {}, error=f"the runtime model cannot time this schedule: "
+                                                    f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+    figures = {"runtime": runtime_curve(SIZES, times, bounds, slices, label=algo,
+                                        marker=(work.total_bytes, priced.run.time_us)),
+               "heatmap": heat, "utilisation": utilisation_heatmap(topo, priced.run)}
+    drawings = {"runtime": charts.drawing(figures["runtime"], "runtime_chart", width_px=HALF_WIDTH_PX),
+                "heatmap": charts.drawing(heat, "heatmap_chart", width_px=HALF_WIDTH_PX),
+                "utilisation": charts.drawing(figures["utilisation"], "utilisation_chart", width_px=HALF_WIDTH_PX)}
+    bar.empty()
+    return _Computed(loads, priced, figures, drawings)
+
+
 def render() -> None:
     st.title("Schedule a collective")
     work = workload.current()
@@ -247,49 +299,30 @@ def render() -> None:
         return
     slot.empty()
     result = solved.result
-    cache_note(solved, "s")
     topo, schedule = result.topology, result.schedule
+    shown = _computed(expr, algo, coll, options, sized, work, result)
+    # from here the page only sends what is computed, so that its elements reach the browser together
+    cache_note(solved, "s")
     if result.verification.ok:
         st.success(f"Verified by the simulator: a correct {coll.replace('_', '-')} on {topo.name or expr}.",
                    icon=":material/verified:")
-    bar = st.progress(0.0, text="Counting every link's load in every step …")
-    loads = _loads(expr, algo, coll, options, sized)
-    heat = load_heatmap(topo, loads)
-    if schedule.count > MAX_MODEL_TRANSFERS:
-        bar.empty()
-        _metrics(result, work, None)
+    if shown.error:
+        st.error(shown.error)
+        return
+    _metrics(result, work, shown.priced)
+    drawings, figures, loads = shown.drawings, shown.figures, shown.loads
+    if shown.priced is None:
         st.info(f"{schedule.count} transfers: too many for the runtime model here (limit {MAX_MODEL_TRANSFERS}); "
                 "the step model above is the only time shown.")
-        charts.show(heat, "heatmap_chart")
-        figures = {"heatmap": heat}
+        charts.put(drawings["heatmap"])
     else:
-        try:
-            prices = work.runtime
-            bar.progress(0.3, text=f"Runtime model: the schedule's messages and their dependencies "
-                                   f"({schedule.count:,} transfers) …")
-            model = _priced(expr, algo, coll, options, sized, prices.key)
-            bar.progress(0.6, text=f"Runtime model: timing M = {work.total_bytes:.4g} bytes …")
-            priced = prices.price_result(result, model)
-            run = priced.run
-            bar.progress(0.8, text=f"Runtime model: timing {len(SIZES)} sizes for the curve …")
-            times, slices, bounds = _curve(expr, algo, coll, options, sized, prices.key)
-            bar.empty()
-        except ValueError as exc:
-            bar.empty()
-            st.error(f"the runtime model cannot time this schedule: "
-                     f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
-            return
-        _metrics(result, work, priced)
-        curve = runtime_curve(SIZES, times, bounds, slices, label=algo, marker=(work.total_bytes, run.time_us))
-        busy = utilisation_heatmap(topo, run)
         left, right = st.columns(2)
-        charts.show(curve, "runtime_chart", width_px=HALF_WIDTH_PX, where=left)
+        charts.put(drawings["runtime"], where=left)
         load_tab, busy_tab = right.tabs(["Load per step", "Link utilisation (runtime model)"])
-        charts.show(heat, "heatmap_chart", width_px=HALF_WIDTH_PX, where=load_tab)
-        charts.show(busy, "utilisation_chart", width_px=HALF_WIDTH_PX, where=busy_tab)
+        charts.put(drawings["heatmap"], where=load_tab)
+        charts.put(drawings["utilisation"], where=busy_tab)
         busy_tab.caption(f"Busy time / completion time of every link at M = {work.total_bytes:.4g} bytes "
-                         f"(P = {run.slices}); a link at 100% never rests.")
-        figures = {"runtime": curve, "heatmap": heat, "utilisation": busy}
+                         f"(P = {shown.priced.run.slices}); a link at 100% never rests.")
     if topo.num_nodes <= MAX_DRAWN_NODES:
         with lazy_expander("Step by step: the links each step uses, and where one node's shard travels",
                            "steps_open") as box:
