@@ -39,7 +39,11 @@ class FigureSpec:
 
     @property
     def title_text(self) -> str:
-        return self.to_dict()["layout"].get("title", {}).get("text") or ""
+        """The layout's title text ("" without one), read without copying the figure."""
+        if self._figure is not None:
+            return self._figure.layout.title.text or ""
+        title = self._spec["layout"].get("title") or {}
+        return (title if isinstance(title, str) else title.get("text")) or ""
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):              # not plotly's: copy and pickle look for these before __init__ ran

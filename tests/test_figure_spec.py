@@ -93,3 +93,12 @@ def test_it_copies_and_pickles():
         spec._nothing_of_plotly
     with pytest.raises(ValueError):           # a property plotly does not know fails as plotly's figures do
         FigureSpec([{"type": "scatter", "nonsense": 1}], {}).figure()
+
+
+def test_the_title_is_read_before_and_after_plotly_is_built():
+    spec = FigureSpec([], {"title": "plain"})
+    assert spec.title_text == "plain" and FigureSpec([], {}).title_text == ""
+    spec = FigureSpec([], {"title": {"text": "as a dict"}})
+    assert spec.title_text == "as a dict"
+    spec.update_layout(title="changed through plotly")
+    assert spec.title_text == "changed through plotly"

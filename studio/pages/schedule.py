@@ -215,11 +215,10 @@ class _Computed:
 
 def _computed(expr: str, algo: str, coll: str, options: tuple, sized, work, result) -> _Computed:
     """The link loads, the runtime model for the workload and the curve, and the figures drawn, under one progress
-    bar. Issue 44: a page whose
-    elements reach the browser one by one while the server computes between them costs that browser a layout
-    and paint for each (forty lines 50 ms apart: 0.94 CPU s more than a bare page, the same sent at once: 0.06 s;
-    ``bench.widget_cost --variants trickle,burst``), and twenty sessions' scripts sharing the server's
-    interpreter lock spread a page's elements over seconds."""
+    bar. Issue 44: a page whose elements reach the browser one by one while the server computes between them
+    costs that browser a layout and paint for each (forty lines 50 ms apart: 0.94 CPU s more than a bare page,
+    the same sent at once: 0.06 s; ``bench.widget_cost --variants trickle,burst``), and twenty sessions' scripts
+    sharing the server's interpreter lock spread a page's elements over seconds."""
     topo, schedule = result.topology, result.schedule
     bar = st.progress(0.0, text="Counting every link's load in every step …")
     loads = _loads(expr, algo, coll, options, sized)
