@@ -2,6 +2,7 @@
 (issue 44)."""
 import asyncio
 import math
+from concurrent.futures import ThreadPoolExecutor
 
 from bench import load
 from bench.load import Pass, pair_plan, report
@@ -107,7 +108,10 @@ def _sessions(monkeypatch, lockstep: bool, fail_at: int | None = None):
         return await asyncio.gather(*(load.session(browser, [("compose", f"c{i}", "x"), ("schedule", f"s{i}", "x")],
                                                    i, result, barrier) for i in range(3)), return_exceptions=True)
 
-    outcome = asyncio.run(asyncio.wait_for(main(), 5))
+    # in a thread of its own: a browser test run before this one in the same worker may leave this thread's
+    # event loop running, where asyncio.run refuses
+    with ThreadPoolExecutor(1) as pool:
+        outcome = pool.submit(asyncio.run, asyncio.wait_for(main(), 5)).result(timeout=30)
     return log, result, outcome
 
 
