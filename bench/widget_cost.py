@@ -22,8 +22,8 @@ import time
 from bench.app_server import start_app
 from bench.browser_cost import SETTLE_S, cpu_by_kind
 from bench.load import CHROMIUM, CHROMIUM_ARGS, wait_text
-VARIANTS = ("floor", "st_metric", "metric_grid", "selectbox", "pills", "segmented", "number_inputs", "radio", "slider", "uploader",
-            "downloads", "images", "tabs", "expander", "page_menu", "page_menu_icons", "top_menu",
+VARIANTS = ("floor", "st_metric", "metric_grid", "selectbox", "pills", "segmented", "number_inputs", "radio",
+            "slider", "uploader", "downloads", "images", "tabs", "expander", "page_menu", "page_menu_icons", "top_menu",
             "toggle", "sidebar_text", "shell",
             "deltas", "slow", "trickle", "burst")                    # bench/widget_page.py's query ``v``
 WANTED = re.compile(": 12 nodes, ")

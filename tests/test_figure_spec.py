@@ -65,7 +65,8 @@ def test_the_two_panels_are_make_subplots_own():
         for prop in ("anchor", "domain", "matches", "showticklabels"):
             assert ours[axis][prop] == made[axis][prop], (axis, prop)
     data = SPECS["runtime curve"].to_dict()["data"]
-    assert [(t["xaxis"], t["yaxis"]) for t in data] == [("x", "y")] * 2 + [("x2", "y2")] * 2 + [("x", "y"), ("x2", "y2")]
+    assert [(t["xaxis"], t["yaxis"]) for t in data] == \
+        [("x", "y")] * 2 + [("x2", "y2")] * 2 + [("x", "y"), ("x2", "y2")]
 
 
 def test_titled_places_a_title_as_place_title_does():
