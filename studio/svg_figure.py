@@ -19,6 +19,7 @@ from __future__ import annotations
 import html
 import math
 import re
+import sys
 from typing import Any
 
 from plotly.colors import get_colorscale
@@ -224,8 +225,8 @@ class _Axis:
             return
         if self.lo is None:                       # nothing to show: plotly's empty range (decades 1 to 10 on log)
             self.lo, self.hi = 0.0, 1.0
-        if self.hi == self.lo:
-            self.lo, self.hi = self.lo - 1, self.hi + 1
+        if self.hi - self.lo < sys.float_info.min:    # one value, or a span below normal floats (tick steps
+            self.lo, self.hi = self.lo - 1, self.hi + 1   # and pixels divided by it underflow): plotly's +-1
         if self.pad:
             extra = 0.06 * (self.hi - self.lo)
             self.lo, self.hi = self.lo - extra, self.hi + extra

@@ -102,6 +102,12 @@ def test_two_drawings_on_one_page_keep_their_ids_apart():
     assert ids[0] and not ids[0] & ids[1]
 
 
+def test_a_span_below_normal_floats_is_drawn_as_one_value():
+    # hypothesis found it: y from 0 to 5e-324 (a subnormal span) made the tick step underflow to 0
+    root = parsed(go.Figure(go.Scatter(x=[0.0, 0.0], y=[0.0, 5e-324], mode="markers")), 600)
+    assert len(list(root.iter(f"{NS}circle"))) == 2
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(st.floats(-1e6, 1e6), st.floats(-1e6, 1e6)), min_size=2, max_size=30),
        st.booleans())
