@@ -173,13 +173,18 @@ def _workload(total_bytes: float, alpha_us: float | None, bandwidth_gbs: float |
 def compare(topologies: Sequence[Topology | str], collectives=("allreduce",), total_bytes: float = DEFAULT_BYTES,
             alpha_us: float | None = None, bandwidth_gbs: float | None = None,
             budget_s: float = DEFAULT_BUDGET_S, algos: Iterable[str] | None = None,
-            progress: Progress | None = None, workload: Workload | None = None) -> CompareResult:
+            progress: Progress | None = None, workload: Workload | None = None,
+            root: int | str | None = None) -> CompareResult:
     """Run every applicable synthesizer on every topology and collective within ``budget_s`` seconds (module
     docstring). ``topologies`` are Topology objects or expressions/file paths. ``progress(label, fraction)``
     hears before each run (and inside the long ones), fraction of all runs done. ``workload`` (M and its prices,
     ``solvers.runtime.Workload``) replaces ``total_bytes``, ``alpha_us`` and ``bandwidth_gbs``: the app and the CLI
-    pass theirs, so that a row's time is the one their other pages and commands show."""
+    pass theirs, so that a row's time is the one their other pages and commands show. ``root`` is the root of
+    the rooted collectives (a rank or a compute node's name, ``solvers.synthesize.resolve_root``; default rank 0);
+    their rows name it under ``root``."""
     from topologies import load
+
+    from .synthesize import resolve_root
 
     topos = [load(t) if isinstance(t, str) else t for t in topologies]
     if not topos:
@@ -195,8 +200,12 @@ def compare(topologies: Sequence[Topology | str], collectives=("allreduce",), to
     total_bytes = workload.total_bytes
     if not (budget_s >= 0):
         raise ValueError("the budget must be non-negative")
+    rooted = any(c.rooted for c in colls)
+    nodes = [resolve_root(t, root) if rooted else None for t in topos]
+    if root is not None and not rooted:
+        raise ValueError("a root goes with broadcast, reduce, gather or scatter")
     start = time.monotonic()
-    bounds = {(i, c): _bound_row(t, c, workload) for i, t in enumerate(topos) for c in colls}
+    bounds = {(i, c): _bound_row(t, c, workload, nodes[i]) for i, t in enumerate(topos) for c in colls}
     jobs = [(a, i, c) for a in order for i in range(len(topos)) for c in colls]
     done: dict[tuple[str, int, Collective], dict] = {}
     for k, (algo, i, coll) in enumerate(jobs):
@@ -207,7 +216,8 @@ def compare(topologies: Sequence[Topology | str], collectives=("allreduce",), to
         hear = (lambda phase, f, k=k, label=label: progress(f"{label}: {phase}",
                                                            (k + min(max(f, 0.0), 1.0)) / len(jobs))) \
             if progress is not None else None
-        done[(algo, i, coll)] = _run(topo, algo, coll, workload, budget_s - (time.monotonic() - start), hear)
+        done[(algo, i, coll)] = _run(topo, algo, coll, workload, budget_s - (time.monotonic() - start), hear,
+                                     nodes[i] if coll.rooted else None)
     if progress is not None:
         progress("done", 1.0)
     rows, models, fabrics = [], {}, {}
@@ -269,19 +279,23 @@ def _note_same(rows: list[dict], digests: dict[int, str | None]) -> None:
             first[digest] = rows[i]["algo"]
 
 
-def _base_row(topo: Topology, coll: Collective, algo: str, status: str) -> dict:
+def _base_row(topo: Topology, coll: Collective, algo: str, status: str, node: int | None = None) -> dict:
+    """A row of ``COLUMNS``; a rooted collective's row adds ``root`` (the root's name)."""
     expr, name = _label(topo)
     row = dict.fromkeys(COLUMNS)
     row.update(topology=expr, name=name, N=topo.n, collective=coll.value, algo=algo, status=status, verified=False,
                detail="")
+    if node is not None:
+        row["root"] = topo.names[node]
     return row
 
 
-def _bound_row(topo: Topology, coll: Collective, workload: Workload) -> dict:
+def _bound_row(topo: Topology, coll: Collective, workload: Workload, node: int | None = None) -> dict:
     total_bytes, execution = workload.total_bytes, workload.execution
-    row = _base_row(topo, coll, BOUND, "bound")
-    steps, tb = steps_lower_bound(topo, coll), tb_lower_bound(topo, coll)
-    t = bound_time_us(topo, coll, total_bytes, execution)
+    node = node if coll.rooted else None
+    row = _base_row(topo, coll, BOUND, "bound", node)
+    steps, tb = steps_lower_bound(topo, coll, node), tb_lower_bound(topo, coll, node)
+    t = bound_time_us(topo, coll, total_bytes, execution, node)
     row.update(steps=steps, tb_factor=float(tb), tb_factor_exact=str(tb), steps_lower_bound=steps,
                tb_lower_bound=float(tb), tb_lower_bound_exact=str(tb), time_us=t,
                algbw_GBps=total_bytes / t / 1e3 if t > 0 else None, verified=None)
@@ -302,30 +316,32 @@ def _first_line(exc: BaseException) -> str:
 
 
 def _run(topo: Topology, algo: str, coll: Collective, workload: Workload, left_s: float,
-         progress) -> tuple[dict, Model | None]:
-    """One synthesizer on one topology and collective: a row whatever happens, and the runtime model of its
-    schedule when it has one."""
+         progress, node: int | None = None) -> tuple[dict, Model | None]:
+    """One synthesizer on one topology and collective (rooted at node ``node``): a row whatever happens, and the
+    runtime model of its schedule when it has one."""
     if left_s <= 0:
-        return _base_row(topo, coll, algo, SKIPPED_BUDGET), None
+        return _base_row(topo, coll, algo, SKIPPED_BUDGET, node), None
     plan = ALGORITHMS[algo].compare_plan(topo, coll, left_s)
     if isinstance(plan, str):                    # the synthesizer declines this run (size, time left)
-        return _base_row(topo, coll, algo, plan), None
+        return _base_row(topo, coll, algo, plan, node), None
     options = plan or None
     t0 = time.monotonic()
+    root = None if node is None else topo.names[node]
     try:
-        result = synthesize(topo, algo, coll, progress=progress, total_bytes=workload.total_bytes, options=options)
+        result = synthesize(topo, algo, coll, progress=progress, total_bytes=workload.total_bytes, options=options,
+                            root=root)
     except NotApplicable as exc:
-        return _base_row(topo, coll, algo, f"not applicable: {_first_line(exc)}"), None
+        return _base_row(topo, coll, algo, f"not applicable: {_first_line(exc)}", node), None
     except ScheduleError as exc:
-        row = _base_row(topo, coll, algo, "failed verification")
+        row = _base_row(topo, coll, algo, "failed verification", node)
         row.update(detail=_first_line(exc), synthesis_s=time.monotonic() - t0)
         return row, None
     except Exception as exc:     # noqa: BLE001  one synthesizer's bug must not lose the other rows
-        row = _base_row(topo, coll, algo, f"error: {type(exc).__name__}: {_first_line(exc)}")
+        row = _base_row(topo, coll, algo, f"error: {type(exc).__name__}: {_first_line(exc)}", node)
         row["synthesis_s"] = time.monotonic() - t0
         return row, None
     seconds = time.monotonic() - t0
-    row = _base_row(topo, coll, algo, OK)
+    row = _base_row(topo, coll, algo, OK, node)
     c, schedule, fabric = result.cost, result.schedule, result.topology
     model = workload.model(fabric, schedule)
     priced = workload.price_result(result, model)
@@ -407,7 +423,8 @@ def curves(result: "CompareResult", sizes: Sequence[float] = SIZES) -> list[Curv
         if r["algo"] == BOUND:
             topo = result.topologies[i]
             coll = Collective.parse(r["collective"])
-            times = tuple(bound_time_us(topo, coll, m, result.execution) for m in sizes)
+            node = topo.names.index(r["root"]) if r.get("root") is not None else None
+            times = tuple(bound_time_us(topo, coll, m, result.execution, node) for m in sizes)
             slices: tuple[int, ...] = ()
         elif r["status"] == OK and r["verified"] and i in result.models:
             t, p = result.models[i].times(sizes)

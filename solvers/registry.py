@@ -113,10 +113,12 @@ class NoOptions:
 # ------------------------------------------------------------------------------------------- what a build gives
 @dataclass(frozen=True)
 class Work:
-    """What a build is told besides the topology: the vector size M (bytes, when known) and where to report."""
+    """What a build is told besides the topology: the vector size M (bytes, when known), where to report, and
+    for a rooted collective its root (a compute node of the topology the build was given)."""
 
     total_bytes: float | None = None
     progress: Progress | None = None
+    root: int | None = None
 
     def prefixed(self, prefix: str) -> Progress | None:
         """A progress callback that puts ``prefix: `` before every phase (None when nobody listens)."""

@@ -150,11 +150,12 @@ def codec() -> Codec:
     from .tacos import Phase, TacosResult
     from .tacos.greedy import GreedyRun
     from .tacos.ilp import IlpResult
+    from .tacos.synthesizers import IlpDetail
     from .teccl import Composed, Probe, TecclResult
     from .teccl.instance import Demand, Timing
 
     return Codec([RingDetail, DirectConnectDetail, StepReport, ForestDetail, GentreePlan, TacosResult, Phase,
-                  GreedyRun, IlpResult, TecclResult, Composed, Probe, Demand, Timing])
+                  GreedyRun, IlpResult, IlpDetail, TecclResult, Composed, Probe, Demand, Timing])
 
 
 def encode_result(result: Any, topo: Topology | None = None) -> bytes:
@@ -595,19 +596,26 @@ def _stderr(text: str) -> None:
 
 def cached_synthesize(topo: Topology, algo, collective, *, cache: ResultsCache | None, refresh: bool = False,
                       total_bytes: float | None = None, options: Any = None, progress=None,
-                      solve=None, warn: Warn | None = _stderr) -> tuple[Any, Hit | None]:
+                      solve=None, warn: Warn | None = _stderr, root: int | str | None = None
+                      ) -> tuple[Any, Hit | None]:
     """``solvers.synthesize`` through ``cache``: (the verified Result, the Hit when it came from the cache).
     ``solve(topo, algo, collective, progress, total_bytes, options)`` replaces ``synthesize`` (the app runs it
     in a child process). With ``cache`` None it always solves; with ``refresh`` it solves and replaces the stored
     result. A cache folder that is not this user's alone, and a stored entry that fails its checks, are named
-    in one line to ``warn`` (default: standard error), and the request is solved without them."""
+    in one line to ``warn`` (default: standard error), and the request is solved without them. ``root``: a rooted
+    collective's root (``solvers.synthesize.resolve_root``), part of the key as the node it names; ``solve`` is
+    then called with ``root=`` as well."""
+    from .core.schedule import Collective
     from .registry import get
-    from .synthesize import bytes_for, synthesize
+    from .synthesize import bytes_for, resolve_root, synthesize
 
     synth = get(algo) if isinstance(algo, str) else algo
     chosen = synth.options_from(options)
     total_bytes = bytes_for(synth, topo, total_bytes)
-    coll = str(getattr(collective, "value", collective))
+    coll = _collective_value(collective)
+    rooted = Collective(coll).rooted
+    if rooted:
+        coll = f"{coll}@{topo.names[resolve_root(topo, root)]}"
     key = solve_key(topo, synth.name, coll, chosen, total_bytes)
     if cache is not None and not refresh:
         try:
@@ -619,8 +627,9 @@ def cached_synthesize(topo: Topology, algo, collective, *, cache: ResultsCache |
             cache, hit = None, None
         if hit is not None:
             return hit.result, hit
-    run = solve or (lambda t, a, c, p, m, o: synthesize(t, a, c, progress=p, total_bytes=m, options=o))
-    result = run(topo, algo, collective, progress, total_bytes, options)
+    run = solve or (lambda t, a, c, p, m, o, **kw: synthesize(t, a, c, progress=p, total_bytes=m, options=o, **kw))
+    extra = {"root": root} if rooted else {}
+    result = run(topo, algo, collective, progress, total_bytes, options, **extra)
     if cache is not None and result.verification.ok:
         try:
             cache.put(key, result, topo)

@@ -8,6 +8,7 @@ connectivity from two searches out of and into node 0.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -134,6 +135,34 @@ def is_strongly_connected(topo: Topology) -> bool:
     if not topo.switch_nodes:           # every node is a compute node: node 0 reaches all and all reach it
         return _eccentricity_bound(topo) is not None
     return bool(np.isfinite(compute_distances(topo)).all())
+
+
+def hops_from(topo: Topology, node: int, inward: bool = False) -> list[float]:
+    """Hop distances from ``node`` to every node (``inward``: from every node to ``node``), ``inf`` where
+    unreachable; breadth-first over the links, switches counted as hops."""
+    dist = [math.inf] * topo.num_nodes
+    dist[node] = 0
+    frontier = [node]
+    while frontier:
+        nxt = []
+        for u in frontier:
+            for i in (topo.in_links[u] if inward else topo.out_links[u]):
+                link = topo.links[i]
+                v = link.src if inward else link.dst
+                if dist[v] == math.inf:
+                    dist[v] = dist[u] + 1
+                    nxt.append(v)
+        frontier = nxt
+    return dist
+
+
+def eccentricity(topo: Topology, node: int, inward: bool = False) -> int | None:
+    """The largest hop distance from ``node`` to a compute node (``inward``: from a compute node to ``node``, the
+    eccentricity on the transposed graph); None when some compute node is out of reach. A one-chunk broadcast
+    from ``node`` takes at least this many steps, a reduce to it the inward one."""
+    dist = hops_from(topo, node, inward)
+    far = max((dist[v] for v in topo.compute_nodes), default=0)
+    return None if far == math.inf else int(far)
 
 
 def diameter(topo: Topology) -> int | None:

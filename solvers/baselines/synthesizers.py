@@ -8,10 +8,12 @@ from dataclasses import dataclass
 from ..core.detail import Detail
 from ..core.schedule import Collective
 from ..core.transform import build_collective
-from ..registry import AllgatherSynthesizer, Built, Synthesizer, register
-from . import BASELINES
+from ..registry import AllgatherSynthesizer, Built, NoOptions, Synthesizer, option, register
+from . import BASELINES, rooted
 from .multiring import multiring_allgather
 from .sptree import sptree_allgather
+
+_PHASED = frozenset({Collective.ALLGATHER, Collective.REDUCE_SCATTER, Collective.ALLREDUCE})
 
 
 @dataclass
@@ -69,25 +71,69 @@ class Ring(AllgatherSynthesizer):
 @register
 class ShortestPathTrees(AllgatherSynthesizer):
     name = "sptree"
-    summary = "one shortest-path broadcast tree per node, D(G) steps"
+    summary = ("one shortest-path broadcast tree per node, D(G) steps; broadcast and reduce: the root's tree, "
+               "its eccentricity in steps")
     paper = "textbook broadcast trees (baselines)"
     rank = 40
+    collectives = _PHASED | {Collective.BROADCAST, Collective.REDUCE}
 
     def allgather(self, topo, options, work, progress):
         return sptree_allgather(topo)
 
+    def build(self, topo, collective: Collective, options, work) -> Built:
+        if collective.rooted:
+            return Built(rooted.sptree(topo, collective, work.root))
+        return super().build(topo, collective, options, work)
+
+
+@dataclass(frozen=True)
+class ChainOptions:
+    pieces: int = option(8, "pieces of the buffer that follow each other down the chain", minimum=1, maximum=1024,
+                         page_maximum=64, label="Pieces")
+
+
+@register
+class Chain(Synthesizer):
+    name = "chain"
+    summary = "a pipelined chain from the root (NCCL's ring broadcast) for broadcast and reduce"
+    paper = "textbook pipelined broadcast (baselines)"
+    rank = 41
+    collectives = frozenset({Collective.BROADCAST, Collective.REDUCE})
+    Options = ChainOptions
+
+    def build(self, topo, collective: Collective, options: ChainOptions, work) -> Built:
+        return Built(rooted.chain(topo, collective, work.root, options.pieces))
+
+
+@register
+class Binomial(Synthesizer):
+    name = "binomial"
+    summary = "the binomial tree over ranks from the root (MPI's broadcast) for broadcast and reduce"
+    paper = "textbook binomial tree (baselines)"
+    rank = 42
+    collectives = frozenset({Collective.BROADCAST, Collective.REDUCE})
+    Options = NoOptions
+
+    def build(self, topo, collective: Collective, options, work) -> Built:
+        return Built(rooted.binomial(topo, collective, work.root))
+
 
 class _Textbook(Synthesizer):
-    """A baseline of ``solvers.baselines.BASELINES``: it builds each collective natively."""
+    """A baseline of ``solvers.baselines.BASELINES``: it builds each collective natively (``direct`` also the
+    rooted ones it has, ``rooted.direct``)."""
 
     paper = "textbook algorithms (baselines)"
 
     def build(self, topo, collective: Collective, options, work) -> Built:
+        if collective.rooted:
+            return Built(rooted.direct(topo, collective, work.root))
         return Built(BASELINES[self.name].build(topo, collective))
 
 
 def _textbook(name: str, rank: int) -> type[Synthesizer]:
-    cls = type(f"Baseline_{name}", (_Textbook,), {"name": name, "summary": BASELINES[name].summary, "rank": rank})
+    serves = _PHASED | ({Collective.BROADCAST, Collective.GATHER, Collective.SCATTER} if name == "direct" else set())
+    cls = type(f"Baseline_{name}", (_Textbook,), {"name": name, "summary": BASELINES[name].summary, "rank": rank,
+                                                  "collectives": frozenset(serves)})
     return register(cls)
 
 

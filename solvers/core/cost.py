@@ -16,6 +16,16 @@ which is T_B* = (N-1)/N * M/B on a regular graph and 2(N-1)/N * M/B for its allr
 the two phase bounds because the phases occupy disjoint steps; on a graph whose slowest sender is not its
 slowest receiver it is *not* 2(N-1)/N * B / min(B_in, B_out). Steps are at least the diameter D(G) (Theorem 3),
 twice it for allreduce built as reduce-scatter + allgather.
+
+Rooted collectives (root r; TACOS section II-A), by the same counting of what must cross a node's links:
+
+    broadcast  tb >= max(B / B_out(r), B / B_in(v) for v != r)      every other node receives all of M
+    reduce     tb >= max(B / B_in(r),  B / B_out(v) for v != r)     its time reverse on G^T
+    scatter    tb >= (N-1)/N * B / B_out(r)                          the root sends the N-1 other shards
+    gather     tb >= (N-1)/N * B / B_in(r)                           the root receives them
+
+and steps are at least the root's eccentricity (broadcast, scatter) or its eccentricity on G^T (reduce, gather),
+exact for one chunk: a shortest-path tree reaches every node in that many steps.
 """
 from __future__ import annotations
 
@@ -26,7 +36,7 @@ from fractions import Fraction
 import numpy as np
 
 from topologies.model import Topology
-from topologies.properties import diameter
+from topologies.properties import diameter, eccentricity
 
 from .schedule import Collective, Schedule, columns
 
@@ -168,10 +178,32 @@ def alpha_beta_us(steps: int, tb, total_bytes: float, alpha_us: float, bandwidth
     return steps * alpha_us + float(tb) * total_bytes / (bandwidth_gbs * 1e3)
 
 
-def tb_lower_bound(topo: Topology, collective: Collective) -> Fraction:
-    """The bandwidth lower bound of the module docstring, in units of M/B."""
+def _rooted_tb_bound(topo: Topology, collective: Collective, root: int) -> Fraction:
+    """The rooted bounds of the module docstring, in units of M/B."""
+    n, big_b = topo.n, node_bandwidth(topo)
+
+    def sums(links_of, nodes):
+        return [sum((topo.links[i].bandwidth for i in links_of[u]), Fraction(0)) for u in nodes]
+    others = [v for v in topo.compute_nodes if v != root]
+    if not others:
+        return Fraction(0)
+    r_in, r_out = sums(topo.in_links, [root])[0], sums(topo.out_links, [root])[0]
+    if collective is Collective.BROADCAST:
+        return max([big_b / r_out] + [big_b / b for b in sums(topo.in_links, others)])
+    if collective is Collective.REDUCE:
+        return max([big_b / r_in] + [big_b / b for b in sums(topo.out_links, others)])
+    share = Fraction(n - 1, n)
+    return share * big_b / (r_out if collective is Collective.SCATTER else r_in)
+
+
+def tb_lower_bound(topo: Topology, collective: Collective, root: int | None = None) -> Fraction:
+    """The bandwidth lower bound of the module docstring, in units of M/B (``root`` for a rooted collective)."""
     if not isinstance(collective, Collective):
         collective = Collective.parse(collective)
+    if collective.rooted:
+        if root is None:
+            raise ValueError(f"the {collective.value} bound needs the root")
+        return _rooted_tb_bound(topo, collective, root)
     n, big_b = topo.n, node_bandwidth(topo)
     b_in, b_out = min(_bandwidth_sums(topo, topo.in_links)), min(_bandwidth_sums(topo, topo.out_links))
     share = Fraction(n - 1, n)
@@ -197,7 +229,7 @@ def self_loop_tb_bound(topo: Topology, collective: Collective) -> tuple[Fraction
     if not isinstance(collective, Collective):
         collective = Collective.parse(collective)
     loops = sum(1 for l in topo.links if l.src == l.dst)
-    if not loops or collective is Collective.CUSTOM:
+    if not loops or collective is Collective.CUSTOM or collective.rooted:
         return None
     n, big_b = topo.n, node_bandwidth(topo)
 
@@ -214,11 +246,17 @@ def self_loop_tb_bound(topo: Topology, collective: Collective) -> tuple[Fraction
     return (tight, loops) if tight > tb_lower_bound(topo, collective) else None
 
 
-def steps_lower_bound(topo: Topology, collective: Collective) -> int:
-    """D(G) for allgather, reduce-scatter and all-to-all (Theorem 3); 2 D(G) for allreduce as RS + AG."""
-    d = diameter(topo) or 0
+def steps_lower_bound(topo: Topology, collective: Collective, root: int | None = None) -> int:
+    """D(G) for allgather, reduce-scatter and all-to-all (Theorem 3); 2 D(G) for allreduce as RS + AG; the root's
+    eccentricity for broadcast and scatter, on G^T for reduce and gather (module docstring)."""
     if collective is Collective.CUSTOM:
         return 0
+    if collective.rooted:
+        if root is None:
+            raise ValueError(f"the {collective.value} bound needs the root")
+        inward = collective in (Collective.REDUCE, Collective.GATHER)
+        return eccentricity(topo, root, inward) or 0
+    d = diameter(topo) or 0
     return 2 * d if collective is Collective.ALLREDUCE else d
 
 
@@ -251,5 +289,6 @@ class Cost:
 
 
 def cost(topo: Topology, schedule: Schedule) -> Cost:
-    return Cost(schedule.steps, tb_factor(topo, schedule), steps_lower_bound(topo, schedule.collective),
-                tb_lower_bound(topo, schedule.collective))
+    root = schedule.root
+    return Cost(schedule.steps, tb_factor(topo, schedule), steps_lower_bound(topo, schedule.collective, root),
+                tb_lower_bound(topo, schedule.collective, root))

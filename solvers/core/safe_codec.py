@@ -174,7 +174,8 @@ class _Packer:
         if not new:
             return {"$ref": name}
         out = {"collective": s.collective.value, "algo": s.algo, "notes": self.pack(s.notes, depth),
-               "demand": None if s.demand is None else self.pack([tuple(e) for e in s.demand], depth)}
+               "demand": None if s.demand is None else self.pack([tuple(e) for e in s.demand], depth),
+               "root": s.root}
         cols = s.stored_columns()
         if cols is not None:
             for f in COLUMN_FIELDS:
@@ -322,8 +323,11 @@ class _Unpacker:
         body = node["$schedule"]
         if type(body) is not dict:
             raise CodecError("a schedule is a dict")
-        _keys(body, "collective", "algo", "notes", "demand", "columns" if "columns" in body else "transfers")
+        _keys(body, "collective", "algo", "notes", "demand", "root", "columns" if "columns" in body else "transfers")
         collective = Collective(self.text(body["collective"]))
+        root = body["root"]
+        if (root is not None and (type(root) is not int or root < 0)) or collective.rooted != (root is not None):
+            raise CodecError("a schedule's root is a node index, given for a rooted collective only")
         notes = self.unpack(body["notes"], depth)
         if type(notes) is not dict:
             raise CodecError("a schedule's notes are a dict")
@@ -341,7 +345,7 @@ class _Unpacker:
             bounds = None if c["bounds"] is None else self.unpack(c["bounds"], depth)
             if one < 1 or (bounds is not None and (type(bounds) is not np.ndarray or bounds.dtype != object)):
                 raise CodecError("a schedule's scale or bounds table is malformed")
-            schedule = Schedule(collective, algo=self.text(body["algo"]), notes=notes, demand=demand,
+            schedule = Schedule(collective, algo=self.text(body["algo"]), notes=notes, demand=demand, root=root,
                                 cols=Columns(**arrays, one=one, bounds=bounds))
         else:
             c = body["transfers"]
@@ -358,7 +362,7 @@ class _Unpacker:
             lo, hi = (self.positions(c[f], n, len(values)) for f in ("lo", "hi"))
             transfers = [Transfer(sh, values[a], values[b], li, st, rd)
                          for sh, a, b, li, st, rd in zip(shard, lo, hi, link, step.tolist(), reduce)]
-            schedule = Schedule(collective, transfers, self.text(body["algo"]), notes, demand=demand)
+            schedule = Schedule(collective, transfers, self.text(body["algo"]), notes, demand=demand, root=root)
         return self.define(node, schedule)
 
     def topology(self, node: dict) -> Topology:

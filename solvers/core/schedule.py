@@ -17,6 +17,18 @@ at the start, and transfers never reduce:
   the piece of shard s meant for d is [j(d)/|R|, (j(d)+1)/|R|); every d must end holding that piece of every shard;
 * custom: the schedule carries its own postcondition, ``demand``: entries (dst, shard, lo, hi) that each ask
   node dst to end holding [lo, hi) of shard ``shard``.
+
+Rooted collectives (TACOS Fig. 2-3; NCCL's broadcast and reduce) carry a ``root``, a compute node, and keep the
+same shards of M/N bytes, so every reader (cost, runtime model, export) prices them as it prices the others:
+
+* broadcast: the root holds every shard at the start (the M-byte buffer is its N shards); every node ends with
+  every shard;
+* scatter: the root holds every shard at the start; node s ends with shard s;
+* gather: node s holds shard s at the start (as in allgather); the root ends with every shard;
+* reduce: every node holds its contribution to every shard (as in allreduce); the root ends with every shard
+  fully reduced, each contribution counted once.
+
+A broadcast reversed on the transposed graph is a reduce, a scatter reversed is a gather (``core.transform``).
 """
 from __future__ import annotations
 
@@ -34,6 +46,7 @@ ZERO, ONE = Fraction(0), Fraction(1)
 
 
 _BUILT = ("allgather", "reduce_scatter", "allreduce")
+_ROOTED = ("broadcast", "reduce", "gather", "scatter")
 
 
 class _CollectiveType(EnumMeta):
@@ -54,6 +67,10 @@ class Collective(str, Enum, metaclass=_CollectiveType):
     ALLREDUCE = "allreduce"
     ALLTOALL = "alltoall"
     CUSTOM = "custom"
+    BROADCAST = "broadcast"
+    REDUCE = "reduce"
+    GATHER = "gather"
+    SCATTER = "scatter"
 
     @classmethod
     def every(cls) -> tuple["Collective", ...]:
@@ -63,13 +80,29 @@ class Collective(str, Enum, metaclass=_CollectiveType):
     @property
     def copy_only(self) -> bool:
         """Whether the collective moves final data only (no transfer reduces)."""
-        return self in (Collective.ALLGATHER, Collective.ALLTOALL, Collective.CUSTOM)
+        return self in (Collective.ALLGATHER, Collective.ALLTOALL, Collective.CUSTOM, Collective.BROADCAST,
+                        Collective.GATHER, Collective.SCATTER)
+
+    @property
+    def rooted(self) -> bool:
+        """Whether the collective has a root (broadcast, reduce, gather, scatter)."""
+        return self.value in _ROOTED
+
+    @property
+    def root_holds_all(self) -> bool:
+        """Whether the root holds every shard at the start (broadcast, scatter) instead of node s holding shard s."""
+        return self in (Collective.BROADCAST, Collective.SCATTER)
+
+    @classmethod
+    def rooted_ones(cls) -> tuple["Collective", ...]:
+        """broadcast, reduce, gather, scatter."""
+        return tuple(cls(v) for v in _ROOTED)
 
     @classmethod
     def parse(cls, text: str) -> "Collective":
         key = text.strip().lower().replace("-", "_")
         aliases = {"ag": "allgather", "rs": "reduce_scatter", "reducescatter": "reduce_scatter", "ar": "allreduce",
-                   "a2a": "alltoall", "all_to_all": "alltoall"}
+                   "a2a": "alltoall", "all_to_all": "alltoall", "bcast": "broadcast"}
         key = aliases.get(key, key)
         try:
             return cls(key)
@@ -108,15 +141,20 @@ class Schedule:
 
     ``demand`` is the postcondition of a CUSTOM schedule: (dst, shard, lo, hi) entries, kept as a tuple of
     ``DemandEntry``; it is None for the other collectives (the verifier rejects a CUSTOM schedule without one).
+    ``root`` is the root node of a rooted collective (module docstring) and None for the others.
     """
 
     def __init__(self, collective: Collective, transfers=None, algo: str = "", notes: dict | None = None, *,
-                 cols: "Columns | None" = None, demand=None):
+                 cols: "Columns | None" = None, demand=None, root: int | None = None):
         if (transfers is None) == (cols is None):
             raise ValueError("a Schedule takes either transfers or columns")
         if demand is not None and collective is not Collective.CUSTOM:
             raise ValueError(f"only a custom schedule carries a demand, not a {collective.value} one")
+        if collective.rooted != (root is not None):
+            raise ValueError(f"a {collective.value} schedule " + ("needs a root" if collective.rooted
+                                                                  else "has no root"))
         self.collective = collective
+        self.root = None if root is None else int(root)
         self.demand = None if demand is None else tuple(DemandEntry(*entry) for entry in demand)
         self.algo = algo
         self.notes = dict(notes or {})
@@ -169,7 +207,17 @@ class Schedule:
         return dict(sorted(out.items()))
 
     def __repr__(self) -> str:
-        return f"Schedule({self.collective.value}, {self.count} transfers, {self.steps} steps, algo={self.algo!r})"
+        rooted = "" if self.root is None else f" at root {self.root}"
+        return (f"Schedule({self.collective.value}{rooted}, {self.count} transfers, {self.steps} steps, "
+                f"algo={self.algo!r})")
+
+
+def shard_sources(collective: Collective, shards: np.ndarray, root: int | None) -> np.ndarray:
+    """For a copy-only collective, the node that holds each of ``shards`` at the start: the root for broadcast
+    and scatter, the shard's own node otherwise (module docstring)."""
+    if collective.root_holds_all:
+        return np.full(len(shards), root, dtype=np.int64)
+    return np.asarray(shards, dtype=np.int64)
 
 
 def split_interval(lo: Fraction, hi: Fraction, parts: int) -> list[tuple[Fraction, Fraction]]:

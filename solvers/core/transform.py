@@ -18,23 +18,31 @@ from topologies.model import Topology
 from .errors import NotApplicable
 from .schedule import Collective, Schedule, Transfer, columns, concat, narrowest
 
-_REVERSED = {Collective.ALLGATHER: Collective.REDUCE_SCATTER, Collective.REDUCE_SCATTER: Collective.ALLGATHER}
+_REVERSED = {Collective.ALLGATHER: Collective.REDUCE_SCATTER, Collective.REDUCE_SCATTER: Collective.ALLGATHER,
+             Collective.BROADCAST: Collective.REDUCE, Collective.REDUCE: Collective.BROADCAST,
+             Collective.GATHER: Collective.SCATTER, Collective.SCATTER: Collective.GATHER}
+_REDUCES = (Collective.REDUCE_SCATTER, Collective.REDUCE)
 
 
 def reverse(schedule: Schedule) -> Schedule:
-    """A^T: the reverse of an allgather or reduce-scatter, valid on the transposed topology."""
+    """A^T: the reverse of a schedule, valid on the transposed topology: allgather and reduce-scatter, broadcast
+    and reduce (TACOS section II-A: Reduce is the inverse of Broadcast), gather and scatter (copies both ways)
+    become each other; a root stays the root."""
     if schedule.collective not in _REVERSED:
-        raise ValueError(f"only allgather and reduce-scatter reverse, not {schedule.collective.value}")
+        raise ValueError(f"only allgather, reduce-scatter and the rooted collectives reverse, not "
+                         f"{schedule.collective.value}")
     last = schedule.steps
-    to_reduce = schedule.collective is Collective.ALLGATHER
+    target = _REVERSED[schedule.collective]
+    to_reduce = target in _REDUCES
+    root = schedule.root
     cols = schedule.stored_columns()
     if cols is not None:
         step = cols.step.astype(narrowest(last + 1))
         np.subtract(last + 1, step, out=step)
         flipped = replace(cols, step=step, reduce=np.full(len(cols.step), to_reduce))
-        return Schedule(_REVERSED[schedule.collective], algo=schedule.algo, notes=schedule.notes, cols=flipped)
+        return Schedule(target, algo=schedule.algo, notes=schedule.notes, cols=flipped, root=root)
     transfers = [Transfer(t.shard, t.lo, t.hi, t.link, last - t.step + 1, to_reduce) for t in schedule.transfers]
-    return Schedule(_REVERSED[schedule.collective], transfers, schedule.algo, dict(schedule.notes))
+    return Schedule(target, transfers, schedule.algo, dict(schedule.notes), root=root)
 
 
 def compose_allreduce(rs: Schedule, ag: Schedule) -> Schedule:

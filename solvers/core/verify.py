@@ -4,7 +4,8 @@ State. Every compute node keeps, for every shard and every point x of [0, 1), th
 contribution its buffer holds at x (a bitmask; FULL means the fully reduced value). Initially:
 
 * allgather, all-to-all and custom: node v holds its own shard v as FULL and nothing else (each shard is final data);
-* reduce-scatter and allreduce: node u holds its own contribution {u} for every shard.
+* reduce-scatter and allreduce: node u holds its own contribution {u} for every shard;
+* broadcast and scatter: the root holds every shard as FULL; gather: as allgather; reduce: as allreduce.
 
 Rules checked, each failure reported with the step, the nodes, the shard and the interval:
 
@@ -18,8 +19,10 @@ Rules checked, each failure reported with the step, the nodes, the shard and the
 * postcondition: allgather leaves every node FULL on every shard, reduce-scatter leaves node v FULL on shard v,
   allreduce leaves every node FULL on every shard, all-to-all leaves every compute node d FULL on its piece
   [j(d)/N, (j(d)+1)/N) of every shard (j(d) = d's position among the N compute nodes, ``solvers.core.schedule``),
-  custom leaves node dst FULL on [lo, hi) of shard ``shard`` for every entry of the schedule's ``demand``.
-  Extra data anywhere is allowed.
+  custom leaves node dst FULL on [lo, hi) of shard ``shard`` for every entry of the schedule's ``demand``;
+  broadcast leaves every node FULL on every shard, scatter node s FULL on shard s, gather and reduce the root
+  FULL on every shard (a reduce's root thus holds every contribution exactly once: a second delivery of one
+  fails the disjointness rule above). Extra data anywhere is allowed.
 
 Definitions: direct-connect paper Def 4 (allgather, reduce-scatter as paths of chunks) with the stricter
 buffer semantics that a real runtime has (a reduce-scatter that adds a contribution twice is wrong).
@@ -44,7 +47,8 @@ from .switched_proof import switched_copy_proves
 
 MAX_ERRORS = 10
 _ARTICLE_NAME = {Collective.ALLGATHER: "an allgather", Collective.ALLTOALL: "an all-to-all",
-                 Collective.CUSTOM: "a custom collective"}
+                 Collective.CUSTOM: "a custom collective", Collective.BROADCAST: "a broadcast",
+                 Collective.GATHER: "a gather", Collective.SCATTER: "a scatter"}
 
 
 class Piecewise:
@@ -109,6 +113,7 @@ class _Simulator:
         self.collective = schedule.collective
         self.copy_only = schedule.collective.copy_only
         self.demand = getattr(schedule, "demand", None)
+        self.root = getattr(schedule, "root", None)
         self.bit = {u: i for i, u in enumerate(topo.compute_nodes)}
         self.full = (1 << topo.n) - 1
         self.state: dict[tuple[int, int], Piecewise] = {}
@@ -136,6 +141,8 @@ class _Simulator:
 
     # --- state
     def initial(self, node: int, shard: int) -> int:
+        if self.collective.root_holds_all:
+            return self.full if node == self.root else 0
         if self.copy_only:
             return self.full if node == shard else 0
         return 1 << self.bit[node]
@@ -269,8 +276,37 @@ class _Simulator:
         self.demand = wanted
         return not self.errors
 
+    def check_root(self) -> bool:
+        """A rooted schedule names a compute node as its root (else the fault is recorded)."""
+        root, topo = self.root, self.topo
+        if isinstance(root, Integral) and not isinstance(root, bool) and 0 <= root < topo.num_nodes \
+                and topo.is_compute(int(root)):
+            return True
+        self.fail(f"a {self.collective.value} needs a root that is a compute node of the topology, not {root!r}")
+        return False
+
     def check_postcondition(self) -> None:
         comp = self.topo.compute_nodes
+        if self.collective.rooted:
+            if self.collective is Collective.SCATTER:
+                wanted = [(v, v) for v in comp]
+            elif self.collective is Collective.BROADCAST:
+                wanted = [(u, v) for u in comp for v in comp]
+            else:
+                wanted = [(self.root, v) for v in comp]
+            for u, v in wanted:
+                for a, b, mask in self.cell(u, v).pieces(0, self.one):
+                    if mask == self.full:
+                        continue
+                    if mask == 0 or self.collective.copy_only:
+                        self.fail(f"{self.collective.value} not complete: {self.nm(u)} ends without "
+                                  f"{self.piece(v, a, b)}")
+                    else:
+                        self.fail(f"reduce not complete: root {self.nm(u)} ends with {self.piece(v, a, b)} missing "
+                                  f"the contributions of {self.members(self.full & ~mask)}")
+                    if len(self.errors) >= MAX_ERRORS:
+                        return
+            return
         if self.collective is Collective.ALLTOALL:
             n = len(comp)
             for d_index, d in enumerate(comp):
@@ -318,6 +354,8 @@ class _Simulator:
                 break
         if self.collective is Collective.CUSTOM:
             self.check_demand()
+        if self.collective.rooted:
+            self.check_root()
         if self.errors:
             return Verification(False, self.errors[:MAX_ERRORS])
         denominators = {x.denominator for t in schedule.transfers for x in (t.lo, t.hi)}

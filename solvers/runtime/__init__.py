@@ -317,7 +317,7 @@ def simulate(topo: Topology, schedule: Schedule, total_bytes: float, execution: 
 
 
 def bound_time_us(topo: Topology, collective: Collective | str, total_bytes: float,
-                  execution: Execution | None = None) -> float:
+                  execution: Execution | None = None, root: int | None = None) -> float:
     """A lower bound on the modelled time of any schedule of ``collective``, in the same link prices: latency plus
     bandwidth, with d(u, v) the least total link alpha on a path between compute nodes.
 
@@ -329,7 +329,9 @@ def bound_time_us(topo: Topology, collective: Collective | str, total_bytes: flo
       per-node phase bounds ((N-1)/N M over the smallest ingress, and over the smallest egress) and the volume
       bound: compute nodes receive, and send, at least 2 (N-1) M in all (each shard's N-1 contributions, then its
       result to N-1 nodes), over the sum of their ingress (egress). On a regular graph this is 2 (N-1)/N M/B,
-      the papers' figure; it is below the papers' phase sum only where ingress and egress differ.
+      the papers' figure; it is below the papers' phase sum only where ingress and egress differ;
+    * rooted collectives (``root``): the farthest compute node from the root (broadcast, scatter) or to it
+      (reduce, gather), plus the rooted T_B* of ``tb_lower_bound``.
     """
     from ..core.cost import tb_lower_bound
 
@@ -339,6 +341,16 @@ def bound_time_us(topo: Topology, collective: Collective | str, total_bytes: flo
     alpha, _ = ex.link_prices(topo)
     if collective is Collective.CUSTOM:
         return 0.0
+    if collective.rooted:
+        if root is None:
+            raise ValueError(f"the {collective.value} bound needs the root")
+        far = _alpha_distances(topo, alpha)
+        at = list(topo.compute_nodes).index(root)
+        inward = collective in (Collective.REDUCE, Collective.GATHER)
+        latency = float((far[:, at] if inward else far[at, :]).max(initial=0.0))
+        scale = 1.0 if ex.alpha_us is None else ex.bandwidth_gbs / float(node_bandwidth(topo))
+        big_b = float(node_bandwidth(topo)) * scale
+        return latency + float(tb_lower_bound(topo, collective, root)) * total_bytes / (big_b * 1e3)
     latency = _latency(topo, alpha, collective is Collective.ALLREDUCE)
     scale = 1.0 if ex.alpha_us is None else ex.bandwidth_gbs / float(node_bandwidth(topo))
     if collective is not Collective.ALLREDUCE:

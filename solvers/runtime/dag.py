@@ -11,7 +11,8 @@ Dependencies. A message may start once every piece it carries is at its sender:
   that never arrived as a copy are the sender's own reduced result, which needs every partial sum it received
   for them (an allreduce's owner after its reduce-scatter);
 * a reduction (``reduce=True``) needs every partial sum the sender received for the piece in earlier steps;
-* a sender's own data (its shard in a copy-only collective, its contribution in a reduction) is there at 0.
+* a sender's own data (its shard in a copy-only collective, every shard at the root of a broadcast or scatter,
+  its contribution in a reduction) is there at 0.
 
 Switches store and forward: a piece leaves a switch in a later step than it arrived (the verifier's rule), so
 its message depends on the arrival like any other. Steps only order the sends on each link and name what
@@ -30,7 +31,7 @@ import numpy as np
 
 from topologies.model import Topology
 
-from ..core.schedule import Collective, Schedule, columns
+from ..core.schedule import Collective, Schedule, columns, shard_sources
 from ..core.sorted_unique import sorted_unique
 
 
@@ -111,8 +112,8 @@ def message_graph(topo: Topology, schedule: Schedule) -> MessageGraph:
     src, dst = link_src[link], link_dst[link]
     is_switch = np.array([not topo.is_compute(v) for v in range(topo.num_nodes)], dtype=bool)
     senders = np.ones(n_tr, dtype=bool)
-    if schedule.collective.copy_only:         # a rank's own shard is there from the start
-        senders = src != shard
+    if schedule.collective.copy_only:         # a rank's own shard (the root's every shard) is there from the start
+        senders = src != shard_sources(schedule.collective, shard, schedule.root)
     if lo.dtype == object or not np.all(lo < hi):
         ptr, deps = _dependencies_by_piece(order, step, shard, lo, hi, red, src, dst, is_switch, senders, msg_of,
                                            n_msg)
@@ -295,12 +296,13 @@ def _piece_dependencies(waiting, step, shard, lo, hi, red, dst, src):
 
 
 def busbw_factor(collective: Collective, n: int) -> float:
-    """busbw / algbw as nccl-tests defines it: 2(n-1)/n for allreduce, (n-1)/n for allgather, reduce-scatter
-    and all-to-all, 1 for anything else."""
+    """busbw / algbw as nccl-tests defines it: 2(n-1)/n for allreduce, (n-1)/n for allgather, reduce-scatter,
+    all-to-all, gather and scatter, 1 for anything else (broadcast and reduce among them)."""
     if n <= 1:
         return 1.0
     if collective is Collective.ALLREDUCE:
         return 2 * (n - 1) / n
-    if collective in (Collective.ALLGATHER, Collective.REDUCE_SCATTER, Collective.ALLTOALL):
+    if collective in (Collective.ALLGATHER, Collective.REDUCE_SCATTER, Collective.ALLTOALL, Collective.GATHER,
+                      Collective.SCATTER):
         return (n - 1) / n
     return 1.0

@@ -133,7 +133,7 @@ class Workload:
         elif model.execution != self.execution:
             model = model.with_execution(self.execution)
         run = model.run(self.total_bytes)
-        bound = bound_time_us(topo, schedule.collective, self.total_bytes, self.execution)
+        bound = bound_time_us(topo, schedule.collective, self.total_bytes, self.execution, schedule.root)
         if self.prices == "links":
             step = step_model_us(topo, schedule, self.total_bytes)
         else:
@@ -152,7 +152,8 @@ class Workload:
             c = result.cost
             step = alpha_beta_us(c.steps, c.tb_factor, self.total_bytes, self.alpha_us, self.bandwidth_gbs)
         return {"bytes": self.total_bytes, "time_us": None, "algbw_GBps": None, "busbw_GBps": None, "slices": None,
-                "bound_us": bound_time_us(result.topology, schedule.collective, self.total_bytes, self.execution),
+                "bound_us": bound_time_us(result.topology, schedule.collective, self.total_bytes, self.execution,
+                                          schedule.root),
                 "step_model_us": step, "prices": self.price_label,
                 "runtime_note": f"not priced by the runtime model: {schedule.count} transfers are more than it "
                                 f"takes ({MODEL_MAX_TRANSFERS}, about 300 bytes each); step_model_us is the "

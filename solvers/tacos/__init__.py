@@ -29,14 +29,16 @@ from ..core.detail import Detail
 from ..core.errors import NotApplicable
 from ..core.schedule import Collective, Columns, Schedule, Transfer
 from ..core.transform import build_collective
-from .greedy import GreedyRun, best_of, greedy_allgather, ingress_bound_us
+from .demands import collective_chunks, lower_bound
+from .greedy import GreedyRun, best_of, greedy_allgather, ingress_bound_us, link_times
 from .ilp import IlpResult, tacos_ilp
+from .joint import TenantCall, best_joint, lower_tenants
 
 DEFAULT_BUFFER = 1 << 26        # 64 MiB
 DEFAULT_RESTARTS = 8
 
-__all__ = ["tacos", "TacosResult", "greedy_allgather", "best_of", "ingress_bound_us", "tacos_ilp", "IlpResult",
-           "chunk_size", "lower_run"]
+__all__ = ["tacos", "tacos_rooted", "rooted_chunk_bytes", "TacosResult", "greedy_allgather", "best_of",
+           "ingress_bound_us", "tacos_ilp", "IlpResult", "chunk_size", "lower_run", "flat_root"]
 
 
 def chunk_size(buffer_bytes: float, nodes: int, chunks: int) -> float:
@@ -188,4 +190,41 @@ def tacos(topo: Topology, collective: Collective | str = Collective.ALLGATHER, c
     phases.sort(key=lambda p: p.collective != "reduce_scatter")
     schedule.algo = "tacos"
     return TacosResult(flat, schedule, collective, chunks, size, restarts, phases, time.perf_counter() - start,
+                       flat is not topo)
+
+
+def rooted_chunk_bytes(collective: Collective, buffer_bytes: float, nodes: int, chunks: int) -> float:
+    """A chunk of a rooted collective: M / k for broadcast and reduce (the whole buffer is one message), M / (N k)
+    for gather and scatter (each NPU's part), whole bytes when M is whole."""
+    if collective in (Collective.BROADCAST, Collective.REDUCE):
+        return chunk_size(buffer_bytes, 1, chunks)
+    return chunk_size(buffer_bytes, nodes, chunks)
+
+
+def flat_root(topo: Topology, flat: Topology, root: int) -> int:
+    """The index on the unwound ``flat`` of node ``root`` of ``topo`` (unwinding keeps compute nodes' names)."""
+    return root if flat is topo else flat.names.index(topo.names[root])
+
+
+def tacos_rooted(topo: Topology, collective: Collective, root: int, chunks: int = 1,
+                 buffer_bytes: float | None = None, restarts: int = DEFAULT_RESTARTS, seed: int = 0,
+                 unwind_degree: int | str = "auto", progress=None) -> TacosResult:
+    """TACOS's greedy for broadcast, reduce, gather or scatter rooted at node ``root`` of ``topo`` (TACOS section
+    II-A, Fig. 2-3; ``solvers.tacos.joint``): the collective's chunks as pre/postconditions, reductions and
+    scatters matched on the transpose and run backwards, relays on shortest paths (pitfall T4)."""
+    start = time.perf_counter()
+    flat = unwind(topo, unwind_degree)
+    if flat.n < 2:
+        raise NotApplicable("TACOS needs at least two compute nodes")
+    node = flat_root(topo, flat, root)
+    size = rooted_chunk_bytes(collective, DEFAULT_BUFFER if buffer_bytes is None else buffer_bytes, flat.n, chunks)
+    specs = collective_chunks(flat, collective, node, chunks)
+    report = (lambda f: progress(f"tacos {collective.value}", f)) if progress else None
+    run = best_joint(flat, specs, size, restarts, seed, report)
+    [schedule] = lower_tenants(flat, specs, run.sends, [TenantCall(collective, node)], "tacos",
+                               {"tacos_time_us": run.time})
+    bound = lower_bound(flat, specs, link_times(flat, size))
+    kept = GreedyRun(run.time, [(a, b, c, link) for a, b, c, link, _ in run.sends], len(run.spread), 0, 0, run.seed)
+    phase = Phase(collective.value, run.time, bound, run.spread, len(run.spread), len(run.sends), 0, 0, kept)
+    return TacosResult(flat, schedule, collective, chunks, size, restarts, [phase], time.perf_counter() - start,
                        flat is not topo)

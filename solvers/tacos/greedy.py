@@ -108,19 +108,31 @@ def greedy_allgather(topo: Topology, chunks: int, chunk_bytes: float, seed: int 
         from .vector import greedy_allgather_vec
 
         return greedy_allgather_vec(topo, chunks, chunk_bytes, seed)
+    n = topo.n
+    total = chunks * n
+    everything = (1 << total) - 1
+    has = [0] * n
+    for c in range(total):
+        has[c % n] |= 1 << c
+    return greedy_demands(topo, has, [everything & ~has[d] for d in range(n)], chunk_bytes, seed)
+
+
+def greedy_demands(topo: Topology, has: list[int], need: list[int], chunk_bytes: float, seed: int = 0,
+                   busy: dict[int, list[tuple[float, float]]] | None = None) -> GreedyRun:
+    """The greedy of the module docstring for any collective given as pre/postcondition (TACOS section II-A):
+    ``has[v]`` the chunks node v holds at the start, ``need[v]`` those it must end holding, as bitsets; a
+    chunk a node relays for others is in its ``need`` too (pitfall T4: the matching only pulls chunks that some
+    node asks for). ``busy``: per link, time windows [a, b) it is taken by other traffic (another tenant's
+    schedule), in which no send may start or run."""
     if topo.switch_nodes:
         raise NotApplicable("the TACOS greedy runs on point-to-point links: unwind the switches first")
     n = topo.n
     rng = random.Random(seed)
     times = link_times(topo, chunk_bytes)
     src = [l.src for l in topo.links]
-    total = chunks * n
-    everything = (1 << total) - 1
-    has = [0] * n
-    for c in range(total):
-        has[c % n] |= 1 << c
+    has = list(has)
+    need = [need[d] & ~has[d] for d in range(n)]
     arrivals: list[list[tuple[float, int]]] = [[] for _ in range(n)]   # (time, chunk) per node, in time order
-    need = [everything & ~has[d] for d in range(n)]
     free_in = [set(topo.in_links[d]) for d in range(n)]
     carrying = [-1] * len(times)
     started = [0.0] * len(times)
@@ -167,6 +179,13 @@ def greedy_allgather(topo: Topology, chunks: int, chunk_bytes: float, seed: int 
             for link in free:
                 options = has[src[link]] & need[d]
                 if options:
+                    if busy and link in busy:
+                        clear = _clear_at(busy[link], now, times[link])
+                        if clear > now:          # taken by other traffic: try again once it is over
+                            if clear not in queued:
+                                queued.add(clear)
+                                heapq.heappush(events, clear)
+                            continue
                     cands[link] = options
             while cands:
                 pool = 0
@@ -194,10 +213,22 @@ def greedy_allgather(topo: Topology, chunks: int, chunk_bytes: float, seed: int 
                         del cands[other]
     if unsatisfied:
         d = min(unsatisfied)
-        raise NotApplicable(f"the TACOS greedy could not deliver every chunk to {topo.names[d]}: the topology is "
-                            f"not strongly connected")
+        raise NotApplicable(f"the TACOS greedy could not deliver every chunk to {topo.names[d]}: no node that "
+                            f"holds them reaches it (the topology is not strongly connected)")
     sends.sort()
     return GreedyRun(collective_time, sends, count, replaced, dropped, seed, times)
+
+
+def _clear_at(windows: list[tuple[float, float]], now: float, length: float) -> float:
+    """The first time from ``now`` at which a send of ``length`` overlaps none of ``windows`` ([a, b) pairs)."""
+    t = now
+    moved = True
+    while moved:
+        moved = False
+        for a, b in windows:
+            if a < t + length - TIE and t < b - TIE:
+                t, moved = b, True
+    return t
 
 
 def best_of(topo: Topology, chunks: int, chunk_bytes: float, restarts: int = 8, seed: int = 0,

@@ -1,11 +1,24 @@
-"""TACOS's synthesizer: greedy link-chunk matching over the time-expanded network, switches unwound (TACOS
-sections IV-VII)."""
+"""TACOS's synthesizers, switches unwound (TACOS sections IV-VII): the greedy link-chunk matching over the
+time-expanded network (``tacos``), the TEN ILP (``tacos_ilp``, section V-A) and the ILP without its congestion
+constraint, the paper's TACCL-like baseline (``taccl_like``, section VII-C, footnote 2). All three serve the
+rooted collectives as pre/postconditions (section II-A)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from ..core.detail import Detail
+from ..core.errors import NotApplicable
+from ..core.schedule import Collective
+from ..core.transform import build_collective
 from ..registry import Built, Synthesizer, option, register
-from . import DEFAULT_RESTARTS, tacos
+from . import DEFAULT_BUFFER, DEFAULT_RESTARTS, chunk_size, flat_root, rooted_chunk_bytes, tacos, tacos_rooted
+from .demands import collective_chunks
+from .greedy import link_times
+from .joint import TenantCall, lower_tenants
+from .ten_ilp import ten_ilp, link_step_counts
+
+_EVERY = frozenset({Collective.ALLGATHER, Collective.REDUCE_SCATTER, Collective.ALLREDUCE, Collective.BROADCAST,
+                    Collective.REDUCE, Collective.GATHER, Collective.SCATTER})
 
 
 def parse_unwind(text: str):
@@ -39,6 +52,7 @@ class Tacos(Synthesizer):
     paper = "Won et al., TACOS, sections IV-VII"
     rank = 70
     reports_progress = True
+    collectives = _EVERY
     Options = TacosOptions
 
     @classmethod
@@ -47,7 +61,139 @@ class Tacos(Synthesizer):
 
     def build(self, topo, collective, options: TacosOptions, work) -> Built:
         unwind = options.unwind_degree
-        found = tacos(topo, collective, chunks=options.chunks, buffer_bytes=work.total_bytes,
-                      restarts=options.restarts, seed=options.seed,
-                      unwind_degree=int(unwind) if str(unwind).isdigit() else unwind, progress=work.progress)
+        degree = int(unwind) if str(unwind).isdigit() else unwind
+        if collective.rooted:
+            found = tacos_rooted(topo, collective, work.root, chunks=options.chunks, buffer_bytes=work.total_bytes,
+                                 restarts=options.restarts, seed=options.seed, unwind_degree=degree,
+                                 progress=work.progress)
+        else:
+            found = tacos(topo, collective, chunks=options.chunks, buffer_bytes=work.total_bytes,
+                          restarts=options.restarts, seed=options.seed, unwind_degree=degree, progress=work.progress)
         return Built(found.schedule, topology=found.topology, detail=found)
+
+
+@dataclass
+class IlpDetail(Detail):
+    """What the TEN ILP found: per phase (an allreduce has two) its status, horizon in steps, and every horizon
+    tried as (T, status, seconds, binaries); the step quantum and the chunk; TACCL-like when congestion is off."""
+
+    status: str
+    steps: list[int]
+    quantum_us: float
+    chunk_bytes: float
+    congestion: bool
+    tried: list[list] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def fields(self, result) -> dict:
+        return {"ilp": {"status": self.status, "steps": self.steps, "quantum_us": self.quantum_us,
+                        "chunk_bytes": self.chunk_bytes, "congestion": self.congestion, "tried": self.tried,
+                        "seconds": self.seconds}}
+
+    def text_rows(self, out: dict) -> dict:
+        return {"ilp status": self.status, "ilp TEN steps": "+".join(map(str, self.steps)),
+                "ilp quantum_us": round(self.quantum_us, 4), "ilp solve_s": round(self.seconds, 3)}
+
+    def hidden_text_keys(self) -> tuple[str, ...]:
+        return ("ilp",)
+
+    def compare_note(self) -> str:
+        what = "TEN ILP" if self.congestion else "TEN ILP without congestion (TACCL-like)"
+        return f"{what}: {self.status}, {'+'.join(map(str, self.steps))} steps of {self.quantum_us:.4g} us"
+
+
+@dataclass(frozen=True)
+class IlpOptions:
+    chunks: int = option(1, "k: chunks per NPU (broadcast and reduce: the buffer in k chunks)", minimum=1,
+                         maximum=64, page_maximum=8, label="Chunks per NPU")
+    time_limit: float = option(30.0, "seconds per horizon tried (the search stops at the first that times out)",
+                               minimum=0.1, maximum=3600.0, page_maximum=600.0, label="Time limit per horizon (s)")
+    unwind_degree: int | str = option(
+        "auto", "switch unwinding degree: auto, max or d (as for tacos)", choices=("auto", "max", "1", "2", "4"),
+        flag="--unwind", key="unwind", label="Switch unwinding", parse=parse_unwind)
+
+
+class _TenIlp(Synthesizer):
+    """The TEN ILP over a collective's chunks (``ten_ilp``); ``congestion`` off is the TACCL-like baseline."""
+
+    collectives = _EVERY
+    reports_progress = True
+    Options = IlpOptions
+    congestion = True
+
+    @classmethod
+    def uses_bytes(cls, topo):
+        return True
+
+    @classmethod
+    def compare_plan(cls, topo, collective, left_s):
+        most = 64 if collective.rooted else 16
+        if topo.n > most:
+            return (f"skipped: Compare runs the TEN ILP on at most {most} NPUs for {collective.value} (schedule "
+                    f"--algo {cls.name} runs it on any size)")
+        if left_s < 5:
+            return "skipped: budget"
+        return {"time_limit": max(1.0, min(10.0, left_s / 4))}
+
+    def build(self, topo, collective, options: IlpOptions, work) -> Built:
+        from topologies.unwind import unwind
+
+        unwind_degree = options.unwind_degree
+        flat = unwind(topo, int(unwind_degree) if str(unwind_degree).isdigit() else unwind_degree)
+        if flat.n < 2:
+            raise NotApplicable("TACOS-ILP needs at least two compute nodes")
+        buffer = DEFAULT_BUFFER if work.total_bytes is None else work.total_bytes
+        if collective.rooted:
+            size = rooted_chunk_bytes(collective, buffer, flat.n, options.chunks)
+        else:
+            size = chunk_size(buffer, flat.n, options.chunks)
+        steps, quantum = link_step_counts(link_times(flat, size))
+        found = IlpDetail("optimal", [], quantum, size, self.congestion)
+
+        def solve(g, coll, root):
+            specs = collective_chunks(g, coll, root, options.chunks)
+            first = None
+            if not self.congestion:            # without congestion only distances bound the horizon
+                from .demands import distance_bound
+
+                travel = [s.travelling() for s in specs]
+                first = max(1, round(max(distance_bound(g.transpose() if s.reverse else g, [t], steps)
+                                         for s, t in zip(specs, travel))))
+            report = None if work.progress is None else (
+                lambda horizon, status: work.progress(f"{self.name}: horizon {horizon} {status}", 0.0))
+            out = ten_ilp(g, specs, steps, options.time_limit, congestion=self.congestion, progress=report,
+                          first=first)
+            found.tried.extend([list(t) for t in out.tried])
+            found.seconds += out.seconds
+            if out.steps is None:
+                raise NotApplicable(f"{self.name}: no schedule found ({out.status} after "
+                                    f"{out.seconds:.1f} s; raise --time-limit or use tacos)")
+            if out.status != "optimal":
+                found.status = out.status
+            found.steps.append(out.steps)
+            [schedule] = lower_tenants(g, specs, out.sends, [TenantCall(coll, root)], self.name,
+                                       {"ten_steps": out.steps})
+            return schedule
+
+        if collective.rooted:
+            schedule = solve(flat, collective, flat_root(topo, flat, work.root))
+        else:
+            schedule = build_collective(flat, collective, lambda g: solve(g, Collective.ALLGATHER, None))
+        return Built(schedule, topology=flat, detail=found)
+
+
+@register
+class TacosIlp(_TenIlp):
+    name = "tacos_ilp"
+    summary = "TACOS-ILP: the time-expanded network as an integer program, the least horizon searched upward"
+    paper = "Won et al., TACOS, section V-A"
+    rank = 95
+
+
+@register
+class TacclLike(_TenIlp):
+    name = "taccl_like"
+    summary = "TACCL-like: TACOS's ILP without the congestion constraint (chunks routed on paths, links shared)"
+    paper = "Won et al., TACOS, section VII-C (footnote 2)"
+    rank = 96
+    congestion = False

@@ -22,8 +22,11 @@ def add_parsers(sub) -> None:
                            help="synthesize, verify and cost a collective schedule, timed by the runtime model "
                                 "for the workload (--bytes, --prices)")
     sched.add_argument("--collective", default="allgather",
-                       help="allgather | reduce_scatter | allreduce, and for teccl alltoall | custom "
-                            "(default allgather)")
+                       help="allgather | reduce_scatter | allreduce | broadcast | reduce | gather | scatter, and for "
+                            "teccl alltoall | custom (default allgather)")
+    sched.add_argument("--root", default=None, metavar="R",
+                       help="the root of broadcast, reduce, gather or scatter: a rank (0..N-1) or a GPU's name "
+                            "(default 0)")
     sched.add_argument("--cost", default="runtime", choices=["runtime", "genmodel"],
                        help="runtime (default) or GenModel, which adds genmodel_time_us with the incast, "
                             "reduction and memory terms as a second figure")
@@ -38,7 +41,10 @@ def add_parsers(sub) -> None:
     export = sub.add_parser("export", parents=[design, progress, as_json, work],
                             help="lower a verified schedule to MSCCL XML (validated and simulated)")
     export.add_argument("--collective", default="allgather",
-                        help="allgather | reduce_scatter | allreduce | alltoall (teccl)")
+                        help="allgather | reduce_scatter | allreduce | broadcast | reduce | gather | scatter | "
+                             "alltoall (teccl)")
+    export.add_argument("--root", default=None, metavar="R",
+                        help="the root of a rooted collective: a rank or a GPU's name (default 0)")
     export.add_argument("--format", default="msccl", choices=["msccl", "bundle", "mscclpp", "nccl-graph"],
                         help="msccl: one MSCCL XML file; bundle: a zip (needs -o) with one checked file per size "
                              "range and call placement, protocol and copies chosen with the runtime model, and a "
@@ -75,8 +81,10 @@ def add_parsers(sub) -> None:
                          help="every applicable synthesizer on several designs, side by side")
     cmp.add_argument("exprs", nargs="+", metavar="EXPR", help="expressions or topology files")
     cmp.add_argument("--collective", action="append", default=None,
-                     help="allgather | reduce_scatter | allreduce | alltoall; repeat it or give a comma list "
-                          "(default allreduce)")
+                     help="allgather | reduce_scatter | allreduce | alltoall | broadcast | reduce | gather | "
+                          "scatter; repeat it or give a comma list (default allreduce)")
+    cmp.add_argument("--root", default=None, metavar="R",
+                     help="the root of the rooted collectives: a rank or a GPU's name (default 0)")
     cmp.add_argument("--budget", type=float, default=60.0, help="seconds for all runs; the rest are skipped")
     cmp.add_argument("--algos", default=None, help="comma list of synthesizers (default: all)")
     cmp.add_argument("--max-nodes", type=int, default=None, help="refuse larger topologies (default 4096)")
@@ -115,9 +123,10 @@ def schedule(args) -> int:
     params = _genmodel_params(args.genmodel_preset) if args.cost == "genmodel" else None
     topo = load(args.expr, max_nodes=args.max_nodes)
     store = ResultsCache.default()
+    root = _root(args, collective)
     result, hit = cached_synthesize(topo, args.algo, collective, cache=store, refresh=args.no_cache,
                                     total_bytes=work.total_bytes, options=options_for(args, args.algo),
-                                    progress=progress_for(args))
+                                    progress=progress_for(args), root=root)
     if hit is not None:
         print(f"answered from the results cache (solved {hit.age_text()} ago; --no-cache solves again)",
               file=sys.stderr)
@@ -143,6 +152,14 @@ def schedule(args) -> int:
         table.update(result.detail.text_rows(out))
     print_table({**table, "tb_factor / bound": ratio, "tb_factor_exact": str(Fraction(out["tb_factor_exact"]))})
     return 0
+
+
+def _root(args, collective: Collective):
+    """``--root`` for a rooted collective (default rank 0); UsageError when given for any other."""
+    root = getattr(args, "root", None)
+    if root is not None and not collective.rooted:
+        raise UsageError(f"--root goes with broadcast, reduce, gather or scatter, not {collective.value}")
+    return root
 
 
 def _genmodel_params(name: str):
@@ -213,7 +230,8 @@ def _schedule_for_export(args, work):
     """(result, the file's name, the call placement asked for) of an export command; ``work``: its workload, whose M
     the synthesizers that depend on it are told."""
     topo = load(args.expr, max_nodes=args.max_nodes)
-    result = synthesize(topo, args.algo, Collective.parse(args.collective), options=options_for(args, args.algo),
+    collective = Collective.parse(args.collective)
+    result = synthesize(topo, args.algo, collective, options=options_for(args, args.algo), root=_root(args, collective),
                         total_bytes=work.total_bytes)
     name = f"{args.algo} {result.schedule.collective.value} {topo.name or topo.expr}"
     return result, name, {"default": None, "in": True, "out": False}[args.place]
@@ -356,7 +374,7 @@ def compare(args) -> int:
         topos = [load(e, max_nodes=args.max_nodes) for e in args.exprs]
         work = workload_from(args)
     result = run_compare(topos, colls, budget_s=args.budget, algos=algos, progress=progress_for(args),
-                         workload=work)
+                         workload=work, root=args.root)
     out = result.as_dict()
     if view is not None:
         out["measured"] = view.as_dict()

@@ -66,7 +66,9 @@ def options_for(args: argparse.Namespace, algo: str) -> dict:
             continue
         spec = dict(owners).get(algo)
         if spec is None:
-            raise NotApplicable(f"{flag} applies to {' and '.join(n for n, _ in owners)} only")
+            names = [n for n, _ in owners]
+            listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+            raise NotApplicable(f"{flag} applies to {listed} only")
         if spec.parse is not None:
             try:
                 value = spec.parse(value)
