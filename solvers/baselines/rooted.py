@@ -3,7 +3,8 @@
 * ``direct`` (TACOS section VII's Direct): every chunk travels on its own along one shortest path, with no tree
   shared. Broadcast and scatter: the root sends one copy per destination, farthest destination first, the copy
   for the i-th destination leaving in step i + 1 and moving one hop a step; gather: every node's shard starts at
-  once and moves one hop a step. A Direct reduce would need nodes that forward a contribution without adding
+  once and moves one hop a step; allgather (``direct_allgather``, where not every pair is linked): every node
+  scatters its own shard so. A Direct reduce would need nodes that forward a contribution without adding
   theirs, which the schedule IR has no place for (a compute node reduces what it receives): it is not built, and
   TACOS prices it as its broadcast reversed in time (Table IV's single "Broadcast (Reduce)" row).
 * ``sptree``: one breadth-first shortest-path tree from the root: a broadcast reaches every node in the root's
@@ -66,8 +67,9 @@ def _whole(topo: Topology) -> list[tuple[int, Fraction, Fraction]]:
     return [(s, ZERO, ONE) for s in topo.compute_nodes]
 
 
-def direct(topo: Topology, collective: Collective, root: int) -> Schedule:
-    """TACOS's Direct (module docstring)."""
+def direct(topo: Topology, collective: Collective, root: int, shard: int | None = None) -> Schedule:
+    """TACOS's Direct (module docstring); ``shard``: a scatter that sends this one shard to every node instead of
+    shard v to node v (a one-shard broadcast, what ``direct_allgather`` runs from every node)."""
     _check(topo)
     if collective is Collective.REDUCE:
         raise NotApplicable("direct reduce needs relays that forward without adding their own contribution, which "
@@ -84,10 +86,21 @@ def direct(topo: Topology, collective: Collective, root: int) -> Schedule:
     depth = {v: len(path(topo, tree, v)) for v in topo.compute_nodes}
     order = sorted((v for v in topo.compute_nodes if v != root), key=lambda v: (-depth[v], v))
     for i, v in enumerate(order):
-        pieces = _whole(topo) if collective is Collective.BROADCAST else [(v, ZERO, ONE)]
+        pieces = _whole(topo) if collective is Collective.BROADCAST else [(v if shard is None else shard, ZERO, ONE)]
         for hop, link in enumerate(path(topo, tree, v)):
             transfers.extend(Transfer(s, lo, hi, link, i + hop + 1) for s, lo, hi in pieces)
     return Schedule(collective, transfers, "direct", root=root)
+
+
+def direct_allgather(topo: Topology) -> Schedule:
+    """Direct's allgather on any strongly connected fabric (TACOS section VII's Direct): every node sends its shard
+    to every other node along one shortest path, each destination's copy leaving one step after the previous
+    (farthest first) and moving one hop a step; the union over the sources."""
+    _check(topo)
+    transfers = []
+    for s in topo.compute_nodes:
+        transfers.extend(direct(topo, Collective.SCATTER, s, shard=s).transfers)
+    return Schedule(Collective.ALLGATHER, transfers, "direct")
 
 
 def sptree(topo: Topology, collective: Collective, root: int) -> Schedule:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..core.detail import Detail
+from ..core.errors import NotApplicable
 from ..core.schedule import Collective
 from ..core.transform import build_collective
 from ..registry import AllgatherSynthesizer, Built, NoOptions, Synthesizer, option, register
@@ -127,7 +128,12 @@ class _Textbook(Synthesizer):
     def build(self, topo, collective: Collective, options, work) -> Built:
         if collective.rooted:
             return Built(rooted.direct(topo, collective, work.root))
-        return Built(BASELINES[self.name].build(topo, collective))
+        try:
+            return Built(BASELINES[self.name].build(topo, collective))
+        except NotApplicable:
+            if self.name != "direct" or collective is not Collective.ALLGATHER:
+                raise
+            return Built(rooted.direct_allgather(topo))       # not every pair linked: shortest paths
 
 
 def _textbook(name: str, rank: int) -> type[Synthesizer]:

@@ -15,7 +15,8 @@ Chunks of a collective with root r on N nodes and k chunks per NPU (chunk j of k
 * reduce: the broadcast's chunks, ``reverse`` and ``reduce``;
 * scatter: N k chunks, chunk (j, s) from r to s, ``reverse`` (as gathers on G^T);
 * gather: N k chunks, chunk (j, s) from s to r;
-* allgather: N k chunks, chunk (j, s) from s to every node.
+* allgather: N k chunks, chunk (j, s) from s to every node;
+* reduce-scatter: N k chunks, chunk (j, s) from every node to s, ``reverse`` and ``reduce`` (allgathers on G^T).
 
 Relays (pitfall T4). The greedy pulls a chunk only into a node that asks for it, so a chunk whose targets no
 holder neighbours (gather and scatter on a mesh) would never move. ``with_relays`` adds, per restart, the inner
@@ -79,9 +80,12 @@ def collective_chunks(topo: Topology, collective: Collective, root: int | None, 
                 src, dst = frozenset({s}), frozenset({root}) - {s}
             elif collective is Collective.ALLGATHER:
                 src, dst = frozenset({s}), every - {s}
+            elif collective is Collective.REDUCE_SCATTER:     # every node's contribution to s, summed at s
+                out.append(ChunkSpec(every, frozenset({s}), ((s, lo, hi),), tenant, True, True))
+                continue
             else:
                 raise NotApplicable(f"chunks of a {collective.value} are not defined here (broadcast, reduce, "
-                                    f"gather, scatter and allgather are)")
+                                    f"gather, scatter, allgather and reduce-scatter are)")
             if dst:
                 reverse = collective is Collective.SCATTER
                 out.append(ChunkSpec(src, dst, ((s, lo, hi),), tenant, reverse))
