@@ -9,8 +9,9 @@ the GPUs is not built yet, and is refused with that reason).
 Two ways to synthesize them (``synthesize_tenants``):
 
 * ``joint``: one synthesis over the union of the tenants' chunks, the links shared in the synthesizer's own
-  model: TACOS's greedy (``tacos``) and TEN ILP (``tacos_ilp``; ``taccl_like`` without congestion), whose
-  chunks all have the size of the largest tenant's chunk (a broadcast or reduce of M bytes is one chunk of M, a
+  model: TACOS's greedy (``tacos``) and TEN ILP (``tacos_ilp``; ``taccl_like`` without congestion), and TE-CCL
+  over the summed demand, multicast kept (``teccl``, copy collectives only: ``solvers.teccl.rooted``); all
+  chunks have the size of the largest tenant's chunk (a broadcast or reduce of M bytes is one chunk of M, a
   gather, scatter, allgather or reduce-scatter N chunks of M/N; Table V's set-up gives every chunk one size);
 * ``separate``: each tenant synthesized alone by the chosen synthesizer, then laid over the others.
 
@@ -36,7 +37,7 @@ from .core.verify import verify
 
 MAX_TENANTS = 64
 MAX_FILE_BYTES = 256 * 1024
-JOINT = ("tacos", "tacos_ilp", "taccl_like")
+JOINT = ("tacos", "tacos_ilp", "taccl_like", "teccl")
 MODES = ("joint", "separate")
 
 
@@ -191,6 +192,8 @@ def _joint(topo: Topology, tenants: list[Tenant], algo: str, options: dict, prog
     if allreduce:
         raise NotApplicable(f"{allreduce[0]}: an allreduce runs its two phases in order, which the joint "
                             f"synthesis does not hold; use --mode separate")
+    if algo == "teccl":
+        return _teccl_joint(topo, tenants, options, progress)
     known = {"chunks", "restarts", "seed", "unwind_degree", "time_limit"}
     unknown = sorted(set(options) - known)
     if unknown:
@@ -231,6 +234,28 @@ def _joint(topo: Topology, tenants: list[Tenant], algo: str, options: dict, prog
     schedules = lower_tenants(flat, specs, out.sends, calls, algo)
     return flat, schedules, {"ilp_status": out.status, "ten_steps": out.steps, "quantum_us": quantum,
                              "chunk_bytes": size, "tried": [list(x) for x in out.tried]}
+
+
+def _teccl_joint(topo: Topology, tenants: list[Tenant], options: dict, progress) -> tuple[Topology, list, dict]:
+    """TE-CCL over the tenants' summed demand (``solvers.teccl.rooted``)."""
+    from fractions import Fraction
+
+    from .teccl.rooted import solve_parts
+
+    known = {"chunks", "time_limit", "gap", "epoch", "epochs", "multiplier", "switch_copy", "method"}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise NotApplicable(f"joint TE-CCL takes {', '.join(sorted(known))}, not {', '.join(unknown)}")
+    chunks = int(options.pop("chunks", 1))
+    parts, size = [], Fraction(0)
+    for t in tenants:
+        parts.append((t.collective, _node(topo, t), chunks))
+        whole = t.collective in (Collective.BROADCAST, Collective.REDUCE)
+        size = max(size, Fraction(t.total_bytes) / (chunks if whole else chunks * topo.n))
+    report = None if progress is None else (lambda text, f: progress(f"teccl: {text}", f))
+    found, schedules = solve_parts(topo, parts, size, report, **options)
+    return topo, schedules, {"teccl_status": found.status, "epochs": found.epochs, "epoch_us": float(found.timing.tau_us),
+                             "chunk_bytes": float(size)}
 
 
 def synthesize_tenants(topo: Topology, tenants: list[Tenant], algo: str = "tacos", mode: str = "joint",

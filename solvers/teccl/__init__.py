@@ -204,7 +204,8 @@ def teccl(topo: Topology, collective="allgather", *, chunks: int = 1, chunk_byte
           buffer_bytes=DEFAULT_BUFFER_BYTES, epoch="slowest", multiplier: int | None = None,
           epochs: int | None = None, method: str = "auto", switch_copy: bool = False,
           time_limit: float = DEFAULT_TIME_LIMIT_S, gap: float = 1e-4, alpha_threshold=ALPHA_THRESHOLD,
-          matrix=None, round_epochs: int | None = None, progress: Progress | None = None) -> TecclResult:
+          matrix=None, round_epochs: int | None = None, progress: Progress | None = None,
+          demand: Demand | None = None) -> TecclResult:
     """Solve one TE-CCL instance (module docstring). ``chunk_bytes`` defaults to the output ``buffer_bytes`` of
     one GPU over the chunks it ends with (the paper's chunk = buffer / #GPUs for one chunk per GPU).
     ``method="astar"`` solves rounds of ``round_epochs`` epochs (default twice the longest link lag, at least 4)
@@ -223,6 +224,9 @@ def teccl(topo: Topology, collective="allgather", *, chunks: int = 1, chunk_byte
     None (the default) is 1, except for the LP when its model at the lower bound would have more than
     ``MAX_LP_VARIABLES`` flow variables: then the smallest power of two at which it has no more (``auto_multiplier``).
 
+    ``demand``: a ``Demand`` made elsewhere (the rooted collectives and tenants of ``rooted``), used instead of
+    ``collective``, ``chunks`` and ``matrix``.
+
     Every result carries ``bound_us``: the lower bound on K at multiplier 1 (``epoch_lower_bound`` with the cuts
     for whole chunks, ``bounds.fluid_epoch_bound`` for the LP) times that epoch, and its gap to it."""
     if topo.n < 2:
@@ -235,7 +239,7 @@ def teccl(topo: Topology, collective="allgather", *, chunks: int = 1, chunk_byte
         raise NotApplicable(f"the gap must be in [0, 1), got {gap!r}")
     if method not in ("auto", "milp", "lp", "astar"):
         raise NotApplicable(f"unknown TE-CCL method {method!r} (auto, milp, lp or astar)")
-    demand = make_demand(topo, collective, chunks, matrix)
+    demand = demand if demand is not None else make_demand(topo, collective, chunks, matrix)
     auto = method == "auto"
     if auto:
         method = "milp" if demand.copy else "lp"

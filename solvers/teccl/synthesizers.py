@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
+from ..core.errors import NotApplicable
 from ..core.schedule import Collective
 from ..registry import SKIP_BUDGET, Built, Synthesizer, option, register
 from . import AUTO_MILP_BINARIES, DEFAULT_TIME_LIMIT_S, collective_schedule, read_demand_matrix
@@ -93,6 +94,15 @@ class Teccl(Synthesizer):
             del kwargs["chunks"]
         if work.total_bytes is not None:
             kwargs["buffer_bytes"] = work.total_bytes
+        if collective.rooted:
+            if options.matrix is not None:
+                raise NotApplicable("--demand is for the custom collective, not a rooted one")
+            from .rooted import rooted_schedule
+
+            chunks = kwargs.pop("chunks")
+            found, schedule = rooted_schedule(topo, collective, work.root, chunks, kwargs.pop("buffer_bytes", None),
+                                              work.prefixed("teccl"), **kwargs)
+            return Built(schedule, detail=found)
         found = collective_schedule(topo, collective, progress=work.prefixed("teccl"), **kwargs)
         return Built(found.schedule, detail=found)
 

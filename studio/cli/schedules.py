@@ -27,6 +27,12 @@ def add_parsers(sub) -> None:
     sched.add_argument("--root", default=None, metavar="R",
                        help="the root of broadcast, reduce, gather or scatter: a rank (0..N-1) or a GPU's name "
                             "(default 0)")
+    sched.add_argument("--tenants", default=None, metavar="FILE",
+                       help="several collectives at once on the design: a JSON or YAML list of {name, collective, "
+                            "root, bytes}; each verified, all timed together (replaces --collective)")
+    sched.add_argument("--mode", default=None, choices=["joint", "separate"],
+                       help="with --tenants: joint (one synthesis over every tenant's chunks: tacos, tacos_ilp, "
+                            "taccl_like; their default) or separate (each alone, then laid over the others)")
     sched.add_argument("--cost", default="runtime", choices=["runtime", "genmodel"],
                        help="runtime (default) or GenModel, which adds genmodel_time_us with the incast, "
                             "reduction and memory terms as a second figure")
@@ -85,6 +91,9 @@ def add_parsers(sub) -> None:
                           "scatter; repeat it or give a comma list (default allreduce)")
     cmp.add_argument("--root", default=None, metavar="R",
                      help="the root of the rooted collectives: a rank or a GPU's name (default 0)")
+    cmp.add_argument("--tenants", default=None, metavar="FILE",
+                     help="several collectives at once on one EXPR (a JSON or YAML list of {name, collective, root, "
+                          "bytes}): each synthesizer's makespan, normalized to the first (TACOS Table V)")
     cmp.add_argument("--budget", type=float, default=60.0, help="seconds for all runs; the rest are skipped")
     cmp.add_argument("--algos", default=None, help="comma list of synthesizers (default: all)")
     cmp.add_argument("--max-nodes", type=int, default=None, help="refuse larger topologies (default 4096)")
@@ -118,6 +127,12 @@ def add_parsers(sub) -> None:
 
 
 def schedule(args) -> int:
+    if args.tenants is not None:
+        from .tenants import schedule as tenants_schedule
+
+        return tenants_schedule(args)
+    if args.mode is not None:
+        raise UsageError("--mode goes with --tenants")
     collective = Collective.parse(args.collective)
     work = workload_from(args)
     params = _genmodel_params(args.genmodel_preset) if args.cost == "genmodel" else None
@@ -363,6 +378,10 @@ def _verdict(args, ok: bool, first: str, payload: dict, ok_line: str) -> int:
 def compare(args) -> int:
     from solvers.compare import compare as run_compare
 
+    if args.tenants is not None:
+        from .tenants import compare as tenants_compare
+
+        return tenants_compare(args)
     colls = [c.strip() for text in (args.collective or ["allreduce"]) for c in text.split(",") if c.strip()]
     algos = [a for a in args.algos.split(",") if a.strip()] if args.algos is not None else None
     view = None
