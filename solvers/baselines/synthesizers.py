@@ -137,7 +137,7 @@ class _Textbook(Synthesizer):
 
 
 def _textbook(name: str, rank: int) -> type[Synthesizer]:
-    serves = _PHASED | ({Collective.BROADCAST, Collective.GATHER, Collective.SCATTER} if name == "direct" else set())
+    serves = _PHASED | (set(Collective.rooted_ones()) if name == "direct" else set())   # reduce: says why not
     cls = type(f"Baseline_{name}", (_Textbook,), {"name": name, "summary": BASELINES[name].summary, "rank": rank,
                                                   "collectives": frozenset(serves)})
     return register(cls)
