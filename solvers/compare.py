@@ -201,11 +201,19 @@ def compare(topologies: Sequence[Topology | str], collectives=("allreduce",), to
     if not (budget_s >= 0):
         raise ValueError("the budget must be non-negative")
     rooted = any(c.rooted for c in colls)
-    nodes = [resolve_root(t, root) if rooted else None for t in topos]
     if root is not None and not rooted:
         raise ValueError("a root goes with broadcast, reduce, gather or scatter")
+    nodes: list[int | None] = []
+    unrooted: dict[int, str] = {}               # designs the root does not name a GPU of: why
+    for i, t in enumerate(topos):
+        try:
+            nodes.append(resolve_root(t, root) if rooted else None)
+        except NotApplicable as exc:
+            nodes.append(None)
+            unrooted[i] = f"not applicable: {_first_line(exc)}"
     start = time.monotonic()
-    bounds = {(i, c): _bound_row(t, c, workload, nodes[i]) for i, t in enumerate(topos) for c in colls}
+    bounds = {(i, c): (_base_row(t, c, BOUND, unrooted[i]) if c.rooted and i in unrooted
+                       else _bound_row(t, c, workload, nodes[i])) for i, t in enumerate(topos) for c in colls}
     jobs = [(a, i, c) for a in order for i in range(len(topos)) for c in colls]
     done: dict[tuple[str, int, Collective], dict] = {}
     for k, (algo, i, coll) in enumerate(jobs):
@@ -216,6 +224,9 @@ def compare(topologies: Sequence[Topology | str], collectives=("allreduce",), to
         hear = (lambda phase, f, k=k, label=label: progress(f"{label}: {phase}",
                                                            (k + min(max(f, 0.0), 1.0)) / len(jobs))) \
             if progress is not None else None
+        if coll.rooted and i in unrooted:
+            done[(algo, i, coll)] = (_base_row(topo, coll, algo, unrooted[i]), None)
+            continue
         done[(algo, i, coll)] = _run(topo, algo, coll, workload, budget_s - (time.monotonic() - start), hear,
                                      nodes[i] if coll.rooted else None)
     if progress is not None:
@@ -421,6 +432,8 @@ def curves(result: "CompareResult", sizes: Sequence[float] = SIZES) -> list[Curv
     out = []
     for i, r in enumerate(result.rows):
         if r["algo"] == BOUND:
+            if r["status"] != "bound":              # no bound where the root names no GPU of the design
+                continue
             topo = result.topologies[i]
             coll = Collective.parse(r["collective"])
             node = topo.names.index(r["root"]) if r.get("root") is not None else None

@@ -603,9 +603,9 @@ def cached_synthesize(topo: Topology, algo, collective, *, cache: ResultsCache |
     in a child process). With ``cache`` None it always solves; with ``refresh`` it solves and replaces the stored
     result. A cache folder that is not this user's alone, and a stored entry that fails its checks, are named
     in one line to ``warn`` (default: standard error), and the request is solved without them. ``root``: a rooted
-    collective's root (``solvers.synthesize.resolve_root``), part of the key as the node it names; ``solve`` is
-    then called with ``root=`` as well."""
-    from .core.schedule import Collective
+    collective's root (``solvers.synthesize.resolve_root``), part of the key as the node it names; given here,
+    ``solve`` is called with ``root=`` as well (a collective written ``"broadcast@3"`` carries its own)."""
+    from .core.schedule import Collective, rooted_request
     from .registry import get
     from .synthesize import bytes_for, resolve_root, synthesize
 
@@ -613,6 +613,9 @@ def cached_synthesize(topo: Topology, algo, collective, *, cache: ResultsCache |
     chosen = synth.options_from(options)
     total_bytes = bytes_for(synth, topo, total_bytes)
     coll = _collective_value(collective)
+    given = root                       # handed on to ``solve``; a root in the text travels with the collective
+    if not isinstance(collective, Collective) and root is None:
+        root = rooted_request(collective)[1]
     rooted = Collective(coll).rooted
     if rooted:
         coll = f"{coll}@{topo.names[resolve_root(topo, root)]}"
@@ -628,7 +631,7 @@ def cached_synthesize(topo: Topology, algo, collective, *, cache: ResultsCache |
         if hit is not None:
             return hit.result, hit
     run = solve or (lambda t, a, c, p, m, o, **kw: synthesize(t, a, c, progress=p, total_bytes=m, options=o, **kw))
-    extra = {"root": root} if rooted else {}
+    extra = {"root": given} if rooted and given is not None else {}
     result = run(topo, algo, collective, progress, total_bytes, options, **extra)
     if cache is not None and result.verification.ok:
         try:
@@ -642,6 +645,6 @@ def cached_synthesize(topo: Topology, algo, collective, *, cache: ResultsCache |
 
 
 def _collective_value(collective) -> str:
-    from .core.schedule import Collective
+    from .core.schedule import Collective, rooted_request
 
-    return (collective if isinstance(collective, Collective) else Collective.parse(str(collective))).value
+    return (collective if isinstance(collective, Collective) else rooted_request(str(collective))[0]).value

@@ -14,7 +14,7 @@ from topologies.model import Topology
 from .core.cost import Cost, cost
 from .core.detail import Detail
 from .core.errors import NotApplicable, ScheduleError
-from .core.schedule import Collective, Schedule
+from .core.schedule import Collective, Schedule, rooted_request
 from .core.verify import Verification, verify
 from .registry import ALGORITHMS, Progress, Synthesizer, Work, get
 
@@ -92,10 +92,12 @@ def synthesize(topo: Topology, algo: str | type[Synthesizer], collective: Collec
     their chunks); the others are not told it (``bytes_for``). ``progress(phase, fraction)`` hears about long
     work. Raises NotApplicable (with the reason) when the algorithm does not fit the topology or collective, and
     ScheduleError when the schedule it built fails verification. ``root`` (rooted collectives only; default rank
-    0) is a rank or a compute node's name (``resolve_root``).
+    0) is a rank or a compute node's name (``resolve_root``); a collective given as text may carry it after an
+    ``@`` (``"broadcast@3"``, ``core.schedule.rooted_request``).
     """
-    if isinstance(collective, str):
-        collective = Collective.parse(collective)
+    if not isinstance(collective, Collective):
+        collective, named = rooted_request(collective)
+        root = named if root is None else root
     synth = algo if isinstance(algo, type) else get(algo)
     chosen = synth.options_from(options)
     total_bytes = bytes_for(synth, topo, total_bytes)

@@ -237,3 +237,45 @@ def test_a_rooted_result_comes_back_through_the_cache(tmp_path):
     assert hit is not None and again.schedule.root == 4 and again.as_dict(1e6) == first.as_dict(1e6)
     other, hit = cached_synthesize(topo, "tacos", "scatter", cache=store, total_bytes=1e6, root=0, warn=None)
     assert hit is None and other.schedule.root == 0
+
+
+# ----------------------------------------------------------------------------------------------------- the page
+def test_schedule_page_broadcast_with_a_root():
+    from .test_teccl_page import open_schedule
+
+    at = open_schedule("mesh(3,3)", algo="sptree")
+    at.selectbox(key="coll").set_value("broadcast").run()
+    assert not at.exception and not at.error
+    at.selectbox(key="root").set_value("4").run()
+    assert not at.exception and not at.error
+    assert "a correct broadcast from 4" in at.success[0].value
+    assert at.query_params["root"] in (["4"], "4")
+    at.selectbox(key="coll").set_value("reduce").run()
+    assert not at.exception and "a correct reduce to 4" in at.success[0].value
+
+
+def test_schedule_page_tacos_gather():
+    from .test_teccl_page import open_schedule
+
+    at = open_schedule("mesh(3,3)", algo="tacos")
+    at.selectbox(key="coll").set_value("gather").run()
+    assert not at.exception and not at.error and "a correct gather to 0" in at.success[0].value
+
+
+def test_compare_page_rooted_collectives_with_a_root():
+    from streamlit.testing.v1 import AppTest
+
+    from .conftest import ROOT, switch_page
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300).run()
+    at = switch_page(at, "compare").run()
+    at.text_area(key="cmp_exprs").set_value("ring(4)\nring(8)").run()
+    at.multiselect(key="cmp_colls").set_value(["broadcast"]).run()
+    at.multiselect(key="cmp_algos").set_value(["sptree", "direct"]).run()
+    at.number_input(key="cmp_root").set_value(6).run()
+    at.button(key="cmp_run").click().run()
+    assert not at.exception
+    page = next(d.value for d in at.dataframe if "status" in d.value.columns)
+    small = page[page["design"].str.contains("4")]
+    assert small["status"].str.contains("is not a rank").all() and len(small) == 3
+    assert (page[~page["design"].str.contains("4")]["status"].isin(["ok", "bound"])).all()

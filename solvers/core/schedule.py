@@ -111,6 +111,17 @@ class Collective(str, Enum, metaclass=_CollectiveType):
             raise ValueError(f"unknown collective {text!r} (choose from {names})") from None
 
 
+def rooted_request(text: str) -> tuple[Collective, str | None]:
+    """A collective named with its root, ``"broadcast@3"`` (the text after ``@``: a rank or a GPU's name; the
+    form the pages and the results cache carry a rooted request in), as (the collective, the root text or None).
+    ValueError for an unknown collective, or a root given to one that has none."""
+    name, at, root = str(text).partition("@")
+    coll = Collective.parse(name)
+    if at and not coll.rooted:
+        raise ValueError(f"{coll.value} has no root")
+    return coll, (root.strip() if at else None)
+
+
 class Transfer(NamedTuple):
     """Shard ``shard``'s part ``[lo, hi)`` crosses link ``link`` in step ``step``; ``reduce`` as in the module doc."""
 

@@ -84,15 +84,16 @@ def _designs(exprs: list[str], uploads) -> list[tuple[str, object]]:
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _compare(keys: tuple[str, ...], collectives: tuple[str, ...], budget_s: float, algos: tuple[str, ...],
-             prices: tuple, _topos) -> CompareResult:
-    """``prices``: the key of the sidebar's ``solvers.runtime.Workload`` (M and its link prices)."""
+             prices: tuple, root: int | None, _topos) -> CompareResult:
+    """``prices``: the key of the sidebar's ``solvers.runtime.Workload`` (M and its link prices); ``root``: the
+    rank the rooted collectives start from or end at (None when none is chosen)."""
     bar = st.progress(0.0, text="Comparing …")
 
     def progress(label: str, fraction: float) -> None:
         bar.progress(min(max(fraction, 0.0), 1.0), text=f"{label} ({fraction:.0%})")
     try:
         return compare(list(_topos), list(collectives), budget_s=budget_s, algos=list(algos), progress=progress,
-                       workload=Prices(*prices))
+                       workload=Prices(*prices), root=root)
     finally:
         bar.empty()
 
@@ -137,8 +138,13 @@ def _inputs() -> tuple[list[str], list, list[str], list[str], float]:
                                     "what is left of the budget).")
         budget = st.slider("Time budget (s)", 0, 600, int(DEFAULT_BUDGET_S), step=5, key="cmp_budget",
                            help="All runs together; once spent, the rest are reported as 'skipped: budget'.")
+        root = None
+        if any(Collective(c).rooted for c in colls):
+            root = int(st.number_input("Root rank (broadcast, reduce, gather, scatter)", 0, MAX_NODES - 1, 0,
+                                       key="cmp_root", help="The same rank on every design; a rank beyond a "
+                                       "design's GPUs is reported on that design's rows."))
     exprs = list(picks) + [line.strip() for line in text.splitlines() if line.strip()]
-    return exprs, uploads, colls, algos, float(budget)
+    return exprs, uploads, colls, algos, float(budget), root
 
 
 def render() -> None:
@@ -152,7 +158,7 @@ def render() -> None:
 
 def _compare_view() -> None:
     work = workload.current()
-    exprs, uploads, colls, algos, budget = _inputs()
+    exprs, uploads, colls, algos, budget, root = _inputs()
     designs = _designs(exprs, uploads)
     if not designs:
         st.info("Pick designs from the catalogue, type expressions or upload files.")
@@ -160,7 +166,7 @@ def _compare_view() -> None:
     if not colls or not algos:
         st.info("Choose at least one collective and one synthesizer.")
         return
-    key = (tuple(k for k, _ in designs), tuple(colls), budget, tuple(algos), work.runtime.key)
+    key = (tuple(k for k, _ in designs), tuple(colls), budget, tuple(algos), work.runtime.key, root)
     results = st.session_state.setdefault("cmp_results", {})
     st.caption(f"{len(designs)} designs × {len(colls)} collectives × {len(algos)} synthesizers, priced for the "
                f"sidebar's workload: M = {work.total_bytes:.4g} bytes, {work.price_label}. Times are the runtime "

@@ -4,7 +4,8 @@ for the sidebar's workload, beside its lower bound and the papers' step model; t
 size; per-step link loads and the model's link utilisation; the links busy at a chosen step, and one source's
 broadcast tree.
 
-The design comes from Compose (or ``?expr=`` in the URL); ``algo`` and ``coll`` are kept in the URL too. TE-CCL
+The design comes from Compose (or ``?expr=`` in the URL); ``algo`` and ``coll`` are kept in the URL too, and for
+broadcast, reduce, gather and scatter the ``root`` (``root_choice``; the solvers get ``coll@root``). TE-CCL
 (``teccl``) has its own knobs, collectives (alltoall and custom demands too) and result panel with an
 epoch-by-epoch view (``studio.teccl_view``); TACOS (``tacos``) has its knobs, the time beside the ingress bound,
 a per-link Gantt chart and the ILP comparison (``studio.tacos_view``). Under the choices, an expander sets an
@@ -85,7 +86,7 @@ def _curve(expr: str, algo: str, collective: str, options: tuple, total_bytes, p
     times, slices = model.times(SIZES)
     coll = model.schedule.collective
     lo, hi = SIZES[0], SIZES[-1]
-    b_lo, b_hi = (bound_time_us(model.topo, coll, m, model.execution) for m in (lo, hi))
+    b_lo, b_hi = (bound_time_us(model.topo, coll, m, model.execution, model.schedule.root) for m in (lo, hi))
     rate = (b_hi - b_lo) / (hi - lo)
     bounds = [b_lo + rate * (m - lo) for m in SIZES]
     return [float(t) for t in times], [int(p) for p in slices], bounds
@@ -95,6 +96,39 @@ def _curve(expr: str, algo: str, collective: str, options: tuple, total_bytes, p
 def _loads(expr: str, algo: str, collective: str, options: tuple = (), total_bytes: float | None = None):
     schedule = _synthesize(expr, algo, collective, options, total_bytes).schedule
     return {step: dict(per_link) for step, per_link in link_loads(schedule).items()}
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _ranks(expr: str) -> list[str]:
+    """The compute nodes' names of the design, in rank order (a rooted collective's root is one of them)."""
+    topo = load(expr)
+    return [topo.names[v] for v in topo.compute_nodes]
+
+
+def root_choice(expr: str, coll: str, where, key: str = "root") -> str:
+    """The collective as the solvers take it: ``coll`` itself, or for a rooted one ``coll@root`` with the root
+    chosen here (``solvers.core.schedule.rooted_request``); the root's name is kept in the URL."""
+    if not Collective(coll).rooted:
+        return coll
+    try:
+        ranks = _ranks(expr)
+    except (TopologyError, ValueError):
+        return coll
+    if st.session_state.get(key) not in ranks:
+        asked = st.query_params.get("root")
+        st.session_state[key] = asked if asked in ranks else ranks[0]
+    root = where.selectbox("Root", ranks, key=key, help="The GPU the broadcast leaves from, the reduce and gather "
+                           "end at, the scatter leaves from (rank order; NCCL's and RCCL's root argument).")
+    st.query_params["root"] = root
+    return f"{coll}@{root}"
+
+
+def _said(coll: str) -> str:
+    """``broadcast@3`` as a page says it: 'broadcast from 3'."""
+    name, _, root = coll.partition("@")
+    if not root:
+        return name.replace("_", "-")
+    return f"{name} {'from' if name in ('broadcast', 'scatter') else 'to'} {root}"
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -281,7 +315,11 @@ def render() -> None:
         st.session_state["coll"] = "allgather"
     coll = c3.selectbox("Collective", colls, key="coll")
     st.query_params.update({"expr": expr, "algo": algo, "coll": coll})
-    measured_view.panel("s_", [(expr, lambda: load(expr))], coll)
+    rooted = Collective(coll).rooted
+    if not rooted:
+        st.query_params.pop("root", None)
+        measured_view.panel("s_", [(expr, lambda: load(expr))], coll)
+    coll = root_choice(expr, coll, c3)
     if algo in PANELS:                           # a synthesizer with a result panel of its own
         PANELS[algo](expr, coll, work)
         return
@@ -303,7 +341,7 @@ def render() -> None:
     # from here the page only sends what is computed, so that its elements reach the browser together
     cache_note(solved, "s")
     if result.verification.ok:
-        st.success(f"Verified by the simulator: a correct {coll.replace('_', '-')} on {topo.name or expr}.",
+        st.success(f"Verified by the simulator: a correct {_said(coll)} on {topo.name or expr}.",
                    icon=":material/verified:")
     if shown.error:
         st.error(shown.error)
@@ -408,7 +446,7 @@ def _render_tacos(expr: str, coll: str, work) -> None:
     slot.empty()
     cache_note(solved, "c")
     result, found = solved.result, solved.result.detail
-    st.success(f"Verified by the simulator: a correct {coll.replace('_', '-')} on {result.topology.name or expr}.",
+    st.success(f"Verified by the simulator: a correct {_said(coll)} on {result.topology.name or expr}.",
                icon=":material/verified:")
     tacos_view.panel(result, found, "c_", work.total_bytes)
     if work.cost_model == "GenModel":
