@@ -170,3 +170,28 @@ def test_cli_joint_needs_a_joint_synthesizer(tmp_path, capsys):
                  "--no-cache"])
     err = capsys.readouterr().err
     assert code == 2 and "joint synthesis of several tenants is" in err and err.count("\n") == 1
+
+
+def test_compare_page_tenants_section():
+    from streamlit.testing.v1 import AppTest
+
+    from .conftest import ROOT, switch_page
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300).run()
+    at = switch_page(at, "compare").run()
+    at.session_state["ten_open"] = True
+    at.run()
+    assert not at.exception
+    at.text_input(key="ten_expr").set_value("mesh(3,3)").run()
+    at.text_area(key="ten_text").set_value(
+        "- {name: b, collective: broadcast, root: 4, bytes: 1000000}\n- {name: g, collective: gather, root: 0, "
+        "bytes: 9000000}\n").run()
+    at.multiselect(key="ten_algos").set_value(["tacos", "direct", "sptree"]).run()
+    at.button(key="ten_run").click().run()
+    assert not at.exception and not at.error
+    table = next(d.value for d in at.dataframe if "normalized" in d.value.columns)
+    assert list(table["algo"]) == ["tacos", "direct", "sptree"] and table["normalized"].iloc[0] == 1.0
+    assert table["status"].iloc[2].startswith("not applicable: sptree does not build gather")
+    at.text_area(key="ten_text").set_value("a: &x 1\nb: *x\n").run()
+    at.button(key="ten_run").click().run()
+    assert not at.exception and "anchors or aliases" in at.error[0].value

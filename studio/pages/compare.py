@@ -14,11 +14,12 @@ from solvers.compare import (BOUND, DEFAULT_BUDGET_S, EXPORT_MAX_TRANSFERS, OK, 
                              algorithm_order, compare)
 from solvers.core.schedule import Collective
 from solvers.runtime import Workload as Prices
-from studio import measured_view, sweep_view, workload
+from studio import measured_view, sweep_view, tenants_view, workload
 from studio.compare_figures import runtime_figure
 from studio.figures import render_images
 from studio.uploads import read_topology
 from studio.messages import for_page
+from studio.widgets import lazy_expander
 from topologies import TopologyError, load
 from topologies.catalogue import BASES
 
@@ -149,9 +150,15 @@ def _inputs() -> tuple[list[str], list, list[str], list[str], float]:
 
 def render() -> None:
     st.title("Compare synthesizers and designs")
-    compare_tab, sweep_tab = st.tabs(["Designs side by side", "Sweep on Dask"])
+    compare_tab, tenants_tab, sweep_tab = st.tabs(["Designs side by side", "Several collectives at once",
+                                                   "Sweep on Dask"])
     with compare_tab:
         _compare_view()
+    with tenants_tab:
+        with lazy_expander("Tenants: several collectives that share one design (TACOS Table V, TE-CCL section 5)",
+                           "ten_open") as box:
+            if box:
+                tenants_view.render()
     with sweep_tab:
         sweep_view.render()
 
