@@ -19,7 +19,8 @@ from topologies.properties import diameter, moore_diameter_directed
 from .conftest import ROOT, open_boxes, shown_metrics, switch_page
 
 LEARN = "learn"
-CHARTS = ["ring", "diameter", "share", "base", "line", "frontier", "frontier sizes", "genmodel", "gantt", "machine", "failures"]
+CHARTS = ["ring", "diameter", "share", "base", "line", "frontier", "frontier sizes", "genmodel", "gantt", "machine", "failures",
+          "broadcast tree", "tenants"]
 
 
 def open_learn():
@@ -56,11 +57,13 @@ def test_every_step_renders_its_figure_and_link(learn):
         "1. Rings: bandwidth-optimal, but slow", "2. Low diameter helps small messages",
         "3. What a line-graph expansion does to a schedule", "4. The Pareto frontier: no single best design",
         "5. Beyond alpha-beta: incast and memory", "6. How the studio times a schedule",
-        "7. Your machine: import it, measure it, calibrate the model", "8. When links fail"]
+        "7. Your machine: import it, measure it, calibrate the model", "8. When links fail",
+        "9. Rooted collectives, and several sharing one fabric"]
     assert len(at.get("plotly_chart")) == len(CHARTS)
     keys = {b.key for b in at.button}
     assert {"l_ring_open_ring", "l_ring_open_low", "l_diam_open", "l_line_open_schedule", "l_line_open_compose",
-            "l_front_open_finder", "l_front_open_schedule", "l_gm_open", "l_gantt_open", "l_machine_open", "l_fail_open"} <= keys
+            "l_front_open_finder", "l_front_open_schedule", "l_gm_open", "l_gantt_open", "l_machine_open", "l_fail_open",
+            "l_root_open"} <= keys
 
 
 def _ring_numbers(n: int, d: int):
@@ -344,3 +347,17 @@ def test_step_8_cuts_every_cable_and_a_degree_d_design_survives_d_minus_1(learn)
     healthy, worst = spec["data"][0]["y"], spec["data"][1]["y"]
     assert all(0 < w < h for h, w in zip(healthy, worst))
     assert any("no ring is left" in m.value and "fail(biring(8),links=[0])" in m.value for m in at.markdown)
+
+
+def test_rooted_step_broadcast_takes_the_eccentricity_and_tenants_share_the_mesh(learn):
+    """Step 9: the table's TACOS steps equal each root's eccentricity (6x6 mesh: 10 from a corner, 8 from GPU 2,
+    6 from GPU 14), and on the shared mesh the joint greedy's makespan is the least of the three runs."""
+    from studio.pages.learn import rooted_rows, shared_mesh
+    from solvers.runtime import Workload
+
+    rows = rooted_rows(Workload().key)
+    assert [(r["eccentricity"], r["TACOS steps"]) for r in rows] == [(10, 10), (8, 8), (6, 6)]
+    assert all(r["TACOS one chunk (µs)"] >= r["bound (µs)"] for r in rows)
+    runs = shared_mesh(Workload().key)
+    assert runs[0]["makespan"] == min(r["makespan"] for r in runs)
+    assert any(finish > alone for _, finish, alone in runs[1]["rows"])

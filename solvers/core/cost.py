@@ -249,6 +249,8 @@ def self_loop_tb_bound(topo: Topology, collective: Collective) -> tuple[Fraction
 def steps_lower_bound(topo: Topology, collective: Collective, root: int | None = None) -> int:
     """D(G) for allgather, reduce-scatter and all-to-all (Theorem 3); 2 D(G) for allreduce as RS + AG; the root's
     eccentricity for broadcast and scatter, on G^T for reduce and gather (module docstring)."""
+    if not isinstance(collective, Collective):
+        collective = Collective.parse(collective)
     if collective is Collective.CUSTOM:
         return 0
     if collective.rooted:

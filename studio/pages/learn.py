@@ -11,7 +11,10 @@ and a button that opens the page that does the same thing for real, with the des
 7. your machine: NCCL's own topology file imported (the DGX A100-like sample of examples/), ForestColl on it
    against the paper's DGX A100 model, and the model calibrated to a benchmark log (the sample nccl-tests log);
 8. when links fail: a design of link connectivity c survives any c - 1 cable failures (circulants and generalized
-   Kautz graphs of degree d have c = d), and a ring loses its ring to one cut cable (``solvers.failures``).
+   Kautz graphs of degree d have c = d), and a ring loses its ring to one cut cable (``solvers.failures``);
+9. rooted collectives and shared fabrics: a one-chunk broadcast on a mesh takes the root's eccentricity in
+   steps, pipelining beats it on large buffers, and three collectives sharing the 6x6 mesh (TACOS Table V) slow
+   each other down (``solvers.tenants``, the runtime model's overlay).
 
 Times of built schedules come from the runtime model (``solvers.runtime``) with the sidebar's alpha and B;
 where a step predicts (steps, tb) without building a schedule it uses the papers' step model
@@ -27,6 +30,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
 from solvers.compare import crossing_size
@@ -37,7 +41,7 @@ from solvers.directconnect.selection import best_index, step_model_time_us
 from solvers.runtime import Execution, Model, Workload
 from solvers.synthesize import synthesize
 from studio import navigation, workload
-from studio.figures import HALF_WIDTH_PX, frontier_figure, gantt_figure, topology_figure
+from studio.figures import HALF_WIDTH_PX, frontier_figure, gantt_figure, place_title, topology_figure
 from studio.genmodel_figures import servers_figure
 from studio.learn_figures import diameter_figure, latency_share_figure, size_curves_figure, survival_figure
 from studio.metric_grid import metric_columns
@@ -75,7 +79,8 @@ STEPS = [("rings", "Rings: bandwidth-optimal, but slow"),
          ("genmodel", "Beyond alpha-beta: incast and memory"),
          ("runtime-model", "How the studio times a schedule"),
          ("your-machine", "Your machine: import it, measure it, calibrate the model"),
-         ("failures", "When links fail")]
+         ("failures", "When links fail"),
+         ("rooted", "Rooted collectives, and several sharing one fabric")]
 SURVIVAL_DESIGNS = {"biring(12)": "ring", "circulant(12,[1,3])": "circulant", "kautz(2,2)": "Kautz",
                     "gkautz(3,12)": "generalized Kautz"}                                     # step 8: 12 nodes each
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -648,6 +653,113 @@ def step_failures() -> None:
                    "allgather")
 
 
+ROOTED_MESH = "mesh(6,6)"
+ROOTED_ROOTS = {"0": "a corner", "2": "an edge (Table V's broadcast source)", "14": "near the centre"}
+TABLE_V_TENANTS = [{"name": "broadcast from 2", "collective": "broadcast", "root": 2, "bytes": 1 << 20},
+                   {"name": "reduce to 17", "collective": "reduce", "root": 17, "bytes": 1 << 20},
+                   {"name": "allgather", "collective": "allgather", "bytes": 36 << 20}]
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def rooted_rows(prices: tuple) -> list[dict]:
+    """Step 9's table: per root of the 6x6 mesh its eccentricity, the one-chunk TACOS broadcast's steps and the
+    runtime model's time for it and for a pipelined chain, at the workload's M."""
+    from topologies.properties import eccentricity
+
+    work = Workload(*prices)
+    topo = parse_topology(ROOTED_MESH)
+    rows = []
+    for root, where in ROOTED_ROOTS.items():
+        tacos = synthesize(topo, "tacos", f"broadcast@{root}", total_bytes=work.total_bytes)
+        chain = synthesize(topo, "chain", f"broadcast@{root}")
+        rows.append({"root": f"{root} ({where})", "eccentricity": eccentricity(topo, int(root)),
+                     "TACOS steps": tacos.schedule.steps,
+                     "TACOS one chunk (µs)": work.price_result(tacos).run.time_us,
+                     "chain, 8 pieces (µs)": work.price_result(chain).run.time_us,
+                     "bound (µs)": work.price_result(tacos).bound_us})
+    return rows
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def shared_mesh(prices: tuple) -> list[dict]:
+    """Step 9's Table V run: the three tenants on the 6x6 mesh, TACOS's greedy jointly and apart and Direct; per
+    tenant its finish with the others and alone."""
+    import json
+
+    from solvers.tenants import read_tenants, synthesize_tenants
+
+    work = Workload(*prices)
+    topo = parse_topology(ROOTED_MESH)
+    tenants = read_tenants(json.dumps(TABLE_V_TENANTS))
+    out = []
+    for algo, mode in (("tacos", "joint"), ("tacos", "separate"), ("direct", "separate")):
+        result = synthesize_tenants(topo, tenants, algo, mode, {}, work)
+        out.append({"label": f"{algo} ({mode})", "makespan": result.makespan_us,
+                    "rows": [(r.tenant.name, r.finish_us, r.alone_us) for r in result.rows]})
+    return out
+
+
+def step_rooted(work: workload.Workload) -> None:
+    _header(9)
+    st.markdown(
+        "NCCL's broadcast and reduce, and the gather and scatter of pipeline-parallel and inference jobs, have a "
+        "**root**. On a mesh a broadcast of one chunk cannot reach the farthest GPU in fewer hops than the root's "
+        "*eccentricity* (its largest distance to another GPU), and TACOS's greedy reaches exactly that: every GPU "
+        "takes the chunk from a neighbour the step after the neighbour got it. A reduce is the same tree run "
+        "backwards on the reversed links. One chunk is latency-optimal but moves the whole buffer hop by hop; cut "
+        "into pieces that follow each other (a pipelined chain), the buffer streams, and large messages go faster "
+        "though the chain has far more steps.")
+    topo = parse_topology(ROOTED_MESH)
+    root = st.radio("Root on the 6x6 mesh", list(ROOTED_ROOTS), key="l_root", horizontal=True,
+                    format_func=lambda r: f"{r}: {ROOTED_ROOTS[r]}")
+    try:
+        rows = rooted_rows(work.runtime.key)
+        tree = synthesize(topo, "tacos", f"broadcast@{root}", total_bytes=work.total_bytes).schedule
+    except (ValueError, ArithmeticError) as exc:
+        st.error(f"the broadcasts did not run: {str(exc).splitlines()[0] if str(exc) else exc}")
+        return
+    left, right = st.columns(2)
+    with left:
+        st.dataframe(pd.DataFrame(rows), hide_index=True, key="l_root_table")
+        st.caption(f"Times for M = {work.total_bytes:.4g} bytes, {work.price_label}. The bound needs every GPU to "
+                   "take in all of M and the farthest one to be reached.")
+    first: dict[int, int] = {}
+    for t in tree.transfers:
+        first[t.link] = min(first.get(t.link, t.step), t.step)
+    fig = topology_figure(topo, f"TACOS broadcast from {root}: the step each link carries the chunk",
+                          link_weight=first, weight_label="step", width_px=HALF_WIDTH_PX)
+    with right:
+        st.plotly_chart(fig, key="l_root_tree")
+    st.markdown(
+        "**Three collectives at once.** TACOS's Table V runs a broadcast from GPU 2, a reduce to GPU 17 and an "
+        "allgather together on the 6x6 mesh. The allgather alone needs 18 chunk times: a corner GPU takes in 35 "
+        "chunks over 2 links. Synthesized *jointly*, the broadcast and reduce fit in the links the allgather "
+        "leaves free and the makespan stays the allgather's; synthesized *apart* and laid over each other, their "
+        "sends queue behind each other on shared links; Direct, a separate copy per destination on a shortest "
+        "path, congests the mesh most. Each tenant's schedule is verified on its own; the runtime model times "
+        "them together.")
+    try:
+        with st.spinner("Three collectives on the 6x6 mesh …"):
+            runs = shared_mesh(work.runtime.key)
+    except (ValueError, ArithmeticError) as exc:
+        st.error(f"the tenants did not run: {str(exc).splitlines()[0] if str(exc) else exc}")
+        return
+    fig = go.Figure()
+    for run in runs:
+        fig.add_bar(name=f"{run['label']}: makespan {run['makespan']:.4g} µs", x=[r[0] for r in run["rows"]],
+                    y=[r[1] for r in run["rows"]],
+                    hovertext=[f"alone {r[2]:.4g} µs" for r in run["rows"]])
+    fig.update_layout(barmode="group", yaxis_title="finish with the others (µs)", yaxis_rangemode="tozero",
+                      height=360)
+    place_title(fig, "Each tenant's finish on the shared 6x6 mesh")
+    st.plotly_chart(fig, key="l_tenants_chart")
+    base = runs[0]["makespan"]
+    st.caption(" · ".join(f"{r['label']} {r['makespan'] / base:.2f}" for r in runs)
+               + " (makespans normalized to the joint greedy's). Compare's 'Several collectives at once' tab adds "
+                 "the ILP, TACCL-like and TE-CCL.")
+    _open_schedule(st, "Schedule a broadcast on the 6x6 mesh", "l_root_open", ROOTED_MESH, "tacos", "broadcast")
+
+
 def render() -> None:
     st.title("Learn: latency, bandwidth and topology")
     work = workload.current()
@@ -667,3 +779,4 @@ def render() -> None:
     step_runtime_model(work)
     step_machine()
     step_failures()
+    step_rooted(work)
