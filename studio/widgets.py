@@ -179,6 +179,24 @@ def _default_runtime_index(topo) -> int:
     return list(TARGETS).index(name)
 
 
+def rooted_collective(ranks: list[str], coll: str, where, key: str, url: bool = False) -> str:
+    """The collective as the solvers take it: ``coll`` itself, or for broadcast, reduce, gather and scatter
+    ``coll@root`` with the root chosen here among ``ranks`` (the GPUs' names in rank order;
+    ``solvers.core.schedule.rooted_request``). ``url``: the root is kept in the page's URL as ``root``."""
+    from solvers.core.schedule import Collective
+
+    if not Collective(coll).rooted:
+        return coll
+    if st.session_state.get(key) not in ranks:
+        asked = st.query_params.get("root") if url else None
+        st.session_state[key] = asked if asked in ranks else ranks[0]
+    root = where.selectbox("Root", ranks, key=key, help="The GPU the broadcast and scatter leave from, the reduce "
+                           "and gather end at (rank order; NCCL's and RCCL's root argument).")
+    if url:
+        st.query_params["root"] = root
+    return f"{coll}@{root}"
+
+
 @contextmanager
 def lazy_expander(label: str, key: str, where=None):
     """An expander whose contents are made only while it is open: ``with lazy_expander(...) as box: if box: ...``.

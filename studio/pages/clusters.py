@@ -18,7 +18,7 @@ from studio import teccl_view, workload
 from studio.jobs import JobError
 from studio.metric_grid import metric_columns
 from studio.tables import blank_missing
-from studio.widgets import cache_note, cancel_slot, export_panel, runtime_metrics
+from studio.widgets import cache_note, cancel_slot, export_panel, rooted_collective, runtime_metrics
 from studio.figures import MAX_DRAWN_NODES, choose_layout, topology_figure
 from studio.pages.compose import _from_upload, show_import
 from studio.messages import for_page
@@ -182,6 +182,7 @@ def _teccl(topo, key: str) -> None:
     """TE-CCL on the fabric: the shared knobs and result panel, and a compact MSCCL export."""
     work = workload.current()
     coll = st.selectbox("Collective", teccl_view.COLLECTIVES, key="ct_coll")
+    coll = rooted_collective([topo.names[v] for v in topo.compute_nodes], coll, st, "ct_root")
     options = teccl_view.knobs("ct_", coll)
     if options is None:
         return

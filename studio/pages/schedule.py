@@ -29,7 +29,7 @@ from studio import charts, measured_view, tacos_view, teccl_view, workload
 from studio.jobs import JobError
 from studio.metric_grid import metric_columns
 from studio.widgets import (Solved, cache_note, cancel_slot, export_panel, lazy_expander, option_controls,
-                            safe_stem, synthesize_with_bar)
+                            rooted_collective, safe_stem, synthesize_with_bar)
 from studio.figures import (HALF_WIDTH_PX, MAX_DRAWN_NODES, choose_layout, load_heatmap, render_images,
                             runtime_curve, topology_figure, utilisation_heatmap)
 from studio.messages import for_page
@@ -106,21 +106,15 @@ def _ranks(expr: str) -> list[str]:
 
 
 def root_choice(expr: str, coll: str, where, key: str = "root") -> str:
-    """The collective as the solvers take it: ``coll`` itself, or for a rooted one ``coll@root`` with the root
-    chosen here (``solvers.core.schedule.rooted_request``); the root's name is kept in the URL."""
+    """``coll`` as the solvers take it (``widgets.rooted_collective``), the root among the design's GPUs kept in
+    the URL."""
     if not Collective(coll).rooted:
         return coll
     try:
         ranks = _ranks(expr)
     except (TopologyError, ValueError):
         return coll
-    if st.session_state.get(key) not in ranks:
-        asked = st.query_params.get("root")
-        st.session_state[key] = asked if asked in ranks else ranks[0]
-    root = where.selectbox("Root", ranks, key=key, help="The GPU the broadcast leaves from, the reduce and gather "
-                           "end at, the scatter leaves from (rank order; NCCL's and RCCL's root argument).")
-    st.query_params["root"] = root
-    return f"{coll}@{root}"
+    return rooted_collective(ranks, coll, where, key, url=True)
 
 
 def _said(coll: str) -> str:
