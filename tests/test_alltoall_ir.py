@@ -53,10 +53,12 @@ def test_parse_aliases_and_iteration():
     assert Collective.parse("custom") is Collective.CUSTOM
     # iterating gives the collectives every synthesizer builds from an allgather; every() gives all of them
     assert list(Collective) == [Collective.ALLGATHER, Collective.REDUCE_SCATTER, Collective.ALLREDUCE]
-    assert set(Collective.every()) == set(Collective) | {Collective.ALLTOALL, Collective.CUSTOM}
+    assert set(Collective.every()) == set(Collective) | {Collective.ALLTOALL, Collective.CUSTOM} | set(
+        Collective.rooted_ones())
     assert Collective.ALLTOALL.copy_only and Collective.CUSTOM.copy_only and not Collective.ALLREDUCE.copy_only
-    with pytest.raises(ValueError, match="alltoall, custom"):
-        Collective.parse("gather")
+    assert Collective.parse("gather") is Collective.GATHER and Collective.parse("bcast") is Collective.BROADCAST
+    with pytest.raises(ValueError, match="alltoall, custom, broadcast, reduce, gather, scatter"):
+        Collective.parse("gatherv")
 
 
 def test_demand_is_for_custom_schedules_only():

@@ -56,4 +56,5 @@ def network_view(topo: Topology, schedule: Schedule) -> tuple[Topology, Schedule
                               expr=topo.expr, node_names=[topo.names[v] for v in topo.compute_nodes])
     transfers = [Transfer(index[t.shard], t.lo, t.hi, link_of[(index[a], index[b])], t.step, t.reduce)
                  for a, b, t in sends]
-    return net, Schedule(schedule.collective, transfers, schedule.algo, dict(schedule.notes))
+    root = None if schedule.root is None else index[schedule.root]
+    return net, Schedule(schedule.collective, transfers, schedule.algo, dict(schedule.notes), root=root)

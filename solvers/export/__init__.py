@@ -30,16 +30,17 @@ from topologies.model import Topology
 
 from ..core.errors import NotApplicable
 from ..core.gc_pause import gc_paused
-from ..core.schedule import Schedule
+from ..core.schedule import Collective, Schedule
 from .check import Report, check_xml, runtime_for, simulate, validate
 from .lower import Lowering, _refuse_custom, lower, lowering
 from .msccl_xml import parse_xml, to_xml
-from .program import DEFAULT_SM_BUDGET, TARGETS, Algo, Gpu, Step, Target, Tb, XmlError, target
+from .program import (DEFAULT_SM_BUDGET, TARGETS, Algo, Gpu, Step, Target, Tb, XmlError, root_in_name, root_note,
+                      target)
 from .runtime_choice import default_runtime
 
 __all__ = ["Algo", "DEFAULT_SM_BUDGET", "Gpu", "Lowering", "Report", "Step", "TARGETS", "Target", "Tb", "XmlError",
-           "check_xml", "default_runtime", "export", "lower", "lowering", "parse_xml", "runtime_for", "simulate",
-           "target", "to_xml", "validate"]
+           "check_xml", "default_runtime", "export", "gpu_view", "lower", "lowering", "parse_xml", "root_in_name",
+           "root_note", "runtime_for", "simulate", "target", "to_xml", "validate"]
 
 
 @gc_paused()
@@ -70,21 +71,22 @@ def export(topo: Topology, schedule: Schedule, dialect: str | None = None, sm_bu
 
     On a switched fabric the schedule is first turned into the GPU-to-GPU sends the runtime issues
     (``solvers.core.switch_paths.network_view``), which are verified again. A custom collective is refused
-    (NotApplicable)."""
+    (NotApplicable), and so is a collective the runtime never runs (``Target.refusal``: gather and scatter
+    anywhere but RCCL), in one line citing the runtime's source. A rooted collective's file serves its root only
+    (``program.root_note``, in ``Report.root_note``)."""
     _refuse_custom(schedule)
     note = ""
     if runtime is None:
         runtime, note = ("msccl", "the msccl-tools dialect is read by microsoft/msccl") if dialect == "msccl" \
             else default_runtime(topo)
     limits = target(runtime)
+    refused = limits.refusal(schedule.collective.value)
+    if refused is not None:
+        raise NotApplicable(refused)
     dialect = limits.dialect if dialect is None else dialect
     runtime_for(dialect, limits)                        # XmlError where the runtime reads another dialect
     if topo.switch_nodes:
-        from ..core.switch_paths import network_view
-        from ..core.verify import verify
-
-        topo, schedule = network_view(topo, schedule)
-        verify(topo, schedule).raise_if_failed()
+        topo, schedule = gpu_view(topo, schedule)
     ops = max(1, limits.max_steps * 5 // 8 if start_ops is None else start_ops)   # room for the dependency nops
     merge = start_merged
     tb_limit = min(limits.max_tbs, sm_budget)
@@ -138,8 +140,22 @@ def export(topo: Topology, schedule: Schedule, dialect: str | None = None, sm_bu
         report = check_xml(text, dialect, sm_budget, limits)
         if report.ok:
             report.ops_per_tb, report.merged, report.runtime_note = ops, merge, note
+            if schedule.root is not None:
+                report.root_note = root_note(schedule.root, schedule.collective.value)
             return text, report
         raise XmlError(f"the exported XML fails its check for {limits.name}: {report.first}")
+
+
+def gpu_view(topo: Topology, schedule: Schedule) -> tuple[Topology, Schedule]:
+    """A schedule on a switched fabric as the GPU-to-GPU sends the runtime issues
+    (``solvers.core.switch_paths.network_view``, which keeps a rooted schedule's root, renumbered among the GPUs),
+    verified again."""
+    from ..core.switch_paths import network_view
+    from ..core.verify import verify
+
+    net, view = network_view(topo, schedule)
+    verify(net, view).raise_if_failed()
+    return net, view
 
 
 def _merged_guess(ops: int, steps: int, max_steps: int) -> int:

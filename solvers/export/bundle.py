@@ -38,7 +38,7 @@ from ..core.schedule import Collective, Schedule
 from ..runtime import Execution, Model
 from . import _merged_guess, export
 from .check import Report, validate_header
-from .lower import _refuse_custom
+from .lower import _refuse_custom, refuse_rooted
 from .msccl_xml import algo_tag, parse_xml
 from .program import DEFAULT_SM_BUDGET, Target, XmlError, target
 from .runtime_choice import default_runtime
@@ -122,6 +122,7 @@ def export_bundle(topo: Topology, schedule: Schedule, runtime: str | Target | No
     start at once, one copy is timed in every protocol meanwhile, and the one-copy program tells which copy counts
     can fit and are worth timing too."""
     _refuse_custom(schedule)
+    refuse_rooted(schedule, "bundle")
     notes = []
     if runtime is None:
         runtime, why = default_runtime(topo)

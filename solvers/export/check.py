@@ -15,9 +15,9 @@ from .flat import FlatProgram, read_flat
 from .flat_check import runs, sound
 from .msccl_xml import parse_xml
 from .program import (DEFAULT_SM_BUDGET, KNOWN_COLLS, MAX_DEPENDENCY_TB, MAX_INT, MAX_NODES_PER_RANK, MAX_OFFSET,
-                      MAX_SIMULATED_CHUNKS, PROTOCOLS,
+                      MAX_SIMULATED_CHUNKS, PROTOCOLS, ROOTED,
                       READING_STEPS, RECEIVING_STEPS, SENDING_STEPS, STEP_TYPES, TARGETS, WRITING_STEPS, Algo, Target,
-                      XmlError, target)
+                      XmlError, root_in_name, target)
 
 
 def runtime_for(dialect: str, runtime: "str | Target | None" = None, step_types=()) -> Target:
@@ -75,6 +75,9 @@ def validate_header(algo: Algo, dialect: str = "executor") -> list[str]:
 def _validate_body(algo: Algo, sm_budget: int, limits: Target) -> list[str]:
     """The rules on the ranks, threadblocks and steps (``validate`` without ``validate_header``)."""
     errs: list[str] = []
+    refused = limits.refusal(algo.coll)
+    if refused is not None:
+        errs.append(refused)
     ids = sorted(g.id for g in algo.gpus)
     if len(ids) != algo.ngpus or ids != list(range(algo.ngpus)):
         errs.append(f"ngpus={algo.ngpus} but the <gpu> ids are {ids[:8]}{'...' if len(ids) > 8 else ''}")
@@ -88,6 +91,12 @@ def _validate_body(algo: Algo, sm_budget: int, limits: Target) -> list[str]:
             errs.append(f"{where}: negative buffer size")
         if max(g.i_chunks, g.o_chunks, g.s_chunks) > MAX_INT:
             errs.append(f"{where}: a buffer of more than {MAX_INT} chunks, the most the runtime's int holds")
+        if limits.dialect == "msccl" and not chunks_agree(algo.coll, algo.ngpus, algo.nchunksperloop, g.i_chunks,
+                                                          g.o_chunks):
+            errs.append(f"{where}: i_chunks={g.i_chunks} and o_chunks={g.o_chunks} disagree with nchunksperloop="
+                        f"{algo.nchunksperloop} for coll={algo.coll}: microsoft/msccl refuses the file (each must be 0 "
+                        "or nchunksperloop, divided by ngpus for allgather's i and reduce_scatter's o; "
+                        "src/graph/topo.cc:886-889)")
         if len(g.tbs) > limits.max_tbs:
             errs.append(f"{where}: {len(g.tbs)} threadblocks, {len(g.tbs) - limits.max_tbs} above the "
                         f"{limits.max_tbs} per rank that {limits.name} reads")
@@ -182,6 +191,68 @@ def _validate_body(algo: Algo, sm_budget: int, limits: Target) -> list[str]:
     return errs
 
 
+def chunks_agree(coll: str, ngpus: int, nchunks: int, i_chunks: int, o_chunks: int) -> bool:
+    """microsoft/msccl's reader's rule on a rank's buffers (src/graph/topo.cc:824-841, 886-889): i_chunks (times
+    ngpus for allgather) and o_chunks (times ngpus for reduce_scatter) each 0 or nchunksperloop."""
+    i_times = ngpus if coll == "allgather" else 1
+    o_times = ngpus if coll == "reduce_scatter" else 1
+    return not ((i_chunks > 0 and i_chunks * i_times != nchunks) or (o_chunks > 0 and o_chunks * o_times != nchunks))
+
+
+def rooted_layout(coll: str, ngpus: int, nchunks: int, root: int | None, in_place: bool):
+    """For a rooted file (``program.ROOTED``; ``lower.py``'s layouts): (P, the chunks of one rank's part;
+    ``inputs``, rank -> (buffer, chunks) its input fills from chunk 0, value (k, the rank); ``results``, rank ->
+    (buffer, count, base, modulo, who): chunk k < count of the buffer must end as value index base + k % modulo
+    holding the contribution of ``who``: "root", "all" ranks (reduced, each once) or "part" (rank k // modulo);
+    ``forbidden``, the (rank, buffer) pairs the program may not write). ``coll`` is the file's spelling. Broadcast
+    and reduce count the whole buffer (P = nchunksperloop / N), gather and scatter one rank's part
+    (P = nchunksperloop): the runtimes' count x sizeMultiplier / nchunksperloop, sizeMultiplier 1 for all four
+    (msccl-executor-nccl src/misc/msccl/msccl_parser.cc:330-373, msccl_setup.cc:475)."""
+    n = ngpus
+    parts = coll in ("gather", "scatter")
+    per = nchunks if parts else (nchunks // n if n else 0)
+    whole, step = (n * per if parts else max(nchunks, 0)), max(per, 1)   # broadcast, reduce: every chunk of count
+    inputs, results, forbidden = {}, {}, set()
+    for r in range(n):
+        forbidden.add((r, "i"))                 # the caller's send buffer (the root's, or each rank's contribution)
+        if coll == "broadcast":
+            if r == root:
+                inputs[r] = ("o" if in_place else "i", whole)
+            results[r] = ("o", whole, 0, max(whole, 1), "root")
+        elif coll == "reduce":
+            inputs[r] = ("o" if in_place and r == root else "i", whole)
+            if r == root:
+                results[r] = ("o", whole, 0, max(whole, 1), "all")
+            else:
+                forbidden.add((r, "o"))         # a reduce's recvbuff is significant at the root only
+        elif coll == "gather":
+            inputs[r] = ("i", per)
+            if r == root:
+                results[r] = ("o", whole, 0, step, "part")
+            else:
+                forbidden.add((r, "o"))
+        else:                                   # scatter
+            if r == root:
+                inputs[r] = ("i", whole)
+            results[r] = ("o", per, r * per, step, "root")
+    return per, inputs, results, forbidden
+
+
+def file_root(algo: Algo, root: int | None = None) -> tuple[int | None, str | None]:
+    """(the root a rooted file is checked for: ``root`` when given, else the one its name carries; a problem, or
+    None)."""
+    if algo.coll not in ROOTED:
+        return None, None
+    if root is None:
+        root = root_in_name(algo.name)
+    if root is None:
+        return None, (f"coll={algo.coll} has a root, which MSCCL XML does not carry: the file's name must say "
+                      "root=R (as export writes it), or give the root to check for (check-xml --root)")
+    if not 0 <= root < algo.ngpus:
+        return None, f"the {algo.coll}'s root {root} is not a rank of this {algo.ngpus}-rank file"
+    return root, None
+
+
 # ------------------------------------------------------------------------------------------------ simulation
 _EMPTY = None
 
@@ -194,20 +265,31 @@ def _plus(a, b):
     return (index, a[1] | b[1], a[2] or b[2] or bool(a[1] & b[1]))
 
 
-def simulate(algo: Algo) -> list[str]:
+def simulate(algo: Algo, root: int | None = None) -> list[str]:
     """Run the program symbolically: every threadblock steps through its list, receives match sends in FIFO
     order per (sender, receiver, channel), dependencies wait for the named step. A chunk's value is the input
     chunk index it derives from, the set of ranks whose contributions it holds and whether one was counted twice.
     Returns the faults: a deadlock (with where a stuck threadblock waits), a size mismatch between a send and its
     receive, or a final state that is not the collective (a contribution missing, foreign or counted twice).
     Reducing into an empty chunk counts as a fault too (it reads data that was never there), and so does any
-    write into the input buffer ``i`` of a file that serves only out-of-place calls (the caller's send buffer)."""
+    write into the input buffer ``i`` of a file that serves only out-of-place calls (the caller's send buffer).
+
+    A rooted file (broadcast, reduce, gather, scatter) is run for ``root`` (default: the one its name carries,
+    ``file_root``) with the inputs and postcondition of ``rooted_layout``: it may write only the recvbuff ``o``
+    (at the root only, for reduce and gather) and scratch."""
     n, c = algo.ngpus, algo.nchunksperloop
     per = c // n if n else 0
     chunks = sum(g.i_chunks + g.o_chunks + g.s_chunks for g in algo.gpus) + n * max(c, 0)
     if chunks > MAX_SIMULATED_CHUNKS:
         return [f"{chunks} chunks of buffers (and of results to check) are more than the {MAX_SIMULATED_CHUNKS} "
                 "this checker simulates"]
+    root, why = file_root(algo, root)
+    if why is not None:
+        return [why]
+    layout = None
+    if algo.coll in ROOTED:
+        layout = rooted_layout(algo.coll, n, c, root, algo.inplace == 1 and algo.outofplace == 0)
+        per = layout[0]
     bufs: dict[tuple, list] = {}
     for g in algo.gpus:
         for name, size in (("i", g.i_chunks), ("o", g.o_chunks), ("s", g.s_chunks)):
@@ -215,7 +297,12 @@ def simulate(algo: Algo) -> list[str]:
     coll = algo.coll
     in_place = algo.inplace == 1 and algo.outofplace == 0
     for g in algo.gpus:
-        if coll == "allgather" and in_place:
+        if layout is not None:
+            buf, count = layout[1].get(g.id, (None, 0))
+            cells = bufs.get((g.id, buf), [])
+            for k in range(min(count, len(cells))):
+                cells[k] = (k, 1 << g.id, False)
+        elif coll == "allgather" and in_place:
             cells = bufs[(g.id, "o")]
             for k in range(per):
                 if g.id * per + k < len(cells):
@@ -273,9 +360,14 @@ def simulate(algo: Algo) -> list[str]:
                 if len(data) != st.cnt:
                     return [f"gpu {rank} tb {t.id} step {st.s}: receives {st.cnt} chunks but the matching send "
                             f"from gpu {t.recv} on channel {t.chan} carried {len(data)}"]
-            if not in_place and st.dstbuf == "i" and kind in writing:
+            if not in_place and st.dstbuf == "i" and kind in writing and layout is None:
                 return [f"gpu {rank} tb {t.id} step {st.s} ({kind}) writes into the input buffer, which an "
                         "out-of-place call must leave as it was"]
+            if layout is not None and kind in writing and (rank, st.dstbuf) in layout[3]:
+                return [f"gpu {rank} tb {t.id} step {st.s} ({kind}) writes into buffer {st.dstbuf}, which a "
+                        f"{coll} with root {root} must leave alone (" + ("the caller's send buffer" if st.dstbuf == "i"
+                                                                        else "its recvbuff counts at the root only")
+                        + ")"]
             if kind == "s":
                 off = st.srcoff
                 push(out_key, mine_bufs[st.srcbuf][off:off + st.cnt])
@@ -316,10 +408,10 @@ def simulate(algo: Algo) -> list[str]:
         a, b, ch = leftovers[0]
         return [f"gpu {a} sends {len(fifo[leftovers[0]])} message(s) to gpu {b} on channel {ch} that are never "
                 "received"]
-    return _postcondition(algo, bufs, per, in_place)
+    return _postcondition(algo, bufs, per, in_place, layout, root)
 
 
-def _postcondition(algo: Algo, bufs, per, in_place) -> list[str]:
+def _postcondition(algo: Algo, bufs, per, in_place, layout=None, root: int | None = None) -> list[str]:
     n = algo.ngpus
     full = (1 << n) - 1
     coll = algo.coll.replace("_", "")
@@ -339,6 +431,14 @@ def _postcondition(algo: Algo, bufs, per, in_place) -> list[str]:
                 f"{ranks[:6]}{'...' if len(ranks) > 6 else ''}, expected chunk {want[0]} of "
                 f"{'all ranks' if want[1] == full else [r for r in range(n) if want[1] >> r & 1]}"]
 
+    if layout is not None:
+        for r, (buf, count, base, modulo, who) in sorted(layout[2].items()):
+            for k in range(count):
+                mask = 1 << root if who == "root" else full if who == "all" else 1 << (k // modulo)
+                err = check(r, buf, k, (base + k % modulo, mask, False))
+                if err:
+                    return err
+        return []
     for r in range(n):
         if coll == "allgather":
             for s in range(n):
@@ -391,6 +491,8 @@ class Report:
     flat: FlatProgram | None = field(default=None, repr=False, compare=False)   # the file as columns, when read so
     step_types: tuple = ()
     runtime_note: str = ""      # set by ``export``: why it wrote for ``runtime`` when none was named
+    root: int | None = None     # a rooted file: the root it was checked for (``file_root``)
+    root_note: str = ""         # set by ``export`` for a rooted file: the one root it serves (``program.root_note``)
 
     @property
     def first(self) -> str:
@@ -403,10 +505,12 @@ class Report:
 
 @gc_paused()
 def check_xml(text: str, dialect: str | None = None, sm_budget: int = DEFAULT_SM_BUDGET,
-              runtime: "str | Target | None" = None) -> Report:
+              runtime: "str | Target | None" = None, root: int | None = None) -> Report:
     """Validate (parser rules and the limits and kernels of ``runtime``, by default the strictest runtime that
     runs the file's step types, ``runtime_for``) and, when that passes, simulate
-    (deadlock, FIFO matching, postcondition). Without a dialect, the runtime's is read (or it is guessed).
+    (deadlock, FIFO matching, postcondition). Without a dialect, the runtime's is read (or it is guessed). A
+    rooted file (broadcast, reduce, gather, scatter) is simulated for ``root``, by default the ``root=R`` its name
+    carries (``file_root``; ``Report.root``).
 
     A file written exactly as ``to_xml`` writes it is read into columns (``flat.read_flat``) and checked there
     (``flat_check.sound`` and ``runs``); only a file that fails there (or that runs in too many waves) is read
@@ -426,22 +530,24 @@ def check_xml(text: str, dialect: str | None = None, sm_budget: int = DEFAULT_SM
     except (XmlError, ValueError) as exc:
         return Report(False, dialect or "?", [str(exc)], 0, 0, 0)
     if flat is not None:
-        if not validate_header(flat.header, dialect) and sound(flat, sm_budget, limits) and runs(flat):
+        checked_root = file_root(flat.header, root)[0]
+        if not validate_header(flat.header, dialect) and sound(flat, sm_budget, limits) and runs(flat, root):
             tb_len = flat.tb_len
             per_rank = np.bincount(flat.tb_gpu, minlength=len(flat.gpu_id))
             return Report(True, dialect, [], flat.header.ngpus, len(tb_len), int(flat.tb_start[-1]), limits.name,
                           int(per_rank.max(initial=0)), int(tb_len.max(initial=0)), flat.header, flat=flat,
-                          step_types=_in_order(types))
+                          step_types=_in_order(types), root=checked_root)
         algo = flat.to_algo()             # the object checker names the problem
     problems = validate(algo, dialect, sm_budget, limits)
     if not problems:
-        problems = simulate(algo)
+        problems = simulate(algo, root)
     tbs = sum(len(g.tbs) for g in algo.gpus)
     steps = sum(len(t.steps) for g in algo.gpus for t in g.tbs)
     return Report(not problems, dialect, problems, algo.ngpus, tbs, steps, limits.name,
                   max((len(g.tbs) for g in algo.gpus), default=0),
                   max((len(t.steps) for g in algo.gpus for t in g.tbs), default=0), algo,
-                  step_types=_in_order({st.type for g in algo.gpus for t in g.tbs for st in t.steps}))
+                  step_types=_in_order({st.type for g in algo.gpus for t in g.tbs for st in t.steps}),
+                  root=file_root(algo, root)[0])
 
 
 def _in_order(types: set) -> tuple:

@@ -23,7 +23,7 @@ import numpy as np
 from ..core.rows import put_rows, take_rows
 from ..core.sorted_unique import sorted_unique
 from .flat import BUF_CODE, TYPE_CODE, FlatProgram
-from .program import (MAX_DEPENDENCY_TB, MAX_INT, MAX_NODES_PER_RANK, MAX_OFFSET, MAX_SIMULATED_CHUNKS,
+from .program import (MAX_DEPENDENCY_TB, MAX_INT, MAX_NODES_PER_RANK, MAX_OFFSET, MAX_SIMULATED_CHUNKS, ROOTED,
                       READING_STEPS, RECEIVING_STEPS, SENDING_STEPS, STEP_TYPES, WRITING_STEPS, Target)
 
 _CODES = lambda names: np.array([TYPE_CODE[t] for t in names], dtype=np.int64)      # noqa: E731
@@ -39,9 +39,16 @@ MIN_STEPS_PER_WAVE = 16      # with fewer steps per wave on average the event-dr
 
 def sound(p: FlatProgram, sm_budget: int, limits: Target) -> bool:
     """True when ``check._validate_body`` would find no problem (the header is checked by ``validate_header``)."""
+    from .check import chunks_agree
+
     h, st = p.header, p.steps
     n, ngpus, ntbs = len(p.gpu_id), h.ngpus, len(p.tb_id)
+    if limits.refusal(h.coll) is not None:
+        return False
     if not np.array_equal(np.sort(p.gpu_id), np.arange(ngpus)):
+        return False
+    if limits.dialect == "msccl" and not all(chunks_agree(h.coll, ngpus, h.nchunksperloop, i, o) for i, o in
+                                             zip(p.i_chunks.tolist(), p.o_chunks.tolist())):
         return False
     tb_len = p.tb_len
     tbs_of = np.bincount(p.tb_gpu, minlength=n)
@@ -112,23 +119,38 @@ def sound(p: FlatProgram, sm_budget: int, limits: Target) -> bool:
     return True
 
 
-def runs(p: FlatProgram) -> bool | None:
+def runs(p: FlatProgram, root: int | None = None) -> bool | None:
     """True when ``check.simulate`` finds nothing (module docstring) on a program that is ``sound``; False when
-    it would find a fault; None when the program runs in too many waves for this to be the faster way."""
+    it would find a fault; None when the program runs in too many waves for this to be the faster way. A rooted
+    file is run for ``root`` (default: its name's, ``check.file_root``), as ``simulate`` runs it."""
+    from .check import file_root, rooted_layout
+
     h, st = p.header, p.steps
     ngpus, ntbs, nsteps = h.ngpus, len(p.tb_id), int(p.tb_start[-1])
     coll = h.coll.replace("_", "")
     in_place = h.inplace == 1 and h.outofplace == 0
-    if coll not in ("allgather", "reducescatter", "allreduce", "alltoall"):
+    if coll not in ("allgather", "reducescatter", "allreduce", "alltoall") + ROOTED:
         return False                   # simulate names the missing postcondition
     chunks = int(p.i_chunks.sum() + p.o_chunks.sum() + p.s_chunks.sum()) + ngpus * max(h.nchunksperloop, 0)
     if chunks > MAX_SIMULATED_CHUNKS:
         return False                   # too large: simulate says so
+    layout = None
+    if coll in ROOTED:
+        root, why = file_root(h, root)
+        if why is not None:
+            return False
+        layout = rooted_layout(coll, ngpus, h.nchunksperloop, root, in_place)
     kind, cnt = st["type"], st["cnt"]
     step_tb = np.repeat(np.arange(ntbs), p.tb_len)
-    if not in_place and (_WRITES[kind] & (st["dstbuf"] == BUF_CODE["i"])).any():
+    if not in_place and layout is None and (_WRITES[kind] & (st["dstbuf"] == BUF_CODE["i"])).any():
         return False
     me = p.gpu_id[p.tb_gpu]
+    if layout is not None and layout[3]:
+        banned = np.zeros((ngpus, len(BUF_CODE)), dtype=bool)
+        for r, buf in layout[3]:
+            banned[r, BUF_CODE[buf]] = True
+        if (_WRITES[kind] & banned[me[step_tb], st["dstbuf"]]).any():
+            return False
     # the k-th send on a connection (sender, receiver, channel) meets the k-th receive
     sending, receiving = np.flatnonzero(_SENDS[kind]), np.flatnonzero(_RECVS[kind])
     t_s, t_r = step_tb[sending], step_tb[receiving]
@@ -160,7 +182,7 @@ def runs(p: FlatProgram) -> bool | None:
     nwaves = int(wave.max()) + 1 if nsteps else 0
     if nwaves > FEW_WAVES and nsteps < nwaves * MIN_STEPS_PER_WAVE:
         return None
-    return _run_waves(p, step_tb, matched, wave, nwaves, coll, in_place)
+    return _run_waves(p, step_tb, matched, wave, nwaves, coll, in_place, layout, root)
 
 
 def _waves(src: np.ndarray, dst: np.ndarray, n: int) -> np.ndarray | None:
@@ -187,10 +209,14 @@ def _waves(src: np.ndarray, dst: np.ndarray, n: int) -> np.ndarray | None:
     return wave if done == n else None
 
 
-def _run_waves(p: FlatProgram, step_tb, matched, wave, nwaves: int, coll: str, in_place: bool) -> bool:
-    """Run the steps wave by wave on symbolic chunk values and check the collective's postcondition."""
+def _run_waves(p: FlatProgram, step_tb, matched, wave, nwaves: int, coll: str, in_place: bool, layout=None,
+               root: int | None = None) -> bool:
+    """Run the steps wave by wave on symbolic chunk values and check the collective's postcondition (a rooted
+    one's from ``layout``, ``check.rooted_layout``)."""
     h, st = p.header, p.steps
     ngpus, per = h.ngpus, (h.nchunksperloop // h.ngpus if h.ngpus else 0)
+    if layout is not None:
+        per = layout[0]
     kind, cnt = st["type"], st["cnt"]
     sizes = np.stack([p.i_chunks, p.o_chunks, p.s_chunks], axis=1)       # per rank row
     base = np.concatenate(([0], np.cumsum(sizes.ravel())))[:-1].reshape(sizes.shape)
@@ -226,7 +252,14 @@ def _run_waves(p: FlatProgram, step_tb, matched, wave, nwaves: int, coll: str, i
     row_of[p.gpu_id] = np.arange(len(p.gpu_id))
     for r in range(ngpus):                                       # the inputs
         g = row_of[r]
-        if coll == "allgather" and in_place:
+        if layout is not None:
+            if r not in layout[1]:
+                continue
+            buf, count = layout[1][r]
+            count = max(0, min(count, int(sizes[g, BUF_CODE[buf]])))
+            cells = base[g, BUF_CODE[buf]] + np.arange(count)
+            idx[cells] = np.arange(count)
+        elif coll == "allgather" and in_place:
             n_in = max(0, min(per, int(p.o_chunks[g]) - r * per))
             cells = base[g, 1] + r * per + np.arange(n_in)
             idx[cells] = np.arange(n_in)
@@ -258,7 +291,29 @@ def _run_waves(p: FlatProgram, step_tb, matched, wave, nwaves: int, coll: str, i
             to = where[put]
             idx[to], twice[to] = v_idx[put], v_twice[put]
             put_rows(mask, to, take_rows(v_mask, put))
+    if layout is not None:
+        return _rooted_postcondition(p, layout, root, base, idx, mask, twice, one_hot, row_of)
     return _postcondition(p, coll, in_place, per, base, idx, mask, twice, one_hot, row_of)
+
+
+def _rooted_postcondition(p: FlatProgram, layout, root, base, idx, mask, twice, one_hot, row_of) -> bool:
+    """``check._postcondition`` of a rooted file: every rank's ``results`` of ``check.rooted_layout``."""
+    full = np.bitwise_or.reduce(one_hot, axis=0)
+    for r, (buf, count, first, modulo, who) in layout[2].items():
+        g = row_of[r]
+        b = BUF_CODE[buf]
+        if int((p.i_chunks, p.o_chunks, p.s_chunks)[b][g]) < count:
+            return False
+        k = np.arange(count)
+        if who == "part":
+            want_mask = one_hot[k // modulo]
+        else:
+            want_mask = np.broadcast_to(one_hot[root] if who == "root" else full, (count, one_hot.shape[1]))
+        cells = base[g, b] + k
+        if not (np.array_equal(idx[cells], first + k % modulo) and np.array_equal(mask[cells], want_mask)
+                and not twice[cells].any()):
+            return False
+    return True
 
 
 def _postcondition(p: FlatProgram, coll, in_place, per, base, idx, mask, twice, one_hot, row_of) -> bool:

@@ -20,6 +20,31 @@ input chunk r m + k of rank s. A rank keeps a piece it relays (meant for a third
 ``o`` (its own piece of another shard) or ``s``; its own piece goes from ``i`` to ``o`` by a local ``cpy`` first,
 as the out-of-place allgather's own shard does. Sends and receives name both ends: src is the sender's slot and
 dst the receiver's. A custom collective is refused: MSCCL cannot call it.
+
+Rooted collectives (``_lower_rooted``; the IR's shard s of M/N bytes is cut into P = c I L chunks, as above). No
+runtime gives the program the call's root (``program.ROOTED``), so a file serves one root R, named in its algo
+name as ``root=R``; its buffers follow the runtimes' count x sizeMultiplier / nchunksperloop elements per chunk
+with sizeMultiplier 1 (msccl-executor-nccl src/misc/msccl/msccl_parser.cc:330-373, msccl_setup.cc:475; RCCL's
+copy of both; microsoft/msccl src/collectives/device/broadcast.h:89 and reduce.h:98), and each rank's i and o
+are declared only where the call hands it that buffer (NCCL: recvbuff counts at the root only for reduce and
+gather, sendbuff at the root only for broadcast and scatter):
+
+* broadcast and reduce: count is the whole M-byte buffer, so nchunksperloop = N P and chunk s P + k is piece k
+  of shard s. Broadcast: the root's input is its i (out of place) or o (in place, sendbuff == recvbuff; i_chunks
+  0); every rank ends with o = the root's input; o_chunks = N P everywhere, i_chunks N P at the root out of
+  place and 0 elsewhere. Out of place the root copies i to o locally and sends from i. Reduce: rank r's
+  contribution is its i (the root's in place: its o); partial sums are kept where the reduce-scatter's
+  out-of-place lowering keeps them (``_split_home_instructions``): at the root in o, elsewhere in scratch slot
+  = chunk, so no rank writes its input; the root's o ends with every chunk reduced (out of place, chunks no
+  step reduced into are copied from i). Non-roots: i_chunks N P, o_chunks 0. Both default to the in-place call
+  (ncclBcast is one); ``in_place=False`` writes the out-of-place file.
+* gather and scatter (rccl only: ``program.Target.refusal``): count is one rank's sendcount (recvcount), so
+  nchunksperloop = P. Gather: rank s's shard is its i (P chunks); the root's o (N P chunks) ends with shard s at
+  s P .. s P + P - 1; the root copies its own shard i -> o. Scatter: the root's i holds N P chunks (shard s at
+  s P); rank s's o (P chunks) ends with shard s; the root copies its own. A rank that only relays a chunk keeps
+  it in scratch, one slot per relayed chunk in chunk order. Out of place only: the in-place calls
+  (sendbuff == recvbuff + rank x count, and the reverse) put every rank's part inside an N-part buffer only the
+  root holds.
 """
 from __future__ import annotations
 
@@ -35,7 +60,7 @@ from ..core.schedule import Collective, Schedule, columns
 from .place import (CPY, I_BUF, LOCAL, O_BUF, RE, R, RECV, RRC, S, S_BUF, SEND, Instructions, Placed, Rows,
                     assemble, channels, dependencies, fuse_forwards, merge_pairs)
 from .program import (MAX_CHANNELS, MAX_CHUNKS_PER_LOOP, MAX_COUNT, MAX_NODES_PER_RANK, MAX_TBS_PER_CHANNEL,
-                      OPS_PER_THREADBLOCK, PROTOCOLS, Algo)
+                      OPS_PER_THREADBLOCK, PROTOCOLS, ROOT_TAG, Algo)
 
 _BUF_CODE = {"i": I_BUF, "o": O_BUF, "s": S_BUF}
 
@@ -55,10 +80,13 @@ class Lowering:
     names."""
 
     def __init__(self, topo, coll, ins: Instructions, item_link, item_copy, per, proto, name, min_bytes, max_bytes,
-                 in_place, scratch, full_ops: bool = True):
+                 in_place, scratch, full_ops: bool = True, *, buffers: "list[tuple[int, int]] | None" = None,
+                 nchunks: int | None = None, root: int | None = None):
         self.topo, self.coll, self.ins, self.item_link, self.item_copy = topo, coll, ins, item_link, item_copy
         self.per, self.proto, self.name, self.min_bytes, self.max_bytes = per, proto, name, min_bytes, max_bytes
         self.in_place, self.scratch, self.full_ops = in_place, scratch, full_ops
+        # a rooted collective's own (i, o) chunks per rank, nchunksperloop and root (``_lower_rooted``)
+        self.buffers, self.nchunks, self.root = buffers, nchunks, root
 
     def build(self, ops_per_tb: int = OPS_PER_THREADBLOCK, merge: bool = False,
               tbs_per_channel: int = MAX_TBS_PER_CHANNEL, max_channels: int = MAX_CHANNELS) -> Algo:
@@ -94,10 +122,14 @@ class Lowering:
                  ("reduce_scatter", True): (n * n_per, 0), ("reduce_scatter", False): (n * n_per, n_per),
                  ("allreduce", True): (n * n_per, 0), ("allreduce", False): (n * n_per, n * n_per),
                  ("alltoall", False): (n * n_per, n * n_per)}
-        i_chunks, o_chunks = sizes[(coll.value, self.in_place)]
-        buffers = [(i_chunks, o_chunks, (self.scratch or {}).get(r, 0)) for r in range(n)]
+        if self.buffers is not None:
+            io = self.buffers
+        else:
+            io = [sizes[(coll.value, self.in_place)]] * n
+        buffers = [(*io[r], (self.scratch or {}).get(r, 0)) for r in range(n)]
         inplace, outofplace = (1, 0) if self.in_place else (0, 1)
-        header = dict(name=self.name[:63], proto=self.proto, nchunksperloop=n * n_per, ngpus=n, coll=coll.value,
+        nchunks = n * n_per if self.nchunks is None else self.nchunks
+        header = dict(name=self.name[:63], proto=self.proto, nchunksperloop=nchunks, ngpus=n, coll=coll.value,
                       inplace=inplace, outofplace=outofplace, min_bytes=self.min_bytes, max_bytes=self.max_bytes)
         return assemble(n, node, role, speer, rpeer, chan, kind, ins, keep, src, dst, header, buffers)
 
@@ -111,7 +143,9 @@ def lowering(topo: Topology, schedule: Schedule, *, proto: str = "Simple", name:
     allreduce copies ``i`` into ``o`` and works there; the reduce-scatter never writes its input: a reduction reads
     the rank's own contribution from ``i`` and writes the partial sum to ``o`` (its own shard) or to scratch ``s``
     (other shards), where later steps find it. In place, the reduce-scatter leaves rank r's result in its own slot
-    of ``i``. An all-to-all is lowered out of place (module docstring); a custom collective is refused.
+    of ``i``. An all-to-all is lowered out of place (module docstring); a custom collective is refused. A rooted
+    collective is lowered for its schedule's root (``_lower_rooted``, module docstring): broadcast and reduce in
+    place by default, gather and scatter out of place only.
 
     Performance knobs. ``copies`` c runs c copies of the schedule on their own threadblocks and channels, copy j
     on the j-th 1/c of every shard (the runtime's channels: c threadblock pairs share each link). ``instances``
@@ -138,6 +172,9 @@ def lowering(topo: Topology, schedule: Schedule, *, proto: str = "Simple", name:
     if cols is None:
         raise NotApplicable("the schedule's chunk bounds have no common denominator small enough for chunks")
     coll = schedule.collective
+    if coll.rooted:
+        return _lower_rooted(topo, schedule, cols, proto, name, min_bytes, max_bytes, in_place, copies, instances,
+                             full_ops)
     if coll is Collective.ALLTOALL:
         if copies * instances != 1:
             raise NotApplicable("an all-to-all is lowered as one copy of its schedule (copies = instances = 1)")
@@ -314,21 +351,30 @@ def _instructions(items: dict, src: np.ndarray, dst: np.ndarray, work: int, firs
     return Instructions(**cols, ends=np.zeros(m, dtype=bool), src=ins_src, dst=ins_dst)
 
 
-def _split_home_instructions(topo: Topology, items: dict, per: int, full_ops: bool = True
-                              ) -> tuple[Instructions, dict]:
+def _split_home_instructions(topo: Topology, items: dict, per: int, full_ops: bool = True, new_home=None,
+                             finals=None, home: dict | None = None) -> tuple[Instructions, dict]:
     """The out-of-place reduce-scatter's instructions (``lowering``'s docstring): transfers cut where the buffer
     their chunks live in changes (``_split_by_home``), receives naming both ends, and a final copy of every chunk
     of the rank's own shard that no step reduced into; and each rank's scratch chunks. Without ``full_ops`` a
     receive that reduces is an ``r`` and an ``re``: into the result's place, then the rank's contribution added,
     where the two differ; into scratch slot N L + chunk (after the partial sums), then reduced, where they are
-    the same."""
+    the same.
+
+    The rooted reduce (``_lower_rooted``) is the same with its own rules: ``new_home(rank, chunk)`` (buffer,
+    offset) where a rank's reduction leaves a chunk (default: the reduce-scatter's, ``o`` for the rank's own
+    shard, scratch slot = chunk otherwise), ``finals`` the (rank, first chunk, end, shift) runs copied from ``i``
+    to ``o`` (at chunk - shift) where no step reduced into them (default: each rank's own shard), ``home`` the
+    chunks that start elsewhere than at ``i``, chunk (default: none)."""
     rows = Rows()
     landing = topo.n * per            # scratch slots for receives that reduce in place, without full ops
     used_landing = False
-    home: dict[tuple, tuple] = {}
+    home = {} if home is None else home
 
-    def new_home(rank: int, first: int) -> tuple[str, int]:
-        return ("o", first - rank * per) if first // per == rank else ("s", first)
+    if new_home is None:
+        def new_home(rank: int, first: int) -> tuple[str, int]:
+            return ("o", first - rank * per) if first // per == rank else ("s", first)
+    if finals is None:
+        finals = [(r, r * per, (r + 1) * per, r * per) for r in range(topo.n)]
 
     by_batch: dict[tuple, list] = defaultdict(list)
     for index, it in enumerate(zip(items["wave"].tolist(), items["step"].tolist(), items["link"].tolist(),
@@ -358,13 +404,127 @@ def _split_home_instructions(topo: Topology, items: dict, per: int, full_ops: bo
             if red:
                 rows.touch(op, l.dst, s_buf, src[1], cnt, False)
             rows.touch(op, l.dst, d_buf, dst[1], cnt, True)
-    for r in range(topo.n):     # a chunk of the rank's own shard that no step reduced into is still in i: copy it
-        rest = [c for c in range(r * per, (r + 1) * per) if (r, c) not in home]
+    for r, lo, hi, shift in finals:     # a chunk of the result that no step reduced into is still in i: copy it
+        rest = [c for c in range(lo, hi) if (r, c) not in home]
         for start, cnt in _runs(rest):
-            op = rows.add(r, LOCAL, -1, CPY, I_BUF, start, O_BUF, start - r * per, cnt)
-            rows.touch(op, r, O_BUF, start - r * per, cnt, True)
+            op = rows.add(r, LOCAL, -1, CPY, I_BUF, start, O_BUF, start - shift, cnt)
+            rows.touch(op, r, O_BUF, start - shift, cnt, True)
     size = 2 * landing if used_landing else landing
     return rows.instructions(), {r: size for r in range(topo.n)}
+
+
+def _lower_rooted(topo: Topology, schedule: Schedule, cols, proto: str, name: str | None, min_bytes: int,
+                  max_bytes: int, in_place: bool | None, copies: int, instances: int, full_ops: bool) -> Lowering:
+    """The rooted layouts of the module docstring: broadcast and reduce over the whole buffer (nchunksperloop
+    N P), gather and scatter over one rank's part (nchunksperloop P), each for the one root the file names."""
+    coll, root, n = schedule.collective, schedule.root, topo.n
+    if root is None or not 0 <= root < n:
+        raise NotApplicable(f"a {coll.value} schedule needs a root among ranks 0..{n - 1}, not {root!r}")
+    per = cols.one * copies * instances
+    whole = coll in (Collective.BROADCAST, Collective.REDUCE)
+    if n * per > MAX_CHUNKS_PER_LOOP:
+        raise NotApplicable(f"the schedule cuts shards into {per} chunks, so the {coll.value}'s buffer would be "
+                            f"{n * per} chunks; use fewer chunks per shard, copies or instances")
+    if in_place is None:
+        in_place = whole
+    if in_place and not whole:
+        raise NotApplicable(f"a {coll.value} is lowered out of place only: its in-place call puts each rank's part "
+                            "at rank x count inside a buffer of all N parts, which only the root holds (--place out)")
+    items = _items(cols, per, copies, instances)
+    link_src, link_dst = topo.link_ends
+    src, dst = link_src[items["link"]], link_dst[items["link"]]
+    _check_instructions_per_rank(src, dst, per, None if full_ops else items["reduce"].astype(bool))
+    c = n * per
+    if coll is Collective.REDUCE:
+        home = {(root, k): ("o", k) for k in range(c)} if in_place else {}
+        ins, scratch = _split_home_instructions(
+            topo, items, per, full_ops, new_home=lambda rank, first: ("o", first) if rank == root else ("s", first),
+            finals=[] if in_place else [(root, 0, c, 0)], home=home)
+        io = [((0 if in_place else c), c) if r == root else (c, 0) for r in range(n)]
+    else:
+        if items["reduce"].any():
+            raise NotApplicable(f"a {coll.value} schedule only copies; this one reduces")
+        ins, scratch = _rooted_copy_instructions(topo, coll, root, items, per, in_place)
+        if coll is Collective.BROADCAST:
+            io = [((0 if in_place else c), c) if r == root else (0, c) for r in range(n)]
+        elif coll is Collective.GATHER:
+            io = [(per, c) if r == root else (per, 0) for r in range(n)]
+        else:
+            io = [(c, per) if r == root else (0, per) for r in range(n)]
+    label = name or f"{schedule.algo or 'schedule'} {coll.value}"
+    tag = ROOT_TAG % root
+    return Lowering(topo, coll, ins, items["link"], items["copy"], per, proto, label[:63 - len(tag)] + tag, min_bytes,
+                    max_bytes, in_place, scratch, full_ops, buffers=io, nchunks=c if whole else per, root=root)
+
+
+def _rooted_copy_instructions(topo: Topology, coll: Collective, root: int, items: dict, per: int,
+                              in_place: bool) -> tuple[Instructions, dict]:
+    """The instructions of a broadcast, gather or scatter (module docstring): the root's local copy of its own
+    part first (out of place), then for every batch (wave, step) its sends, then its receives, each naming the
+    slot where its rank keeps the chunks (``where``); a rank keeps what it only relays in scratch, one slot per
+    chunk, in chunk order. Returns the instructions and each rank's scratch chunks."""
+    n = topo.n
+    out_of_place_root = not in_place
+
+    def where(rank: int, first: int, sending: bool):
+        """(buffer, offset) of chunk ``first`` (a chunk of the whole N P, shard first // P) on ``rank``, or None:
+        scratch."""
+        shard, k = divmod(first, per)
+        if coll is Collective.BROADCAST:
+            return (I_BUF, first) if rank == root and sending and out_of_place_root else (O_BUF, first)
+        if coll is Collective.GATHER:
+            if rank == shard and sending:
+                return I_BUF, k
+            return (O_BUF, first) if rank == root else None
+        if rank == root and sending:                           # scatter: the root holds every part in i
+            return I_BUF, first
+        return (O_BUF, k) if rank == shard else None
+
+    link_src, link_dst = topo.link_ends
+    first_l, cnt_l, link_l = items["first"].tolist(), items["cnt"].tolist(), items["link"].tolist()
+    ends = [(int(link_src[li]), int(link_dst[li])) for li in link_l]
+    relayed: dict[int, set] = defaultdict(set)
+    for (a, b), first, cnt in zip(ends, first_l, cnt_l):
+        if where(b, first, False) is None:
+            relayed[b].update(range(first, first + cnt))
+    slot = {r: {chunk: k for k, chunk in enumerate(sorted(keys))} for r, keys in relayed.items()}
+
+    def place(rank: int, first: int, sending: bool) -> tuple[int, int]:
+        at = where(rank, first, sending)
+        if at is not None:
+            return at
+        try:
+            return S_BUF, slot[rank][first]
+        except KeyError:
+            raise NotApplicable(f"rank {rank} sends chunk {first} of the {coll.value} that it never received; lower "
+                                "a verified schedule") from None
+
+    rows = Rows()
+    if out_of_place_root:              # the root's own part of the result, from its input
+        src_at, dst_at, size = {Collective.BROADCAST: (0, 0, n * per), Collective.GATHER: (0, root * per, per),
+                                Collective.SCATTER: (root * per, 0, per)}[coll]
+        for a in range(0, size, MAX_COUNT - 1):
+            cnt = min(size - a, MAX_COUNT - 1)
+            op = rows.add(root, LOCAL, -1, CPY, I_BUF, src_at + a, O_BUF, dst_at + a, cnt)
+            rows.touch(op, root, O_BUF, dst_at + a, cnt, True)
+    wave, step = items["wave"].tolist(), items["step"].tolist()
+    order = list(range(len(first_l)))
+    batches: dict[tuple, list] = defaultdict(list)
+    for index in order:
+        batches[(wave[index], step[index])].append(index)
+    for key in sorted(batches):
+        batch = batches[key]
+        for index in batch:                 # sends read what the batch starts with
+            a, b = ends[index]
+            buf, off = place(a, first_l[index], True)
+            op = rows.add(a, SEND, b, S, buf, off, buf, off, cnt_l[index], index)
+            rows.touch(op, a, buf, off, cnt_l[index], False)
+        for index in batch:
+            a, b = ends[index]
+            buf, off = place(b, first_l[index], False)
+            op = rows.add(b, RECV, a, R, buf, off, buf, off, cnt_l[index], index)
+            rows.touch(op, b, buf, off, cnt_l[index], True)
+    return rows.instructions(), {r: len(keys) for r, keys in slot.items()}
 
 
 def _lower_alltoall(topo: Topology, schedule: Schedule, cols, proto: str, name: str | None, min_bytes: int,
@@ -485,3 +645,18 @@ def _refuse_custom(schedule: Schedule) -> None:
     if schedule.collective is Collective.CUSTOM:
         raise NotApplicable("MSCCL has no custom collective; export a schedule whose demand is an all-to-all or an "
                             "allgather as alltoall/allgather")
+
+
+def refuse_rooted(schedule: Schedule, fmt: str) -> None:
+    """NotApplicable, in one line, for a rooted collective in a format that does not carry one: ``fmt`` is
+    "bundle" or "mscclpp"."""
+    coll = schedule.collective
+    if not coll.rooted:
+        return
+    if fmt == "bundle":
+        raise NotApplicable(f"a bundle holds no {coll.value}: its size ranges count bytes as the unrooted "
+                            "collectives do, and every rooted file serves one root only; export the "
+                            f"{coll.value} as one MSCCL file (--format msccl --root R)")
+    raise NotApplicable(f"an MSCCL++ plan has no {coll.value} here: the plans written are allgather, reducescatter, "
+                        "allreduce and alltoall (mscclpp/format.py COLLECTIVES), and a plan carries no root; export "
+                        f"the {coll.value} as MSCCL XML (--format msccl --root R)")

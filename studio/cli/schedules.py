@@ -50,7 +50,9 @@ def add_parsers(sub) -> None:
                         help="allgather | reduce_scatter | allreduce | broadcast | reduce | gather | scatter | "
                              "alltoall (teccl)")
     export.add_argument("--root", default=None, metavar="R",
-                        help="the root of a rooted collective: a rank or a GPU's name (default 0)")
+                        help="the root of a rooted collective: a rank or a GPU's name (default 0). MSCCL XML has no "
+                             "root: the file serves calls with this root only, and says so in its name (root=R). "
+                             "broadcast and reduce run on every runtime; gather and scatter on rccl only")
     export.add_argument("--format", default="msccl", choices=["msccl", "bundle", "mscclpp", "nccl-graph"],
                         help="msccl: one MSCCL XML file; bundle: a zip (needs -o) with one checked file per size "
                              "range and call placement, protocol and copies chosen with the runtime model, and a "
@@ -70,8 +72,9 @@ def add_parsers(sub) -> None:
     export.add_argument("--proto", default="Simple", choices=["Simple", "LL", "LL128"])
     export.add_argument("--sm-budget", type=int, default=108, help="threadblocks per GPU that fit (default 108)")
     export.add_argument("--place", default="default", choices=["default", "in", "out"],
-                        help="serve the in-place or the out-of-place call (default: in place for allgather and "
-                             "allreduce, out of place for reduce-scatter)")
+                        help="serve the in-place or the out-of-place call (default: in place for allgather, "
+                             "allreduce, broadcast and reduce, out of place for reduce-scatter; gather and scatter "
+                             "are out of place only)")
     export.add_argument("--copies", type=int, default=1,
                         help="msccl: copies of the program, each on its own threadblocks and channels with 1/c of "
                              "every shard (default 1; a bundle chooses per size range)")
@@ -124,6 +127,9 @@ def add_parsers(sub) -> None:
     check.add_argument("--dialect", default=None, choices=["executor", "msccl"],
                        help="the parser to check against (default: guessed from the attributes)")
     check.add_argument("--sm-budget", type=int, default=108)
+    check.add_argument("--root", type=int, default=None, metavar="R",
+                       help="a broadcast, reduce, gather or scatter file: simulate it for root rank R (default: the "
+                            "root=R its algo name carries, as export writes it; MSCCL XML has no root attribute)")
 
 
 def schedule(args) -> int:
@@ -216,11 +222,14 @@ def export(args) -> int:
           f"validated and simulated for {report.runtime}{why}; {report.dialect} dialect; at most "
           f"{report.tbs_per_rank} threadblocks per rank and {report.steps_per_tb} steps per threadblock; step types "
           f"{' '.join(report.step_types)}", file=sys.stderr)
+    if report.root_note:
+        print(f"note: {report.root_note}", file=sys.stderr)
     if args.json:
         print(json_text({"file": args.output, "runtime": report.runtime, "runtime_note": report.runtime_note,
                           "dialect": report.dialect, "step_types": list(report.step_types), "ranks": report.ranks,
                           "threadblocks": report.threadblocks, "steps": report.steps,
-                          "tbs_per_rank": report.tbs_per_rank, "steps_per_tb": report.steps_per_tb}))
+                          "tbs_per_rank": report.tbs_per_rank, "steps_per_tb": report.steps_per_tb,
+                          **({} if report.root is None else {"root": report.root, "root_note": report.root_note})}))
     return 0
 
 
@@ -319,6 +328,12 @@ def _export_graph(args) -> int:
         raise UsageError(f"an NCCL graph file holds NCCL's rings and trees: use --algo ring or dbt, not {args.algo}")
     if args.dialect is not None or args.runtime is not None:
         raise UsageError("an NCCL graph file has no MSCCL dialect or runtime: drop --dialect/--runtime")
+    collective = Collective.parse(args.collective)
+    _root(args, collective)
+    if collective in (Collective.GATHER, Collective.SCATTER):
+        raise UsageError(f"an NCCL graph file serves no {collective.value}: RCCL runs nccl{collective.value.title()} "
+                         "outside MSCCL as grouped point-to-point calls (ROCm/rccl src/collectives.cc:229-236, "
+                         "331-338) that use no ring or tree, and NCCL has no such call")
     topo = load(args.expr, max_nodes=args.max_nodes)
     try:
         text, report = export_graph(topo)
@@ -329,6 +344,9 @@ def _export_graph(args) -> int:
     else:
         sys.stdout.write(text)
     print(f"wrote {args.output or 'standard output'}: {report.summary(args.output or '<file>')}", file=sys.stderr)
+    if collective.rooted:
+        print(f"note: NCCL's own {collective.value} runs on these rings at whatever root the call names, so the file "
+              "serves every root (--root changes nothing in it)", file=sys.stderr)
     return 0
 
 
@@ -492,15 +510,18 @@ def check_xml(args) -> int:
         text = _read_capped(args.file).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise UsageError(f"cannot read {args.file}: {exc}") from None
-    report = check(text, args.dialect, args.sm_budget, args.runtime)
+    report = check(text, args.dialect, args.sm_budget, args.runtime, args.root)
+    rooted = "" if report.root is None else (f" with root {report.root} (the file serves calls with that root "
+                                             "only)")
     return _verdict(args, report.ok, report.first,
                     {"ok": report.ok, "dialect": report.dialect, "runtime": report.runtime,
                      "problems": report.problems, "ranks": report.ranks, "threadblocks": report.threadblocks,
                      "steps": report.steps, "tbs_per_rank": report.tbs_per_rank, "steps_per_tb": report.steps_per_tb,
-                     "step_types": list(report.step_types)},
+                     "step_types": list(report.step_types),
+                     **({} if report.root is None else {"root": report.root})},
                     f"ok: {report.ranks} ranks, {report.threadblocks} threadblocks, {report.steps} steps, step types "
                     f"{' '.join(report.step_types)} ({report.dialect} dialect, {report.runtime}'s limits and "
-                    "kernels): the parser's rules hold and the simulation ends in the collective")
+                    f"kernels): the parser's rules hold and the simulation ends in the collective{rooted}")
 
 
 COMMANDS = {"schedule": schedule, "cache": cache, "export": export, "compare": compare, "check-xml": check_xml,

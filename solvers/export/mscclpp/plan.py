@@ -325,10 +325,11 @@ def export_plan(topo, schedule, sm_budget: int = DEFAULT_SM_BUDGET, **lower_kwar
     PlanError naming the first problem rather than a plan that fails. Threadblocks over ``sm_budget`` are merged
     in send/receive pairs (``merge=True``) once before giving up. Switched fabrics are first turned into the
     GPU-to-GPU sends (as ``export`` does)."""
-    from ..lower import _refuse_custom, lower
+    from ..lower import _refuse_custom, lower, refuse_rooted
 
     lower_kwargs = dict(lower_kwargs)
     _refuse_custom(schedule)
+    refuse_rooted(schedule, "mscclpp")
     if topo.switch_nodes:
         from ...core.switch_paths import network_view
         from ...core.verify import verify
