@@ -195,3 +195,31 @@ def test_compare_page_tenants_section():
     at.text_area(key="ten_text").set_value("a: &x 1\nb: *x\n").run()
     at.button(key="ten_run").click().run()
     assert not at.exception and "anchors or aliases" in at.error[0].value
+
+
+def test_cli_export_tenants_one_file_each(tmp_path, capsys):
+    import zipfile
+
+    from solvers.export import check_xml
+
+    path, out = tmp_path / "t.json", tmp_path / "t.zip"
+    path.write_text(json.dumps([{"name": "weights", "collective": "broadcast", "root": 1, "bytes": 1 << 20},
+                                {"name": "grads", "collective": "reduce", "root": 2, "bytes": 1 << 20},
+                                {"name": "shards", "collective": "allgather", "bytes": 1 << 22}]))
+    code = main(["export", "mesh(2,3)", "--algo", "tacos", "--tenants", str(path), "-o", str(out)])
+    assert code == 0 and "3 MSCCL files" in capsys.readouterr().err
+    with zipfile.ZipFile(out) as zf:
+        names = zf.namelist()
+        assert names == ["README.txt", "01_weights.xml", "02_grads.xml", "03_shards.xml"]
+        readme = zf.read("README.txt").decode()
+        assert "root 1" in readme and "runs correctly only when the call's root is rank 1" in readme
+        for name in names[1:]:
+            assert check_xml(zf.read(name).decode()).ok
+    code = main(["export", "mesh(2,3)", "--algo", "tacos", "--tenants", str(path), "-o", str(tmp_path / "x.xml")])
+    err = capsys.readouterr().err
+    assert code == 2 and "give -o FILE.zip" in err and err.count("\n") == 1
+    path.write_text(json.dumps([{"name": "g", "collective": "gather", "root": 0, "bytes": 1 << 20}]))
+    code = main(["export", "mesh(2,3)", "--algo", "tacos", "--tenants", str(path), "--runtime", "msccl-executor",
+                 "-o", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("error: g: msccl-executor has no gather") and err.count("\n") == 1

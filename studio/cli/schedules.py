@@ -53,6 +53,11 @@ def add_parsers(sub) -> None:
                         help="the root of a rooted collective: a rank or a GPU's name (default 0). MSCCL XML has no "
                              "root: the file serves calls with this root only, and says so in its name (root=R). "
                              "broadcast and reduce run on every runtime; gather and scatter on rccl only")
+    export.add_argument("--tenants", default=None, metavar="FILE",
+                        help="several collectives at once (a JSON or YAML list of {name, collective, root, bytes}): "
+                             "one MSCCL file per tenant, in the zip -o names")
+    export.add_argument("--mode", default=None, choices=["joint", "separate"],
+                        help="with --tenants: joint (tacos, tacos_ilp, taccl_like, teccl) or separate")
     export.add_argument("--format", default="msccl", choices=["msccl", "bundle", "mscclpp", "nccl-graph"],
                         help="msccl: one MSCCL XML file; bundle: a zip (needs -o) with one checked file per size "
                              "range and call placement, protocol and copies chosen with the runtime model, and a "
@@ -195,6 +200,12 @@ def export(args) -> int:
     from solvers.core.errors import NotApplicable
     from solvers.export import XmlError, export as to_msccl
 
+    if args.tenants is not None:
+        from .tenants import export as tenants_export
+
+        return tenants_export(args)
+    if args.mode is not None:
+        raise UsageError("--mode goes with --tenants")
     if args.json and args.format != "msccl":
         raise UsageError("--json prints the summary of one MSCCL file (--format msccl)")
     if args.format == "bundle":

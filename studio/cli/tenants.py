@@ -109,3 +109,67 @@ def compare(args) -> int:
         print("no synthesizer served these tenants", file=sys.stderr)
         return 2
     return 0
+
+
+def _file_name(text: str) -> str:
+    """A tenant's name as a file name in the zip: letters, digits, '-' and '_' kept, the rest '_'."""
+    return "".join(c if c.isascii() and (c.isalnum() or c in "-_") else "_" for c in text)[:48] or "tenant"
+
+
+def export(args) -> int:
+    """``export EXPR --tenants FILE --algo A -o OUT.zip``: one MSCCL file per tenant (each validated and simulated
+    for its runtime), in one zip with a README; a tenant no runtime can take ends the command in one line."""
+    import io
+    import zipfile
+
+    from solvers.core.errors import NotApplicable
+    from solvers.export import XmlError, export as to_msccl
+
+    from .common import write_atomically
+    from .synth_flags import options_for
+
+    if args.format != "msccl":
+        raise UsageError("--tenants exports one MSCCL file per tenant (--format msccl)")
+    if not args.output or not str(args.output).endswith(".zip"):
+        raise UsageError("--tenants writes one file per tenant into a zip: give -o FILE.zip")
+    if args.json:
+        raise UsageError("--tenants writes a zip; its README lists the files (no --json)")
+    if getattr(args, "root", None) is not None:
+        raise UsageError("--root goes with one collective; each tenant of --tenants names its own root")
+    tenants = tenants_from(args.tenants)
+    work = workload_from(args)
+    topo = load(args.expr, max_nodes=args.max_nodes)
+    result = synthesize_tenants(topo, tenants, args.algo, _mode(args, args.algo), options_for(args, args.algo),
+                                work, progress_for(args))
+    in_place = {"default": None, "in": True, "out": False}[args.place]
+    files, lines = [], []
+    for row in result.rows:
+        t = row.tenant
+        if row.note:
+            raise UsageError(f"{t.name}: {row.note}; such a schedule is not a {t.collective.value} to export")
+        try:
+            text, report = to_msccl(result.fabric, row.schedule, args.dialect, args.sm_budget, args.runtime,
+                                    proto=args.proto, copies=args.copies, instances=args.instances,
+                                    in_place=in_place, name=f"{t.name[:24]} {t.collective.value}")
+        except (XmlError, NotApplicable) as exc:
+            raise UsageError(f"{t.name}: {exc}") from None
+        name = f"{len(files) + 1:02d}_{_file_name(t.name)}.xml"
+        files.append((name, text))
+        root = f", root {row.root_name}" if row.root_name else ""
+        lines.append(f"- {name}: tenant {t.name}, {t.collective.value}{root}, {t.total_bytes:g} bytes; "
+                     f"{report.runtime}, {report.threadblocks} threadblocks, {report.steps} steps, validated and "
+                     f"simulated" + (f"; {report.root_note}" if report.root_note else ""))
+    readme = (f"{len(files)} tenants on {topo.name or topo.expr}, synthesized by {args.algo} ({result.mode}); "
+              f"each file is one tenant's collective, to be called on its own communicator or stream while the "
+              f"others run. Makespan in the runtime model: {result.makespan_us:.2f} us ({work.price_label}).\n\n"
+              + "\n".join(lines) + "\n")
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, text in [("README.txt", readme)] + files:
+            info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            zf.writestr(info, text)
+    write_atomically(args.output, buf.getvalue())
+    print(f"wrote {args.output}: {len(files)} MSCCL files, one per tenant, each validated and simulated",
+          file=sys.stderr)
+    return 0
