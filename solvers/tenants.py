@@ -3,8 +3,10 @@ multi-tenant clusters").
 
 A tenants file is JSON or YAML: a list (or ``{"tenants": [...]}``) of entries ``{"name", "collective", "root",
 "bytes", "group"}``; ``root`` (a rank or a GPU's name) goes with broadcast, reduce, gather and scatter only,
-``bytes`` is the tenant's M, ``group`` may be omitted or ``"all"`` (every GPU of the fabric: a tenant on part of
-the GPUs is not built yet, and is refused with that reason).
+``bytes`` is the tenant's M, ``group`` the GPUs it runs among (a list of ranks or GPU names; omitted or ``"all"``:
+every GPU of the fabric). A tenant on a group holds and wants data on its members only (its shards are
+M/|group| bytes) and may relay through any GPU; it is synthesized jointly (the separate synthesizers build
+collectives over every GPU).
 
 Two ways to synthesize them (``synthesize_tenants``):
 
@@ -30,7 +32,6 @@ from typing import Any
 
 from topologies.model import Topology
 
-from .core.cost import cost
 from .core.errors import NotApplicable, ScheduleError
 from .core.schedule import Collective, Schedule
 from .core.verify import verify
@@ -53,6 +54,7 @@ class Tenant:
     collective: Collective
     total_bytes: float
     root: int | str | None = None
+    group: tuple | None = None        # ranks or GPU names; None: every GPU
 
 
 def _yaml_without_aliases(text: str):
@@ -123,10 +125,17 @@ def read_tenants(data: bytes | str) -> list[Tenant]:
         if root is not None and (isinstance(root, bool) or not isinstance(root, (int, str)) or len(str(root)) > 64):
             raise TenantsError(f"{name}: the root is a rank or a GPU's name")
         group = entry.get("group", "all")
-        if group != "all":
-            raise TenantsError(f"{name}: a tenant on a group of GPUs is not built yet; give group \"all\" (every "
-                               f"GPU of the fabric) or leave it out")
-        out.append(Tenant(name, coll, float(size), root if not coll.rooted else (0 if root is None else root)))
+        if group == "all":
+            group = None
+        elif not isinstance(group, list) or not 2 <= len(group) <= 4096 or not all(
+                isinstance(v, (int, str)) and not isinstance(v, bool) and len(str(v)) <= 64 for v in group):
+            raise TenantsError(f"{name}: group is \"all\" or a list of 2 or more ranks or GPU names")
+        else:
+            group = tuple(group)
+        if coll.rooted and root is None and group is not None:
+            root = group[0]
+        out.append(Tenant(name, coll, float(size), root if not coll.rooted else (0 if root is None else root),
+                          group))
     return out
 
 
@@ -144,7 +153,9 @@ class TenantRow:
     note: str = ""
 
     def as_dict(self) -> dict:
+        group = None if self.schedule.group is None else len(self.schedule.group)
         return {"name": self.tenant.name, "collective": self.tenant.collective.value, "root": self.root_name,
+                "gpus": group,
                 "bytes": self.tenant.total_bytes, "steps": self.steps, "transfers": self.transfers, "verified": True,
                 "finish_us": self.finish_us, "alone_us": self.alone_us,
                 "slowdown": self.finish_us / self.alone_us if self.alone_us > 0 else None, "note": self.note}
@@ -170,9 +181,28 @@ class TenantsResult:
 
 
 def _node(topo: Topology, tenant: Tenant) -> int | None:
+    """The tenant's root as a node index of ``topo`` (None for an unrooted collective); it must be in its group."""
     from .synthesize import resolve_root
 
-    return resolve_root(topo, tenant.root) if tenant.collective.rooted else None
+    if not tenant.collective.rooted:
+        return None
+    node = resolve_root(topo, tenant.root)
+    members = _members(topo, tenant)
+    if members is not None and node not in members:
+        raise NotApplicable(f"{tenant.name}: the root {topo.names[node]} is not in its group")
+    return node
+
+
+def _members(topo: Topology, tenant: Tenant) -> tuple[int, ...] | None:
+    """The tenant's group as node indices of ``topo`` (None: every compute node)."""
+    from .synthesize import resolve_root
+
+    if tenant.group is None:
+        return None
+    nodes = sorted({resolve_root(topo, str(v)) for v in tenant.group})
+    if len(nodes) < 2:
+        raise NotApplicable(f"{tenant.name}: a group needs two or more different GPUs")
+    return tuple(nodes)
 
 
 def _joint(topo: Topology, tenants: list[Tenant], algo: str, options: dict, progress) -> tuple[Topology, list, dict]:
@@ -206,10 +236,13 @@ def _joint(topo: Topology, tenants: list[Tenant], algo: str, options: dict, prog
     for i, t in enumerate(tenants):
         node = _node(topo, t)
         fnode = None if node is None else flat_root(topo, flat, node)
-        specs += collective_chunks(flat, t.collective, fnode, chunks, tenant=i)
-        calls.append(TenantCall(t.collective, fnode))
-        each = (rooted_chunk_bytes(t.collective, t.total_bytes, flat.n, chunks) if t.collective.rooted
-                else chunk_size(t.total_bytes, flat.n, chunks))
+        members = _members(topo, t)
+        fgroup = None if members is None else tuple(flat_root(topo, flat, v) for v in members)
+        n = flat.n if fgroup is None else len(fgroup)
+        specs += collective_chunks(flat, t.collective, fnode, chunks, tenant=i, group=fgroup)
+        calls.append(TenantCall(t.collective, fnode, fgroup))
+        each = (rooted_chunk_bytes(t.collective, t.total_bytes, n, chunks) if t.collective.rooted
+                else chunk_size(t.total_bytes, n, chunks))
         size = max(size, each)
     if algo == "tacos":
         report = None if progress is None else (lambda f: progress("tacos joint", f))
@@ -249,9 +282,11 @@ def _teccl_joint(topo: Topology, tenants: list[Tenant], options: dict, progress)
     chunks = int(options.pop("chunks", 1))
     parts, size = [], Fraction(0)
     for t in tenants:
-        parts.append((t.collective, _node(topo, t), chunks))
+        members = _members(topo, t)
+        parts.append((t.collective, _node(topo, t), chunks, members))
         whole = t.collective in (Collective.BROADCAST, Collective.REDUCE)
-        size = max(size, Fraction(t.total_bytes) / (chunks if whole else chunks * topo.n))
+        n = topo.n if members is None else len(members)
+        size = max(size, Fraction(t.total_bytes) / (chunks if whole else chunks * n))
     report = None if progress is None else (lambda text, f: progress(f"teccl: {text}", f))
     found, schedules = solve_parts(topo, parts, size, report, **options)
     return topo, schedules, {"teccl_status": found.status, "epochs": found.epochs, "epoch_us": float(found.timing.tau_us),
@@ -278,6 +313,10 @@ def synthesize_tenants(topo: Topology, tenants: list[Tenant], algo: str = "tacos
     if mode == "joint":
         fabric, schedules, detail = _joint(topo, tenants, algo, options, progress)
     else:
+        grouped = [t.name for t in tenants if t.group is not None]
+        if grouped:
+            raise NotApplicable(f"{grouped[0]} runs on a group of GPUs, which only the joint synthesis serves "
+                                f"({', '.join(JOINT)}); use --mode joint")
         fabric, schedules = topo, []
         for i, t in enumerate(tenants):
             if progress is not None:
@@ -299,8 +338,7 @@ def synthesize_tenants(topo: Topology, tenants: list[Tenant], algo: str = "tacos
         check = verify(fabric, s)
         if not check.ok:
             raise ScheduleError(f"{t.name}: {check.errors[0]}")
-        c = cost(fabric, s)
-        rows.append([t, None if s.root is None else fabric.names[s.root], s, c.steps, s.count])
+        rows.append([t, None if s.root is None else fabric.names[s.root], s, s.steps, s.count])
     seconds = time.perf_counter() - start
     execution = None if workload is None else workload.execution
     timed = overlay(fabric, schedules, sizes, execution)

@@ -80,7 +80,7 @@ def render() -> None:
                f"for the sidebar's prices ({work.price_label}). The ILP and TE-CCL get {TIME_LIMIT_S:g} s a solve.")
     c1, c2 = st.columns([3, 2])
     expr = c1.text_input("Design", DEFAULT_EXPR, key="ten_expr")
-    text = c1.text_area("Tenants (YAML or JSON: name, collective, root, bytes)", EXAMPLE, key="ten_text",
+    text = c1.text_area("Tenants (YAML or JSON: name, collective, root, bytes, group)", EXAMPLE, key="ten_text",
                         height=150)
     upload = c1.file_uploader("or a tenants file", type=["json", "yaml", "yml"], key="ten_upload")
     algos = c2.multiselect("Synthesizers", list(ALGOS), default=["tacos_ilp", "tacos", "taccl_like", "direct"],

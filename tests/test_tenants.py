@@ -33,7 +33,7 @@ def test_json_and_yaml_files_read_alike():
     ('[{"collective": "broadcastx", "bytes": 10}]', "unknown collective"),
     ('[{"collective": "allgather", "bytes": 10, "root": 1}]', "has no root"),
     ('[{"collective": "gather", "bytes": 0}]', "bytes must be a number"),
-    ('[{"collective": "gather", "bytes": 10, "group": [0, 1]}]', "group of GPUs is not built yet"),
+    ('[{"collective": "gather", "bytes": 10, "group": "half"}]', 'group is "all" or a list'),
     ('[{"name": "x", "collective": "gather", "bytes": 10}, {"name": "x", "collective": "scatter", "bytes": 10}]',
      "two tenants are named 'x'"),
     ("[]", "non-empty list"),
@@ -223,3 +223,44 @@ def test_cli_export_tenants_one_file_each(tmp_path, capsys):
                  "-o", str(out)])
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("error: g: msccl-executor has no gather") and err.count("\n") == 1
+
+
+def test_tenants_on_groups_of_gpus():
+    """Two jobs on halves of a 4x4 mesh and one across it: each group's collective verified among its members
+    (shards of M/|group|), relays through other GPUs allowed; TE-CCL serves the same file."""
+    text = json.dumps([{"name": "left", "collective": "allgather", "group": [0, 1, 4, 5, 8, 9, 12, 13],
+                        "bytes": 1 << 20},
+                       {"name": "right", "collective": "reduce", "group": [2, 3, 6, 7, 10, 11, 14, 15], "root": 7,
+                        "bytes": 1 << 20},
+                       {"name": "pair", "collective": "gather", "group": [0, 15], "bytes": 1 << 20}])
+    topo = load("mesh(4,4)")
+    tenants = read_tenants(text)
+    assert tenants[2].root == 0 and tenants[0].group == (0, 1, 4, 5, 8, 9, 12, 13)
+    for algo in ("tacos", "tacos_ilp", "teccl"):
+        if algo == "teccl":
+            tenants_here = [t for t in tenants if t.collective.value != "reduce"]
+        else:
+            tenants_here = tenants
+        result = synthesize_tenants(topo, tenants_here, algo, "joint", {"time_limit": 30} if algo != "tacos" else {})
+        for row in result.rows:
+            s = row.schedule
+            assert verify(topo, s).ok and s.group is not None
+            assert {t.shard for t in s.transfers} <= set(s.group)
+            assert row.as_dict()["gpus"] == len(s.group)
+        # the pair's gather crosses the mesh through GPUs outside its group
+        pair = result.rows[-1].schedule
+        relays = {topo.links[t.link].dst for t in pair.transfers} - set(pair.group)
+        assert relays
+    # a group schedule that leaves out a member's shard fails its postcondition
+    from solvers.core.schedule import Schedule
+
+    s = result.rows[0].schedule
+    short = Schedule(s.collective, [t for t in s.transfers if t.shard != 0], s.algo, group=s.group)
+    assert not verify(topo, short).ok
+    with pytest.raises(TenantsError, match="group is"):
+        read_tenants('[{"collective": "allgather", "bytes": 10, "group": [3]}]')
+    bad = read_tenants('[{"collective": "broadcast", "bytes": 10, "group": [1, 2], "root": 5}]')
+    with pytest.raises(Exception, match="is not in its group"):
+        synthesize_tenants(topo, bad, "tacos", "joint")
+    with pytest.raises(Exception, match="only the joint synthesis serves"):
+        synthesize_tenants(topo, tenants, "sptree", "separate")

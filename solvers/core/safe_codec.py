@@ -175,7 +175,7 @@ class _Packer:
             return {"$ref": name}
         out = {"collective": s.collective.value, "algo": s.algo, "notes": self.pack(s.notes, depth),
                "demand": None if s.demand is None else self.pack([tuple(e) for e in s.demand], depth),
-               "root": s.root}
+               "root": s.root, "group": None if s.group is None else list(s.group)}
         cols = s.stored_columns()
         if cols is not None:
             for f in COLUMN_FIELDS:
@@ -323,11 +323,16 @@ class _Unpacker:
         body = node["$schedule"]
         if type(body) is not dict:
             raise CodecError("a schedule is a dict")
-        _keys(body, "collective", "algo", "notes", "demand", "root", "columns" if "columns" in body else "transfers")
+        _keys(body, "collective", "algo", "notes", "demand", "root", "group",
+              "columns" if "columns" in body else "transfers")
         collective = Collective(self.text(body["collective"]))
         root = body["root"]
         if (root is not None and (type(root) is not int or root < 0)) or collective.rooted != (root is not None):
             raise CodecError("a schedule's root is a node index, given for a rooted collective only")
+        group = body["group"]
+        if group is not None and (type(group) is not list or not all(type(v) is int and v >= 0 for v in group)
+                                  or collective in (Collective.ALLTOALL, Collective.CUSTOM)):
+            raise CodecError("a schedule's group is a list of node indices")
         notes = self.unpack(body["notes"], depth)
         if type(notes) is not dict:
             raise CodecError("a schedule's notes are a dict")
@@ -346,7 +351,7 @@ class _Unpacker:
             if one < 1 or (bounds is not None and (type(bounds) is not np.ndarray or bounds.dtype != object)):
                 raise CodecError("a schedule's scale or bounds table is malformed")
             schedule = Schedule(collective, algo=self.text(body["algo"]), notes=notes, demand=demand, root=root,
-                                cols=Columns(**arrays, one=one, bounds=bounds))
+                                group=group, cols=Columns(**arrays, one=one, bounds=bounds))
         else:
             c = body["transfers"]
             if type(c) is not dict:
@@ -362,7 +367,8 @@ class _Unpacker:
             lo, hi = (self.positions(c[f], n, len(values)) for f in ("lo", "hi"))
             transfers = [Transfer(sh, values[a], values[b], li, st, rd)
                          for sh, a, b, li, st, rd in zip(shard, lo, hi, link, step.tolist(), reduce)]
-            schedule = Schedule(collective, transfers, self.text(body["algo"]), notes, demand=demand, root=root)
+            schedule = Schedule(collective, transfers, self.text(body["algo"]), notes, demand=demand, root=root,
+                                group=group)
         return self.define(node, schedule)
 
     def topology(self, node: dict) -> Topology:

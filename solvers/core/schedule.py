@@ -152,11 +152,13 @@ class Schedule:
 
     ``demand`` is the postcondition of a CUSTOM schedule: (dst, shard, lo, hi) entries, kept as a tuple of
     ``DemandEntry``; it is None for the other collectives (the verifier rejects a CUSTOM schedule without one).
-    ``root`` is the root node of a rooted collective (module docstring) and None for the others.
+    ``root`` is the root node of a rooted collective (module docstring) and None for the others. ``group``: the
+    compute nodes the collective is among (a tenant on part of a cluster), None for all of them; its shards are
+    the members' (M/|group| bytes each), and the other nodes may relay but hold and want nothing.
     """
 
     def __init__(self, collective: Collective, transfers=None, algo: str = "", notes: dict | None = None, *,
-                 cols: "Columns | None" = None, demand=None, root: int | None = None):
+                 cols: "Columns | None" = None, demand=None, root: int | None = None, group=None):
         if (transfers is None) == (cols is None):
             raise ValueError("a Schedule takes either transfers or columns")
         if demand is not None and collective is not Collective.CUSTOM:
@@ -164,8 +166,11 @@ class Schedule:
         if collective.rooted != (root is not None):
             raise ValueError(f"a {collective.value} schedule " + ("needs a root" if collective.rooted
                                                                   else "has no root"))
+        if group is not None and collective in (Collective.ALLTOALL, Collective.CUSTOM):
+            raise ValueError(f"a {collective.value} schedule runs on every compute node (no group)")
         self.collective = collective
         self.root = None if root is None else int(root)
+        self.group = None if group is None else tuple(sorted({int(v) for v in group}))
         self.demand = None if demand is None else tuple(DemandEntry(*entry) for entry in demand)
         self.algo = algo
         self.notes = dict(notes or {})
@@ -219,6 +224,7 @@ class Schedule:
 
     def __repr__(self) -> str:
         rooted = "" if self.root is None else f" at root {self.root}"
+        rooted += "" if self.group is None else f" among {len(self.group)} nodes"
         return (f"Schedule({self.collective.value}{rooted}, {self.count} transfers, {self.steps} steps, "
                 f"algo={self.algo!r})")
 

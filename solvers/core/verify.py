@@ -5,7 +5,10 @@ contribution its buffer holds at x (a bitmask; FULL means the fully reduced valu
 
 * allgather, all-to-all and custom: node v holds its own shard v as FULL and nothing else (each shard is final data);
 * reduce-scatter and allreduce: node u holds its own contribution {u} for every shard;
-* broadcast and scatter: the root holds every shard as FULL; gather: as allgather; reduce: as allreduce.
+* broadcast and scatter: the root holds every shard as FULL; gather: as allgather; reduce: as allreduce;
+* a schedule among a group of compute nodes (``Schedule.group``): the same, with the group's members in place of
+  every compute node (FULL is every member's contribution, the shards are the members'); other nodes start with
+  nothing and may relay.
 
 Rules checked, each failure reported with the step, the nodes, the shard and the interval:
 
@@ -114,8 +117,10 @@ class _Simulator:
         self.copy_only = schedule.collective.copy_only
         self.demand = getattr(schedule, "demand", None)
         self.root = getattr(schedule, "root", None)
-        self.bit = {u: i for i, u in enumerate(topo.compute_nodes)}
-        self.full = (1 << topo.n) - 1
+        group = getattr(schedule, "group", None)
+        self.members = list(topo.compute_nodes) if group is None else list(group)
+        self.bit = {u: i for i, u in enumerate(self.members)}
+        self.full = (1 << len(self.members)) - 1
         self.state: dict[tuple[int, int], Piecewise] = {}
         self.buffers: dict[tuple[int, int], list[list]] = {}     # switch buffers: [lo, hi, mask] items
         self.errors: list[str] = []
@@ -134,9 +139,9 @@ class _Simulator:
     def fail(self, msg: str) -> None:
         self.errors.append(msg)
 
-    def members(self, mask: int) -> str:
-        comp = self.topo.compute_nodes
-        names = [self.nm(comp[i]) for i in range(self.topo.n) if mask >> i & 1]
+    def contributors(self, mask: int) -> str:
+        comp = self.members
+        names = [self.nm(comp[i]) for i in range(len(comp)) if mask >> i & 1]
         return "{" + ", ".join(names[:8]) + (", ..." if len(names) > 8 else "") + "}"
 
     # --- state
@@ -145,7 +150,7 @@ class _Simulator:
             return self.full if node == self.root else 0
         if self.copy_only:
             return self.full if node == shard else 0
-        return 1 << self.bit[node]
+        return 1 << self.bit[node] if node in self.bit else 0     # a relay outside the group adds nothing
 
     def cell(self, node: int, shard: int) -> Piecewise:
         key = (node, shard)
@@ -159,7 +164,7 @@ class _Simulator:
         topo = self.topo
         if (type(t.step) is int and t.step >= 1 and 0 <= t.link < len(topo.links) and 0 <= t.shard < topo.num_nodes
                 and type(t.lo) is Fraction and type(t.hi) is Fraction and 0 <= t.lo < t.hi <= 1
-                and topo.is_compute(t.shard) and not (t.reduce and self.copy_only)):
+                and t.shard in self.bit and not (t.reduce and self.copy_only)):
             return True  # the common case, decided without building a message
         where = f"transfer {tuple(t)}"
         if not isinstance(t.step, int) or t.step < 1:
@@ -168,6 +173,8 @@ class _Simulator:
             self.fail(f"{where}: link {t.link} does not exist (the topology has {len(topo.links)} links)")
         elif not (0 <= t.shard < topo.num_nodes) or not topo.is_compute(t.shard):
             self.fail(f"{where}: shard {t.shard} is not a compute node")
+        elif t.shard not in self.bit:
+            self.fail(f"{where}: shard {self.nm(t.shard)} is not one of the group's")
         elif not all(isinstance(x, (int, Fraction)) and not isinstance(x, bool) for x in (t.lo, t.hi)):
             self.fail(f"{where}: chunk bounds must be exact fractions, got {t.lo!r} and {t.hi!r}")
         elif not (ZERO <= t.lo < t.hi <= ONE):
@@ -190,7 +197,7 @@ class _Simulator:
                 self.fail(f"{self.head(t)} but does not hold {self.span(a, b)} yet (data not yet received)")
                 return None
             if not t.reduce and mask != self.full:
-                self.fail(f"{self.head(t)} as a copy, but its {self.span(a, b)} is a partial sum of {self.members(mask)}, "
+                self.fail(f"{self.head(t)} as a copy, but its {self.span(a, b)} is a partial sum of {self.contributors(mask)}, "
                           f"not yet fully reduced")
                 return None
         return pieces
@@ -237,7 +244,7 @@ class _Simulator:
             if not t.reduce:
                 if mask != self.full:
                     self.fail(f"step {t.step}: {self.nm(w)} receives a copy of {self.piece(t.shard, a, b)} "
-                              f"that is only a partial sum of {self.members(mask)}")
+                              f"that is only a partial sum of {self.contributors(mask)}")
                     return
                 if any(m == self.full for _, _, m in cell.pieces(a, b)):
                     self.redundant += 1
@@ -246,7 +253,7 @@ class _Simulator:
             for a2, b2, have in cell.pieces(a, b):
                 if have & mask:
                     self.fail(f"step {t.step}: {self.nm(w)} reduces {self.piece(t.shard, a2, b2)} from "
-                              f"{self.nm(link.src)} twice: contributions {self.members(have & mask)} are "
+                              f"{self.nm(link.src)} twice: contributions {self.contributors(have & mask)} are "
                               f"delivered twice into the reduction")
                     return
             cell.merge(a, b, mask)
@@ -280,13 +287,22 @@ class _Simulator:
         """A rooted schedule names a compute node as its root (else the fault is recorded)."""
         root, topo = self.root, self.topo
         if isinstance(root, Integral) and not isinstance(root, bool) and 0 <= root < topo.num_nodes \
-                and topo.is_compute(int(root)):
+                and topo.is_compute(int(root)) and int(root) in self.bit:
             return True
-        self.fail(f"a {self.collective.value} needs a root that is a compute node of the topology, not {root!r}")
+        self.fail(f"a {self.collective.value} needs a root that is a compute node of the topology (and of its group), "
+                  f"not {root!r}")
+        return False
+
+    def check_group(self) -> bool:
+        """A group is two or more compute nodes of the topology (else the fault is recorded)."""
+        if all(0 <= v < self.topo.num_nodes and self.topo.is_compute(v) for v in self.members) \
+                and len(self.members) >= 2:
+            return True
+        self.fail("a group is two or more compute nodes of the topology")
         return False
 
     def check_postcondition(self) -> None:
-        comp = self.topo.compute_nodes
+        comp = self.members
         if self.collective.rooted:
             if self.collective is Collective.SCATTER:
                 wanted = [(v, v) for v in comp]
@@ -303,7 +319,7 @@ class _Simulator:
                                   f"{self.piece(v, a, b)}")
                     else:
                         self.fail(f"reduce not complete: root {self.nm(u)} ends with {self.piece(v, a, b)} missing "
-                                  f"the contributions of {self.members(self.full & ~mask)}")
+                                  f"the contributions of {self.contributors(self.full & ~mask)}")
                     if len(self.errors) >= MAX_ERRORS:
                         return
             return
@@ -341,7 +357,7 @@ class _Simulator:
                     self.fail(f"chunk never delivered: {self.nm(u)} ends without {self.piece(v, a, b)}")
                 else:
                     self.fail(f"{self.nm(u)} ends with {self.piece(v, a, b)} missing the contributions of "
-                              f"{self.members(self.full & ~mask)}")
+                              f"{self.contributors(self.full & ~mask)}")
                 if len(self.errors) >= MAX_ERRORS:
                     return
 
@@ -354,6 +370,8 @@ class _Simulator:
                 break
         if self.collective is Collective.CUSTOM:
             self.check_demand()
+        if getattr(schedule, "group", None) is not None and not self.check_group():
+            return Verification(False, self.errors[:MAX_ERRORS])
         if self.collective.rooted:
             self.check_root()
         if self.errors:
@@ -467,8 +485,9 @@ def _fast_verify(topo: Topology, schedule: Schedule) -> Verification | None:
     that allgather is correct and never delivers a piece twice, every piece of shard v is summed over an
     in-tree whose branches carry disjoint, complete partial sums, so the reduce-scatter is correct. Allreduce:
     a reduce-scatter phase that ends before an allgather phase, each checked so."""
-    if schedule.collective not in (Collective.ALLGATHER, Collective.REDUCE_SCATTER, Collective.ALLREDUCE):
-        return None         # all-to-all and custom: the simulator decides (the fast checks prove allgathers)
+    if schedule.collective not in (Collective.ALLGATHER, Collective.REDUCE_SCATTER, Collective.ALLREDUCE) \
+            or getattr(schedule, "group", None) is not None:
+        return None         # all-to-all, custom, rooted and group schedules: the simulator decides
     if schedule.count < FAST_MIN_TRANSFERS:
         return None
     cols = columns(schedule, compact=True)

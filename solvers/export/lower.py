@@ -645,6 +645,9 @@ def _refuse_custom(schedule: Schedule) -> None:
     if schedule.collective is Collective.CUSTOM:
         raise NotApplicable("MSCCL has no custom collective; export a schedule whose demand is an all-to-all or an "
                             "allgather as alltoall/allgather")
+    if getattr(schedule, "group", None) is not None:
+        raise NotApplicable("a collective among a group of GPUs may relay through GPUs outside it, which a "
+                            "communicator of the group has no rank for: it is not exported")
 
 
 def refuse_rooted(schedule: Schedule, fmt: str) -> None:

@@ -152,7 +152,8 @@ class Model:
         self.layout = Layout.of(self.graph)
         alpha, per_byte = self.execution.link_prices(topo)
         self._alpha, self._per_byte = alpha[self.graph.link], per_byte[self.graph.link]
-        self.n = topo.n
+        group = getattr(schedule, "group", None)
+        self.n = topo.n if group is None else len(group)       # a group's shards are M / |group| bytes
         self.local_reduce_gbs: float | None = None     # ``with_local_reductions``
 
     def _local_extra(self) -> np.ndarray | float:

@@ -5,8 +5,9 @@ Each tenant's schedule becomes its message graph (``dag.message_graph``) as if a
 other on one clock: their messages are merged in step order (a tenant's step t beside every other tenant's step
 t: synthesized jointly, the tenants already share one step numbering; synthesized apart, each starts at step 1),
 every dependency stays inside its tenant, and a link serves the messages of all tenants in that order, so two
-tenants on one link wait for each other. A tenant's buffer of M_i bytes is its own: its loads are scaled by
-M_i / M, with M the largest tenant's, and the pipelining depth P (the same for every tenant, as one runtime loop
+tenants on one link wait for each other. A tenant's buffer of M_i bytes is its own: its shards are M_i / N_i
+bytes (N_i the GPUs of its group, every GPU by default), so its loads are scaled to shards of M / N, with M the
+largest tenant's buffer and N the fabric's GPUs, and the pipelining depth P (the same for every tenant, as one runtime loop
 would) is the one with the least makespan, tried as ``Model.times`` does.
 
 ``overlay(topo, schedules, sizes, execution)`` gives each tenant's finish time (the end of its last message),
@@ -81,8 +82,10 @@ def overlay(topo: Topology, schedules: list[Schedule], sizes: list[float], execu
     top = float(max(sizes))
     graphs = [message_graph(topo, s) for s in schedules]
     alone = [float(Model(topo, s, execution, g).times([m])[0][0]) for s, g, m in zip(schedules, graphs, sizes)]
-    merged, tenant = merged_graph(graphs, [m / top for m in sizes])
+    shard = [m / (topo.n if s.group is None else len(s.group)) for s, m in zip(schedules, sizes)]
+    merged, tenant = merged_graph(graphs, [x / (top / topo.n) for x in shard])
     model = Model(topo, schedules[0], execution, merged)
+    model.n = topo.n                 # loads are scaled to shards of the largest M over the whole fabric
     _, depth = model.times([top])
     slices = int(depth[0])
     run = model._run(np.array([top]), slices)

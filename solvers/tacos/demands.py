@@ -58,11 +58,12 @@ class ChunkSpec:
 
 
 def collective_chunks(topo: Topology, collective: Collective, root: int | None, chunks: int,
-                      tenant: int = 0) -> list[ChunkSpec]:
-    """The chunks of ``collective`` on the compute nodes of ``topo`` (module docstring); ``root`` is a node index."""
+                      tenant: int = 0, group=None) -> list[ChunkSpec]:
+    """The chunks of ``collective`` on the compute nodes of ``topo`` (module docstring), or among ``group`` (node
+    indices; the other nodes may relay); ``root`` is a node index."""
     if isinstance(chunks, bool) or not isinstance(chunks, int) or chunks < 1:
         raise NotApplicable(f"chunks per NPU must be a positive integer, got {chunks!r}")
-    nodes = list(topo.compute_nodes)
+    nodes = list(topo.compute_nodes) if group is None else sorted(group)
     every = frozenset(nodes)
     parts = [(Fraction(j, chunks), Fraction(j + 1, chunks)) for j in range(chunks)]
     if collective in (Collective.BROADCAST, Collective.REDUCE):

@@ -87,10 +87,12 @@ def best_joint(flat: Topology, specs: list[ChunkSpec], chunk_bytes: float, resta
 
 @dataclass(frozen=True)
 class TenantCall:
-    """What a tenant asks for, on the fabric the chunks run on: its collective and root (a node index)."""
+    """What a tenant asks for, on the fabric the chunks run on: its collective, root (a node index) and group
+    (node indices; None for every compute node)."""
 
     collective: Collective
     root: int | None
+    group: tuple[int, ...] | None = None
 
 
 def lower_tenants(flat: Topology, specs: list[ChunkSpec], sends, calls: list[TenantCall], algo: str,
@@ -99,5 +101,5 @@ def lower_tenants(flat: Topology, specs: list[ChunkSpec], sends, calls: list[Ten
     starts = sorted({s[0] for s in sends})
     step_of = {t: i + 1 for i, t in enumerate(starts)}
     rows = to_transfers(flat, specs, sends, step_of)
-    return [Schedule(call.collective, rows.get(i, []), algo, dict(notes or {}), root=call.root)
+    return [Schedule(call.collective, rows.get(i, []), algo, dict(notes or {}), root=call.root, group=call.group)
             for i, call in enumerate(calls)]

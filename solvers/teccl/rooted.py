@@ -29,13 +29,12 @@ from ..core.transform import reverse
 from ..core.verify import check
 from .instance import MAX_DEMAND_CHUNKS, Demand
 
-Part = tuple[Collective, int | None, int]          # (collective, root node or None, chunks k)
+Part = tuple  # (collective, root node or None, chunks k[, group: node indices or None for every compute node])
 
 
 def joint_demand(topo: Topology, parts: list[Part]) -> tuple[Demand, dict[tuple[int, int], tuple[int, list]]]:
     """(the summed demand, per (source, chunk) the part and the pieces (shard, lo, hi) it stands for)."""
-    gpus = list(topo.compute_nodes)
-    count: dict[int, int] = {s: 0 for s in gpus}
+    count: dict[int, int] = {s: 0 for s in topo.compute_nodes}
     wants: list[tuple[int, int, int]] = []
     meaning: dict[tuple[int, int], tuple[int, list]] = {}
 
@@ -45,7 +44,9 @@ def joint_demand(topo: Topology, parts: list[Part]) -> tuple[Demand, dict[tuple[
         meaning[(source, c)] = (part, pieces)
         wants.extend((source, c, d) for d in dests if d != source)
 
-    for p, (coll, root, k) in enumerate(parts):
+    for p, (coll, root, k, *rest) in enumerate(parts):
+        group = rest[0] if rest else None
+        gpus = list(topo.compute_nodes) if group is None else sorted(group)
         spans = [(Fraction(j, k), Fraction(j + 1, k)) for j in range(k)]
         for lo, hi in spans:
             if coll is Collective.BROADCAST:
@@ -80,7 +81,8 @@ def split(schedule: Schedule, demand: Demand, meaning, parts: list[Part], algo: 
             raise NotApplicable("a TE-CCL transfer does not carry one whole chunk")
         part, pieces = meaning[(t.shard, int(c))]
         rows[part].extend(Transfer(s, lo, hi, t.link, t.step, False) for s, lo, hi in pieces)
-    return [Schedule(coll, r, algo, dict(schedule.notes), root=root) for (coll, root, _), r in zip(parts, rows)]
+    return [Schedule(part[0], r, algo, dict(schedule.notes), root=part[1], group=part[3] if len(part) > 3 else None)
+            for part, r in zip(parts, rows)]
 
 
 def solve_parts(topo: Topology, parts: list[Part], chunk_bytes, progress=None, **options):
