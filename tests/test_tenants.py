@@ -105,15 +105,15 @@ def test_table_v_ratios(table_v):
     """TACOS Table V: ILP 1.00, greedy 1.25, TACCL-like 1.50, Direct 3.63. The makespan is the allgather's: the
     corner NPUs take in 35 chunks over 2 links, 18 chunk times, which the ILP proves (TEN horizon 18 = its lower
     bound) and which our greedy reaches too (reductions matched first, copies around them); the paper's v1
-    greedy lands 25 % above. Blind to congestion, TACCL-like is slower; Direct, copy by copy on shortest paths
-    with no tree shared, is slower still."""
+    greedy lands 25 % above. Blind to congestion, TACCL-like is slower; Direct, a copy per destination routed in
+    dimension order (XY, as the paper's network routes it), lands within 15 % of the paper's 3.63."""
     topo, run = table_v
     ilp = run["tacos_ilp", "joint"]
     assert ilp.detail["ilp_status"] == "optimal" and ilp.detail["ten_steps"] == 18
     ratio = {k[0]: r.makespan_us / ilp.makespan_us for k, r in run.items()}
     assert 1.0 <= ratio["tacos"] <= 1.25
     assert ratio["taccl_like"] > 1.25
-    assert ratio["direct"] > 3.63 * 0.85 and ratio["direct"] > ratio["taccl_like"]
+    assert ratio["direct"] == pytest.approx(3.63, rel=0.15) and ratio["direct"] > ratio["taccl_like"]
     # the direct reduce tenant is priced as its contributions gathered whole, and says so
     assert "gathered to the root" in run["direct", "separate"].rows[1].note
 

@@ -38,19 +38,25 @@ def _check(topo: Topology) -> None:
 
 
 def _tree(topo: Topology, root: int) -> list[int | None]:
-    """Breadth-first parent link of every node from ``root`` (the lowest-numbered link among the shortest)."""
-    parent: list[int | None] = [None] * topo.num_nodes
-    seen = [False] * topo.num_nodes
-    seen[root] = True
+    """A shortest-path parent link of every node from ``root``: among the links into a node from nodes one hop
+    nearer the root, the one whose sender's index is farthest from the node's (then the lowest-numbered link).
+    On a grid numbered row-major (``topologies.tacos_fabrics``) a path then moves along the lowest dimension first,
+    the dimension-order (XY) routing TACOS's Direct runs on its meshes (section III, Fig. 6)."""
+    depth = [-1] * topo.num_nodes
+    depth[root] = 0
     queue = deque([root])
     while queue:
         u = queue.popleft()
-        for i in sorted(topo.out_links[u]):
+        for i in topo.out_links[u]:
             w = topo.links[i].dst
-            if not seen[w]:
-                seen[w] = True
-                parent[w] = i
+            if depth[w] < 0:
+                depth[w] = depth[u] + 1
                 queue.append(w)
+    parent: list[int | None] = [None] * topo.num_nodes
+    for w in range(topo.num_nodes):
+        if depth[w] > 0:
+            near = [i for i in topo.in_links[w] if depth[topo.links[i].src] == depth[w] - 1]
+            parent[w] = min(near, key=lambda i: (-abs(topo.links[i].src - w), i))
     return parent
 
 
