@@ -87,7 +87,7 @@ def panel(result, found: TacosResult, prefix: str, total_bytes: float) -> dict:
         st.info(f"{sends} sends are too many for the Gantt chart (limit {MAX_GANTT_SENDS}).")
     if found.topology.n <= ILP_MAX_NODES and found.collective.value == "allgather":
         with st.expander("Compare with the TACOS-ILP optimum (small fabrics)"):
-            st.caption(f"The time-expanded ILP in Pyomo/HiGHS (at most {MAX_BINARIES} binaries, "
+            st.caption(f"The time-expanded ILP in HiGHS (at most {MAX_BINARIES:,} variables a horizon, "
                        f"{ILP_TIME_LIMIT_S:.0f} s per horizon); link times are rounded up to whole quanta of the "
                        "fastest link's chunk time.")
             if st.button("Solve the ILP", key=f"{prefix}ilp"):

@@ -21,7 +21,6 @@ Gather and scatter come from ``direct`` (each shard on its shortest path) and th
 """
 from __future__ import annotations
 
-from collections import deque
 from fractions import Fraction
 
 from topologies.model import Topology
@@ -30,6 +29,7 @@ from topologies.properties import is_strongly_connected
 from ..core.errors import NotApplicable
 from ..core.schedule import ONE, ZERO, Collective, Schedule, Transfer
 from ..core.transform import reverse
+from .sptree import _depths
 
 
 def _check(topo: Topology) -> None:
@@ -42,16 +42,7 @@ def _tree(topo: Topology, root: int) -> list[int | None]:
     nearer the root, the one whose sender's index is farthest from the node's (then the lowest-numbered link).
     On a grid numbered row-major (``topologies.tacos_fabrics``) a path then moves along the lowest dimension first,
     the dimension-order (XY) routing TACOS's Direct runs on its meshes (section III, Fig. 6)."""
-    depth = [-1] * topo.num_nodes
-    depth[root] = 0
-    queue = deque([root])
-    while queue:
-        u = queue.popleft()
-        for i in topo.out_links[u]:
-            w = topo.links[i].dst
-            if depth[w] < 0:
-                depth[w] = depth[u] + 1
-                queue.append(w)
+    depth = _depths(topo, root)
     parent: list[int | None] = [None] * topo.num_nodes
     for w in range(topo.num_nodes):
         if depth[w] > 0:

@@ -167,6 +167,26 @@ def prune(topo: Topology, specs: list[ChunkSpec], sends: list[tuple[float, float
     return kept
 
 
+def least_times(g: Topology, sources, weights, inward: bool = False) -> list[float]:
+    """The least total link weight from any of ``sources`` to every node of ``g`` (``inward``: from every node to
+    any of them), ``inf`` where none reaches; Dijkstra."""
+    dist = [math.inf] * g.num_nodes
+    heap = [(0, v) for v in sources]
+    for v in sources:
+        dist[v] = 0
+    while heap:
+        d, u = heapq.heappop(heap)
+        if d > dist[u]:
+            continue
+        for i in (g.in_links[u] if inward else g.out_links[u]):
+            w = g.links[i].src if inward else g.links[i].dst
+            nd = d + weights[i]
+            if nd < dist[w]:
+                dist[w] = nd
+                heapq.heappush(heap, (nd, w))
+    return dist
+
+
 def distance_bound(topo: Topology, specs: list[ChunkSpec], times: list[float]) -> float:
     """The longest, over chunks and targets, of the least total link time from a source: no schedule of the
     chunks ends before it (the distance half of TACOS's lower bound; the ingress half is ``ingress_need``)."""
@@ -175,20 +195,7 @@ def distance_bound(topo: Topology, specs: list[ChunkSpec], times: list[float]) -
     for spec in specs:
         dist = seen.get(spec.sources)
         if dist is None:
-            dist = [math.inf] * topo.num_nodes
-            heap = [(0.0, v) for v in spec.sources]
-            for v in spec.sources:
-                dist[v] = 0.0
-            while heap:
-                d, u = heapq.heappop(heap)
-                if d > dist[u]:
-                    continue
-                for i in topo.out_links[u]:
-                    w, nd = topo.links[i].dst, d + times[i]
-                    if nd < dist[w]:
-                        dist[w] = nd
-                        heapq.heappush(heap, (nd, w))
-            seen[spec.sources] = dist
+            dist = seen[spec.sources] = least_times(topo, spec.sources, times)
         best = max([best] + [dist[t] for t in spec.targets])
     return best
 

@@ -17,20 +17,21 @@ step t, t = 0..T) and x[c,e,t] (chunk c starts on link e at step t, arriving at 
 The horizon starts at a lower bound (the larger of the farthest chunk's shortest path in steps and the ingress
 bound in steps) and grows by one until the program is feasible; the first feasible T is the optimum in TEN time
 when each solve is proven (section V-A). Every solve has a time limit; one that ends without an answer stops the
-search with status ``timeout``.
+search with status ``timeout``. The program is ``ten_ilp``'s, which holds any collective's chunks (this is its
+allgather), with h continuous and the variables no schedule can use left out.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 from topologies.model import Topology
 
-from ..core.errors import NotApplicable
-from ..teccl.solve import INFEASIBLE, OPTIMAL, Outcome, solve
+from ..core.schedule import Collective
+from .demands import collective_chunks
 from .greedy import link_times
+from .ten_ilp import MAX_COLUMNS, link_step_counts, ten_ilp
 
-MAX_BINARIES = 60_000
+MAX_BINARIES = MAX_COLUMNS          # variables of one horizon's program (``ten_ilp``)
 
 
 @dataclass
@@ -49,107 +50,12 @@ class IlpResult:
         return None if self.steps is None else self.steps * self.quantum_us
 
 
-def _distances(topo: Topology, steps: list[int], source: int) -> list[float]:
-    import heapq
-
-    dist = [math.inf] * topo.num_nodes
-    dist[source] = 0
-    heap = [(0, source)]
-    while heap:
-        d, u = heapq.heappop(heap)
-        if d > dist[u]:
-            continue
-        for i in topo.out_links[u]:
-            v, nd = topo.links[i].dst, d + steps[i]
-            if nd < dist[v]:
-                dist[v] = nd
-                heapq.heappush(heap, (nd, v))
-    return dist
-
-
-def horizon_lower_bound(topo: Topology, chunks: int, steps: list[int]) -> int:
-    """max(farthest shortest path in steps, ingress bound in steps)."""
-    far = max(max(_distances(topo, steps, s)) for s in topo.compute_nodes)
-    if far == math.inf:
-        raise NotApplicable("TACOS-ILP: the topology is not strongly connected")
-    need = chunks * (topo.n - 1)
-    ingress = 0
-    for d in topo.compute_nodes:
-        own = [steps[i] for i in topo.in_links[d]]
-        t = 0
-        while sum(t // k for k in own) < need:
-            t += 1
-        ingress = max(ingress, t)
-    return max(int(far), ingress)
-
-
-def build_model(topo: Topology, chunks: int, steps: list[int], horizon: int):
-    """The Pyomo model (1)-(6) for horizon T = ``horizon``."""
-    import pyomo.environ as pyo
-
-    n, T = topo.n, horizon
-    C = range(chunks * n)
-    owner = [c % n for c in C]
-    m = pyo.ConcreteModel(name="tacos_ilp")
-    h_index = [(c, v, t) for c in C for v in range(n) for t in range(T + 1)]
-    x_index = [(c, e, t) for c in C for e, link in enumerate(topo.links) if link.dst != owner[c]
-               for t in range(T - steps[e] + 1)]
-    if len(h_index) + len(x_index) > MAX_BINARIES:
-        raise NotApplicable(f"TACOS-ILP would need {len(h_index) + len(x_index)} binaries at horizon {T} "
-                            f"(limit {MAX_BINARIES}); use the greedy for this size")
-    m.h = pyo.Var(h_index, domain=pyo.Binary)
-    m.x = pyo.Var(x_index, domain=pyo.Binary)
-    xs = set(x_index)
-    m.cons = pyo.ConstraintList()
-    for c in C:
-        for v in range(n):
-            m.h[c, v, 0].fix(1 if v == owner[c] else 0)
-            m.h[c, v, T].setlb(1)                                                  # (6)
-            for t in range(1, T + 1):
-                m.cons.add(m.h[c, v, t] >= m.h[c, v, t - 1])                      # (4)
-                inflow = [m.x[c, e, t - steps[e]] for e in topo.in_links[v] if (c, e, t - steps[e]) in xs]
-                m.cons.add(m.h[c, v, t] <= m.h[c, v, t - 1] + sum(inflow))       # (3)
-    for (c, e, t) in x_index:
-        m.cons.add(m.x[c, e, t] <= m.h[c, topo.links[e].src, t])                  # (2)
-    for e in range(len(topo.links)):
-        for t in range(T + 1):
-            window = [m.x[c, e, s] for c in C for s in range(max(0, t - steps[e] + 1), t + 1) if (c, e, s) in xs]
-            if len(window) > 1:
-                m.cons.add(sum(window) <= 1)                                        # (5)
-    m.obj = pyo.Objective(expr=sum(m.h[c, v, t] for c in C for v in range(n) if v != owner[c]
-                                   for t in range(1, T + 1)), sense=pyo.maximize)
-    return m
-
-
 def tacos_ilp(topo: Topology, chunks: int, chunk_bytes: float, quantum_us: float | None = None,
               time_limit: float = 60.0, max_extra: int = 20, progress=None) -> IlpResult:
-    """The smallest feasible horizon and its schedule (module docstring)."""
-    if topo.switch_nodes:
-        raise NotApplicable("TACOS-ILP runs on point-to-point links: unwind the switches first")
-    times = link_times(topo, chunk_bytes)
-    quantum = quantum_us or min(times)
-    steps = [max(1, math.ceil(t / quantum - 1e-9)) for t in times]
-    start = horizon_lower_bound(topo, chunks, steps)
-    result = IlpResult("timeout", None, quantum, steps)
-    for horizon in range(start, start + max_extra + 1):
-        model = build_model(topo, chunks, steps, horizon)
-        outcome: Outcome = solve(model, time_limit, gap=1e-6, first_solution=False)
-        result.tried.append((horizon, outcome.status, outcome.seconds))
-        if progress is not None:
-            progress(horizon, outcome.status)
-        if outcome.status == INFEASIBLE:
-            continue
-        if not outcome.has_solution:
-            result.status = outcome.status
-            return result
-        result.status = OPTIMAL            # every shorter horizon was proven infeasible (or is below the bound)
-        result.steps = horizon
-        holds = {(c, v) for (c, v, t) in model.h if t == 0 and model.h[c, v, t].value > 0.5}
-        for (c, e, t) in sorted(model.x, key=lambda k: (k[2] + steps[k[1]], k[2], k[1], k[0])):
-            if model.x[c, e, t].value > 0.5:
-                dst = topo.links[e].dst
-                if (c, dst) not in holds:
-                    holds.add((c, dst))
-                    result.sends.append((t, c, e))
-        return result
-    return result
+    """The smallest feasible horizon of the All-Gather and its schedule (module docstring); chunk c = j N + s is
+    the j-th of source s's ``chunks``."""
+    steps, quantum = link_step_counts(link_times(topo, chunk_bytes), quantum_us)
+    specs = collective_chunks(topo, Collective.ALLGATHER, None, chunks)
+    found = ten_ilp(topo, specs, steps, time_limit, max_extra, progress=progress)
+    return IlpResult(found.status, found.steps, quantum, steps, [(t, c, e) for t, _end, c, e, _r in found.sends],
+                     [(h, status, seconds) for h, status, seconds, _ in found.tried])

@@ -22,7 +22,6 @@ first feasible T is optimal in TEN time when it is the bound or every shorter on
 """
 from __future__ import annotations
 
-import heapq
 import math
 import time
 from dataclasses import dataclass, field
@@ -32,7 +31,7 @@ from topologies.model import Topology
 from ..core.errors import NotApplicable
 from ..teccl.linear import Linear
 from ..teccl.solve import INFEASIBLE, OPTIMAL, TIMEOUT, solve
-from .demands import ChunkSpec, lower_bound, prune
+from .demands import ChunkSpec, least_times, lower_bound, prune
 
 MAX_COLUMNS = 400_000
 
@@ -50,25 +49,6 @@ class TenResult:
     seconds: float = 0.0
 
 
-def _steps_from(g: Topology, sources, link_steps: list[int], inward: bool = False) -> list[float]:
-    """Least total link steps from ``sources`` to every node (``inward``: from every node to ``sources``)."""
-    dist = [math.inf] * g.num_nodes
-    heap = [(0, v) for v in sources]
-    for v in sources:
-        dist[v] = 0
-    while heap:
-        d, u = heapq.heappop(heap)
-        if d > dist[u]:
-            continue
-        for i in (g.in_links[u] if inward else g.out_links[u]):
-            w = g.links[i].src if inward else g.links[i].dst
-            nd = d + link_steps[i]
-            if nd < dist[w]:
-                dist[w] = nd
-                heapq.heappush(heap, (nd, w))
-    return dist
-
-
 def build(topo: Topology, specs: list[ChunkSpec], link_steps: list[int], horizon: int, congestion: bool = True):
     """The program for horizon T = ``horizon``: (Linear, h columns {(c, v, t): j}, x columns [(c, e, t, j)])."""
     T = horizon
@@ -80,8 +60,8 @@ def build(topo: Topology, specs: list[ChunkSpec], link_steps: list[int], horizon
     for c, spec in enumerate(specs):
         spec = spec.travelling()
         g = transpose if spec.reverse else topo
-        early = _steps_from(g, spec.sources, link_steps)
-        late = _steps_from(g, spec.targets, link_steps, inward=True)
+        early = least_times(g, spec.sources, link_steps)
+        late = least_times(g, spec.targets, link_steps, inward=True)
         if any(early[v] > T for v in spec.targets):
             raise NotApplicable("horizon below a target's distance")
         for v in range(g.num_nodes):

@@ -1,5 +1,5 @@
 """Solving a TE-CCL model with HiGHS under a time limit and a relative gap, and reading back what it found: a Pyomo
-model (TACOS's ILP) through Pyomo's HiGHS interface, TE-CCL's MILP and LP (``linear.Linear``) through highspy
+model through Pyomo's HiGHS interface, TE-CCL's MILP and LP and TACOS's TEN ILP (``linear.Linear``) through highspy
 directly.
 
 Every solve has a time limit (there is no way to call one without). The outcome is one of

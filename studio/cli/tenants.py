@@ -42,8 +42,8 @@ def _rows_text(result) -> None:
               + (f"  ({d['note']})" if d["note"] else ""))
 
 
-def schedule(args) -> int:
-    """``schedule EXPR --tenants FILE --algo A [--mode joint|separate]``."""
+def _solved(args):
+    """(tenants, workload, design, ``TenantsResult``) of ``schedule`` and ``export`` with ``--tenants``."""
     from .synth_flags import options_for
 
     if getattr(args, "root", None) is not None:
@@ -53,6 +53,12 @@ def schedule(args) -> int:
     topo = load(args.expr, max_nodes=args.max_nodes)
     result = synthesize_tenants(topo, tenants, args.algo, _mode(args, args.algo), options_for(args, args.algo),
                                 work, progress_for(args))
+    return tenants, work, topo, result
+
+
+def schedule(args) -> int:
+    """``schedule EXPR --tenants FILE --algo A [--mode joint|separate]``."""
+    tenants, work, topo, result = _solved(args)
     out = {**result.as_dict(), "prices": work.price_label}
     if args.json:
         print(json_text(out))
@@ -126,7 +132,6 @@ def export(args) -> int:
     from solvers.export import XmlError, export as to_msccl
 
     from .common import write_atomically
-    from .synth_flags import options_for
 
     if args.format != "msccl":
         raise UsageError("--tenants exports one MSCCL file per tenant (--format msccl)")
@@ -134,13 +139,7 @@ def export(args) -> int:
         raise UsageError("--tenants writes one file per tenant into a zip: give -o FILE.zip")
     if args.json:
         raise UsageError("--tenants writes a zip; its README lists the files (no --json)")
-    if getattr(args, "root", None) is not None:
-        raise UsageError("--root goes with one collective; each tenant of --tenants names its own root")
-    tenants = tenants_from(args.tenants)
-    work = workload_from(args)
-    topo = load(args.expr, max_nodes=args.max_nodes)
-    result = synthesize_tenants(topo, tenants, args.algo, _mode(args, args.algo), options_for(args, args.algo),
-                                work, progress_for(args))
+    tenants, work, topo, result = _solved(args)
     in_place = {"default": None, "in": True, "out": False}[args.place]
     files, lines = [], []
     for row in result.rows:
