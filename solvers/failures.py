@@ -132,7 +132,8 @@ def analyse(task: FailureTask, cache=None) -> dict:
                 hits += hit is not None
                 run = _priced(result.topology, result.schedule, work, factor).run(work.total_bytes)
                 cells.update(status="ok", time_us=run.time_us, algbw_GBps=run.algbw_gbs,
-                             verified=bool(result.verification.ok))
+                             verified=bool(result.verification.ok),
+                             message=result.detail.compare_note() if result.detail is not None else "")
                 flow = _flow_algbw(result)
                 if flow is not None:
                     cells["flow_algbw_GBps"] = flow

@@ -338,7 +338,8 @@ def test_step_7_imports_the_sample_machine_and_calibrates_the_sample_log(learn):
 
 def test_step_8_cuts_every_cable_and_a_degree_d_design_survives_d_minus_1(learn):
     """Each design's link connectivity is its degree (a bidirectional ring counts 2), every single cable cut leaves
-    it connected, the worst cut lowers ForestColl's optimum; a ring with one cable cut has no ring left."""
+    it connected, the worst cut lowers ForestColl's optimum; a ring with one cable cut has no Hamiltonian ring
+    left and runs the long way round."""
     at = learn
     table = next(d.value for d in at.dataframe if "link connectivity" in d.value.columns)
     assert list(table["link connectivity"]) == [2, 4, 2, 3]
@@ -346,7 +347,8 @@ def test_step_8_cuts_every_cable_and_a_degree_d_design_survives_d_minus_1(learn)
     spec = chart(at, "failures")
     healthy, worst = spec["data"][0]["y"], spec["data"][1]["y"]
     assert all(0 < w < h for h, w in zip(healthy, worst))
-    assert any("no ring is left" in m.value and "fail(biring(8),links=[0])" in m.value for m in at.markdown)
+    assert any("no Hamiltonian ring is left" in m.value and "fail(biring(8),links=[0])" in m.value
+               for m in at.markdown)
 
 
 def test_rooted_step_broadcast_takes_the_eccentricity_and_tenants_share_the_mesh(learn):

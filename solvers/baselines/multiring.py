@@ -54,7 +54,12 @@ def multiring_allgather(topo: Topology) -> Schedule:
                  "ring_search": "NCCL rings: one per NIC" if len(cycles) > 1 else "one ring through the switches",
                  "cycles": [[topo.names[u] for u in c] for c in cycles[:4]]}
         return realize(fabric, _ring_plan(cycles, Collective.ALLGATHER), Collective.ALLGATHER, "ring", notes)
-    found = ring_set(topo)
+    try:
+        found = ring_set(topo)
+    except NotApplicable:                       # no Hamiltonian cycle found: a ring order routed on shortest paths
+        from .routed import routed_ring_allgather
+
+        return routed_ring_allgather(topo)
     n, k = len(found.rings[0]), len(found.rings)
     step = np.repeat(np.arange(1, n, dtype=np.int64), n)            # rounds 1..N-1, positions 0..N-1 within
     pos = np.tile(np.arange(n, dtype=np.int64), n - 1)

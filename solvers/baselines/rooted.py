@@ -128,10 +128,14 @@ def _below(topo: Topology, tree: list[int | None], v: int) -> int:
 
 
 def first_receipts(topo: Topology, schedule: Schedule) -> Schedule:
-    """A broadcast with every copy into a compute node that already holds that piece (from its start or an
-    earlier or the same step) left out. Still a broadcast (a node forwards from its first receipt, which came no
-    later), and now each node receives each piece once, so its reverse on G^T adds every contribution once."""
-    held = {(schedule.root, s, ZERO, ONE) for s in topo.compute_nodes}
+    """A copy schedule (broadcast, allgather, gather, scatter) with every copy into a compute node that already
+    holds that piece (from its start or an earlier or the same step) left out. Still the same collective (a node
+    forwards from its first receipt, which came no later), and now each node receives each piece once, so its
+    reverse on G^T adds every contribution once."""
+    if schedule.collective.root_holds_all:
+        held = {(schedule.root, s, ZERO, ONE) for s in topo.compute_nodes}
+    else:
+        held = {(s, s, ZERO, ONE) for s in topo.compute_nodes}
     kept = []
     for t in sorted(schedule.transfers, key=lambda t: t.step):
         w = topo.links[t.link].dst

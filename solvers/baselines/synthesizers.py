@@ -10,7 +10,7 @@ from ..core.errors import NotApplicable
 from ..core.schedule import Collective
 from ..core.transform import build_collective
 from ..registry import AllgatherSynthesizer, Built, NoOptions, Synthesizer, option, register
-from . import BASELINES, rooted
+from . import BASELINES, rooted, routed
 from .multiring import multiring_allgather
 from .sptree import sptree_allgather
 
@@ -35,7 +35,8 @@ class RingDetail(Detail):
 
     def compare_note(self) -> str:
         bound = f" of {self.max_rings}" if self.max_rings is not None else ""
-        return f"{self.rings}{bound} rings, ring busbw {self.ring_busbw_gbs:.4g} GB/s"
+        routed = f" ({self.search})" if self.search.startswith("no Hamiltonian") else ""
+        return f"{self.rings}{bound} rings, ring busbw {self.ring_busbw_gbs:.4g} GB/s{routed}"
 
 
 @register
@@ -131,9 +132,9 @@ class _Textbook(Synthesizer):
         try:
             return Built(BASELINES[self.name].build(topo, collective))
         except NotApplicable:
-            if self.name != "direct" or collective is not Collective.ALLGATHER:
+            if self.name != "direct" or collective not in _PHASED:
                 raise
-            return Built(rooted.direct_allgather(topo))       # not every pair linked: shortest paths
+            return Built(routed.phased(topo, collective, rooted.direct_allgather))   # not every pair linked
 
 
 def _textbook(name: str, rank: int) -> type[Synthesizer]:

@@ -161,8 +161,13 @@ class _TenIlp(Synthesizer):
                                          for s, t in zip(specs, travel))))
             report = None if work.progress is None else (
                 lambda horizon, status: work.progress(f"{self.name}: horizon {horizon} {status}", 0.0))
-            out = ten_ilp(g, specs, steps, options.time_limit, congestion=self.congestion, progress=report,
-                          first=first)
+            try:
+                out = ten_ilp(g, specs, steps, options.time_limit, congestion=self.congestion, progress=report,
+                              first=first)
+            except NotApplicable as exc:
+                if self.congestion or "would need" not in str(exc):
+                    raise
+                return _shortest_path_trees(g, coll, root, options.chunks, found)
             found.tried.extend([list(t) for t in out.tried])
             found.seconds += out.seconds
             if out.steps is None:
@@ -180,6 +185,28 @@ class _TenIlp(Synthesizer):
         else:
             schedule = build_collective(flat, collective, lambda g: solve(g, Collective.ALLGATHER, None))
         return Built(schedule, topology=flat, detail=found)
+
+
+def _shortest_path_trees(g, coll: Collective, root, chunks: int, found: IlpDetail):
+    """TACCL-like where its ILP is too large to build: without the congestion constraint every chunk meets its
+    distance on any shortest path, so the ILP's optimum is a shortest-path tree per source, congestion-blind
+    (``solvers.baselines.routed.tree_allgather``; the root's tree, or each shard's path to or from the root)."""
+    from ..baselines import rooted
+    from ..baselines.routed import tree_allgather
+    from ..core.transform import reverse
+
+    if coll is Collective.ALLGATHER:
+        schedule = tree_allgather(g, chunks)
+    elif coll in (Collective.BROADCAST, Collective.REDUCE):
+        schedule = rooted.sptree(g, coll, root)
+    elif coll is Collective.GATHER:
+        schedule = rooted.direct(g, coll, root)
+    else:
+        schedule = reverse(rooted.direct(g.transpose(), Collective.GATHER, root))
+    schedule.algo = "taccl_like"
+    found.status = "shortest-path trees (the ILP without congestion, too large to build: its optimum's form)"
+    found.steps.append(schedule.steps)
+    return schedule
 
 
 @register

@@ -11,7 +11,8 @@ and a button that opens the page that does the same thing for real, with the des
 7. your machine: NCCL's own topology file imported (the DGX A100-like sample of examples/), ForestColl on it
    against the paper's DGX A100 model, and the model calibrated to a benchmark log (the sample nccl-tests log);
 8. when links fail: a design of link connectivity c survives any c - 1 cable failures (circulants and generalized
-   Kautz graphs of degree d have c = d), and a ring loses its ring to one cut cable (``solvers.failures``);
+   Kautz graphs of degree d have c = d), and a ring loses its Hamiltonian ring to one cut cable, its data then
+   routed the long way round (``solvers.failures``);
 9. rooted collectives and shared fabrics: a one-chunk broadcast on a mesh takes the root's eccentricity in
    steps, pipelining beats it on large buffers, and three collectives sharing the 6x6 mesh (TACOS Table V) slow
    each other down (``solvers.tenants``, the runtime model's overlay).
@@ -612,9 +613,11 @@ def ring_after_a_cut() -> dict:
     from solvers.failures import FailureTask, analyse, elements
 
     cable = elements(parse_topology("biring(8)"), "links")[0].name
+    healthy = analyse(FailureTask("biring(8)", "links", (), ("ring",), "allgather", Workload().key))
     row = analyse(FailureTask("biring(8)", "links", (cable,), ("ring", "bfb"), "allgather", Workload().key))
     return {"cable": cable, "expr": row["expr"], "ring": row["ring_status"], "why": row["ring_message"],
-            "bfb_ok": row["bfb_status"] == "ok"}
+            "bfb_ok": row["bfb_status"] == "ok", "ring_algbw": row["ring_algbw_GBps"],
+            "healthy_algbw": healthy["ring_algbw_GBps"]}
 
 
 def step_failures() -> None:
@@ -642,9 +645,15 @@ def step_failures() -> None:
                            "worst cut": r["worst_failed"]} for r in rows])
     st.dataframe(blank_missing(table), hide_index=True, key="l_fail_table")
     st.plotly_chart(survival_figure(rows), key="l_fail_chart")
-    verdict = "no ring is left" if ring["ring"] != "ok" else "a ring is still found"
+    if ring["ring"] != "ok":
+        verdict = f"no ring is left ({ring['why'] or ring['ring']})"
+    elif "no Hamiltonian" in (ring["why"] or ""):
+        verdict = (f"no Hamiltonian ring is left, so the ring routes an edge the long way round, over several links: "
+                   f"{ring['ring_algbw']:.3g} GB/s of algbw against {ring['healthy_algbw']:.3g} healthy")
+    else:
+        verdict = "a ring is still found"
     st.markdown(
-        f"A ring on biring(8) with the cable {ring['cable']} cut: {verdict} ({ring['why'] or ring['ring']}). The "
+        f"A ring on biring(8) with the cable {ring['cable']} cut: {verdict}. The "
         "data must then take the long way round the broken ring; BFB "
         + ("still builds a verified schedule on what is left. " if ring["bfb_ok"] else "cannot run either. ")
         + "Open it on the Schedule page, export included: the degraded fabric is the design "

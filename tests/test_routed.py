@@ -1,0 +1,58 @@
+"""Ring, Direct and TACCL-like on fabrics that are neither complete nor Hamiltonian (issue 56, first part): a mesh
+with two failed NPUs (TACOS Table III) and the 10x10 mesh (Table I, Fig. 21)."""
+import pytest
+from hypothesis import given, settings
+
+from solvers import synthesize
+from solvers.baselines.rooted import first_receipts
+from solvers.baselines.routed import phased, ring_order, routed_ring_allgather, tree_allgather
+from solvers.core.schedule import Collective
+from solvers.core.verify import verify
+from topologies import load
+
+from .helpers import strongly_connected_topologies
+
+FAILED = "fail(mesh(4,4),gpus=[5,10])"
+
+
+def test_ring_order_snakes_a_grid():
+    assert ring_order(load("mesh(3,3)")) == [0, 1, 2, 5, 4, 3, 6, 7, 8]
+    topo = load(FAILED)
+    assert sorted(ring_order(topo)) == sorted(topo.compute_nodes)
+
+
+@pytest.mark.parametrize("algo", ["ring", "direct", "taccl_like"])
+@pytest.mark.parametrize("coll", ["allgather", "reduce_scatter", "allreduce"])
+def test_baselines_on_a_mesh_with_failed_npus(algo, coll):
+    r = synthesize(load(FAILED), algo, coll, total_bytes=1 << 20)
+    assert r.verification.ok and r.schedule.collective.value == coll
+    if algo == "ring":
+        assert "no Hamiltonian cycle" in r.detail.search
+
+
+@pytest.mark.parametrize("algo", ["direct", "taccl_like"])
+def test_baselines_on_the_10x10_mesh(algo):
+    r = synthesize(load("mesh(10,10)"), algo, "allreduce", total_bytes=1 << 20)
+    assert r.verification.ok
+    if algo == "taccl_like":
+        # too large for the ILP: its optimum's form, every chunk at its distance (2 D(G) steps for the allreduce)
+        assert r.cost.steps == r.cost.steps_lower_bound == 36 and r.detail.status.startswith("shortest-path trees")
+
+
+def test_ring_on_the_10x10_mesh():
+    r = synthesize(load("mesh(10,10)"), "ring", "allgather", total_bytes=1 << 20)
+    assert r.verification.ok and r.schedule.collective is Collective.ALLGATHER
+    assert r.detail.rings == 1 and r.detail.ring_busbw_gbs > 0
+
+
+@settings(max_examples=20, deadline=None)
+@given(strongly_connected_topologies(max_nodes=8, switches=False))
+def test_routed_schedules_verify_on_random_digraphs(topo):
+    """On any strongly connected digraph the routed ring and the trees give every phased collective, and the
+    repeated receipts left out make the reduce-scatter add each contribution once."""
+    for build in (routed_ring_allgather, tree_allgather):
+        for coll in (Collective.ALLGATHER, Collective.REDUCE_SCATTER, Collective.ALLREDUCE):
+            assert verify(topo, phased(topo, coll, build)).ok
+        once = first_receipts(topo, build(topo))
+        got = [(topo.links[t.link].dst, t.shard, t.lo, t.hi) for t in once.transfers]
+        assert len(got) == len(set(got)) and all(w != s for w, s, _, _ in got)
