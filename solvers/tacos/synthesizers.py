@@ -108,6 +108,15 @@ class IlpOptions:
                          maximum=64, page_maximum=8, label="Chunks per NPU")
     time_limit: float = option(30.0, "seconds per horizon tried (the search stops at the first that times out)",
                                minimum=0.1, maximum=3600.0, page_maximum=600.0, label="Time limit per horizon (s)")
+    quantum_us: float = option(0.0, "the discretization factor f in microseconds: a link of chunk time t takes "
+                                    "ceil(t / f) steps (TACOS section IV-C; 0: the fastest link's chunk time)",
+                               minimum=0.0, maximum=1e9, flag="--quantum", label="Time step f (µs, 0 = auto)")
+    window: int = option(0, "time clustering (TACOS section V-C): solve windows of this many steps in turn, each "
+                            "starting from what the last one delivered (0: off)", minimum=0, maximum=10_000,
+                         page_maximum=64, label="Time-clustering window (steps, 0 = off)")
+    early_s: float = option(0.0, "early termination (TACOS section V-B): stop the ILP after this many seconds in "
+                                 "all and deliver what is missing by TACOS's greedy (0: off)", minimum=0.0,
+                            maximum=86400.0, page_maximum=600.0, flag="--early", label="Early termination (s, 0 = off)")
     unwind_degree: int | str = option(
         "auto", "switch unwinding degree: auto, max or d (as for tacos)", choices=("auto", "max", "1", "2", "4"),
         flag="--unwind", key="unwind", label="Switch unwinding", parse=parse_unwind)
@@ -147,10 +156,14 @@ class _TenIlp(Synthesizer):
             size = rooted_chunk_bytes(collective, buffer, flat.n, options.chunks)
         else:
             size = chunk_size(buffer, flat.n, options.chunks)
-        steps, quantum = link_step_counts(link_times(flat, size))
+        steps, quantum = link_step_counts(link_times(flat, size), options.quantum_us or None)
         found = IlpDetail("optimal", [], quantum, size, self.congestion)
+        if options.window and options.early_s:
+            raise NotApplicable("choose time clustering (--window) or early termination (--early), not both")
 
         def solve(g, coll, root):
+            if options.window or options.early_s:
+                return _windowed(g, coll, root, options, steps, quantum, size, found, self.name, work)
             specs = collective_chunks(g, coll, root, options.chunks)
             first = None
             if not self.congestion:            # without congestion only distances bound the horizon
@@ -185,6 +198,30 @@ class _TenIlp(Synthesizer):
         else:
             schedule = build_collective(flat, collective, lambda g: solve(g, Collective.ALLGATHER, None))
         return Built(schedule, topology=flat, detail=found)
+
+
+_TRAVELS = {Collective.REDUCE: Collective.BROADCAST, Collective.SCATTER: Collective.GATHER}
+
+
+def _windowed(g, coll: Collective, root, options: IlpOptions, steps, quantum, size, found: IlpDetail, name, work):
+    """TACOS-ILP with time clustering or early termination (``windows``): a reduction or a scatter as its
+    broadcast or gather on G^T, run backwards."""
+    from ..core.transform import reverse
+    from .windows import clustered, early_terminated
+
+    travel = _TRAVELS.get(coll, coll)
+    h = g.transpose() if travel is not coll else g
+    specs = collective_chunks(h, travel, root, options.chunks)
+    report = None if work.progress is None else (lambda k, status: work.progress(f"{name}: {status} {k}", 0.0))
+    if options.window:
+        sends, end, note = clustered(h, specs, steps, options.window, options.time_limit, report)
+    else:
+        sends, end, note = early_terminated(h, specs, steps, options.early_s, quantum, size, report)
+    found.status = note
+    found.steps.append(end)
+    [schedule] = lower_tenants(h, specs, [(a, b, c, e, False) for a, b, c, e in sends], [TenantCall(travel, root)],
+                               name, {"ten_steps": end})
+    return reverse(schedule) if travel is not coll else schedule
 
 
 def _shortest_path_trees(g, coll: Collective, root, chunks: int, found: IlpDetail):

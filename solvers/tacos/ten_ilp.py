@@ -49,8 +49,16 @@ class TenResult:
     seconds: float = 0.0
 
 
-def build(topo: Topology, specs: list[ChunkSpec], link_steps: list[int], horizon: int, congestion: bool = True):
-    """The program for horizon T = ``horizon``: (Linear, h columns {(c, v, t): j}, x columns [(c, e, t, j)])."""
+PROGRESS = 0.01        # a window's reward for a chunk held at its end, nearer a target more (``complete=False``)
+
+
+def build(topo: Topology, specs: list[ChunkSpec], link_steps: list[int], horizon: int, congestion: bool = True,
+          complete: bool = True):
+    """The program for horizon T = ``horizon``: (Linear, h columns {(c, v, t): j}, x columns [(c, e, t, j)]).
+    ``complete=False`` drops the postcondition (6): the window of time clustering and early termination (TACOS
+    section V-B, V-C), which delivers what it can, rewards early arrivals as (6)'s objective does, and, by
+    ``PROGRESS`` at most, every chunk held at T by a node the nearer a target it is, so a window too short for a
+    delivery still moves chunks on."""
     T = horizon
     lm = Linear(maximize=True)
     h: dict[tuple[int, int, int], int] = {}
@@ -62,8 +70,9 @@ def build(topo: Topology, specs: list[ChunkSpec], link_steps: list[int], horizon
         g = transpose if spec.reverse else topo
         early = least_times(g, spec.sources, link_steps)
         late = least_times(g, spec.targets, link_steps, inward=True)
-        if any(early[v] > T for v in spec.targets):
+        if complete and any(early[v] > T for v in spec.targets):
             raise NotApplicable("horizon below a target's distance")
+        far = max((x for x in late if x < math.inf), default=0) + 1
         for v in range(g.num_nodes):
             if v in spec.sources or early[v] > T:
                 continue
@@ -72,13 +81,15 @@ def build(topo: Topology, specs: list[ChunkSpec], link_steps: list[int], horizon
                 h[c, v, t] = j
                 if v in spec.targets and t >= 1:
                     lm.cost[j] = 1.0
-            if v in spec.targets:
+            if v in spec.targets and complete:
                 lm.lower[h[c, v, T]] = 1.0                                         # (6)
+            elif not complete and v not in spec.targets and late[v] < math.inf:
+                lm.cost[h[c, v, T]] += PROGRESS * (1 - late[v] / far)
         for e, link in enumerate(g.links):
             u, w, k = link.src, link.dst, link_steps[e]
             if w in spec.sources or early[u] == math.inf or late[w] == math.inf:
                 continue
-            first, last = int(early[u]), T - k - int(late[w])
+            first, last = int(early[u]), T - k - (int(late[w]) if complete else 0)
             if last < first:
                 continue
             cols = lm.add_vars(last - first + 1, 0.0, 1.0, integer=True)
@@ -113,12 +124,13 @@ def build(topo: Topology, specs: list[ChunkSpec], link_steps: list[int], horizon
 
 def ten_ilp(topo: Topology, specs: list[ChunkSpec], link_steps: list[int], time_limit: float = 30.0,
             max_extra: int = 20, congestion: bool = True, progress=None, first: int | None = None,
-            polish_s: float = 2.0) -> TenResult:
+            polish_s: float = 2.0, budget_s: float | None = None) -> TenResult:
     """The smallest feasible horizon and its sends (module docstring). ``time_limit`` bounds each solve;
     ``first``: the horizon to start from (default: the lower bound). Each horizon is first solved for
     feasibility alone (no objective: HiGHS finds a 6x6-mesh Table V schedule in 1.5 s that way, and none in 60 s
     while maximising early arrivals); the first feasible one is then improved for early arrivals (Fig. 12b) for
-    at most ``polish_s`` seconds, starting from the schedule found."""
+    at most ``polish_s`` seconds, starting from the schedule found. ``budget_s``: seconds for the whole search
+    (each solve gets what is left of it; the search stops with ``timeout`` when it is spent)."""
     if topo.switch_nodes:
         raise NotApplicable("TACOS-ILP runs on point-to-point links: unwind the switches first")
     begin = time.perf_counter()
@@ -135,7 +147,13 @@ def ten_ilp(topo: Topology, specs: list[ChunkSpec], link_steps: list[int], time_
             raise
         early_arrivals = lm.cost
         lm.cost = [0.0] * len(early_arrivals)          # first: is there any schedule of T steps?
-        outcome = solve(lm, time_limit, gap=1e-6)
+        limit = time_limit
+        if budget_s is not None:
+            limit = min(limit, budget_s - (time.perf_counter() - begin))
+            if limit <= 0.05:
+                out.status = TIMEOUT
+                break
+        outcome = solve(lm, limit, gap=1e-6)
         binaries = sum(lm.integer)
         out.tried.append((horizon, outcome.status, outcome.seconds, binaries))
         if progress is not None:
