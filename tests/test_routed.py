@@ -45,14 +45,20 @@ def test_ring_on_the_10x10_mesh():
     assert r.detail.rings == 1 and r.detail.ring_busbw_gbs > 0
 
 
-@settings(max_examples=20, deadline=None)
-@given(strongly_connected_topologies(max_nodes=8, switches=False))
+@settings(max_examples=30, deadline=None)
+@given(strongly_connected_topologies(max_nodes=8, switches=True))
 def test_routed_schedules_verify_on_random_digraphs(topo):
-    """On any strongly connected digraph the routed ring and the trees give every phased collective, and the
-    repeated receipts left out make the reduce-scatter add each contribution once."""
-    for build in (routed_ring_allgather, tree_allgather):
+    """On any strongly connected digraph, switches included, the routed ring, the trees and Direct give every
+    phased collective, and the repeated receipts left out (with the switches' matching arrivals) make the
+    reduce-scatter add each contribution once."""
+    from solvers.baselines.rooted import direct_allgather
+
+    if topo.n < 2:
+        return
+    for build in (routed_ring_allgather, tree_allgather, direct_allgather):
         for coll in (Collective.ALLGATHER, Collective.REDUCE_SCATTER, Collective.ALLREDUCE):
             assert verify(topo, phased(topo, coll, build)).ok
         once = first_receipts(topo, build(topo))
-        got = [(topo.links[t.link].dst, t.shard, t.lo, t.hi) for t in once.transfers]
+        got = [(topo.links[t.link].dst, t.shard, t.lo, t.hi) for t in once.transfers
+               if topo.is_compute(topo.links[t.link].dst)]
         assert len(got) == len(set(got)) and all(w != s for w, s, _, _ in got)

@@ -145,7 +145,36 @@ def first_receipts(topo: Topology, schedule: Schedule) -> Schedule:
                 continue
             held.add(key)
         kept.append(t)
+    if topo.switch_nodes:
+        kept = _balanced_switches(topo, kept)
     return Schedule(schedule.collective, kept, schedule.algo, schedule.notes, root=schedule.root)
+
+
+def _balanced_switches(topo: Topology, transfers: list[Transfer]) -> list[Transfer]:
+    """``transfers`` with, at every switch, as many copies of each piece coming in as going out: a copy whose
+    onward send was left out is not sent to the switch either (the latest of its arrivals go first, and a switch
+    that loses an arrival from another switch passes the surplus up), so that the schedule run backwards on G^T
+    has every switch forward only what it received."""
+    out = list(transfers)
+    while True:
+        count: dict[tuple, int] = {}
+        for t in out:
+            link = topo.links[t.link]
+            if not topo.is_compute(link.dst):
+                count[(link.dst, t.shard, t.lo, t.hi)] = count.get((link.dst, t.shard, t.lo, t.hi), 0) + 1
+            if not topo.is_compute(link.src):
+                count[(link.src, t.shard, t.lo, t.hi)] = count.get((link.src, t.shard, t.lo, t.hi), 0) - 1
+        surplus = {k: v for k, v in count.items() if v > 0}
+        if not surplus:
+            return out
+        drop = set()
+        for i in sorted(range(len(out)), key=lambda i: -out[i].step):
+            t = out[i]
+            key = (topo.links[t.link].dst, t.shard, t.lo, t.hi)
+            if surplus.get(key, 0) > 0:
+                surplus[key] -= 1
+                drop.add(i)
+        out = [t for i, t in enumerate(out) if i not in drop]
 
 
 def chain(topo: Topology, collective: Collective, root: int, pieces: int = 8) -> Schedule:
