@@ -27,7 +27,7 @@ _REDUCES = (Collective.REDUCE_SCATTER, Collective.REDUCE)
 def reverse(schedule: Schedule) -> Schedule:
     """A^T: the reverse of a schedule, valid on the transposed topology: allgather and reduce-scatter, broadcast
     and reduce (TACOS section II-A: Reduce is the inverse of Broadcast), gather and scatter (copies both ways)
-    become each other; a root stays the root."""
+    become each other; a root stays the root, a group the group."""
     if schedule.collective not in _REVERSED:
         raise ValueError(f"only allgather, reduce-scatter and the rooted collectives reverse, not "
                          f"{schedule.collective.value}")
@@ -40,9 +40,10 @@ def reverse(schedule: Schedule) -> Schedule:
         step = cols.step.astype(narrowest(last + 1))
         np.subtract(last + 1, step, out=step)
         flipped = replace(cols, step=step, reduce=np.full(len(cols.step), to_reduce))
-        return Schedule(target, algo=schedule.algo, notes=schedule.notes, cols=flipped, root=root)
+        return Schedule(target, algo=schedule.algo, notes=schedule.notes, cols=flipped, root=root,
+                        group=schedule.group)
     transfers = [Transfer(t.shard, t.lo, t.hi, t.link, last - t.step + 1, to_reduce) for t in schedule.transfers]
-    return Schedule(target, transfers, schedule.algo, dict(schedule.notes), root=root)
+    return Schedule(target, transfers, schedule.algo, dict(schedule.notes), root=root, group=schedule.group)
 
 
 def compose_allreduce(rs: Schedule, ag: Schedule) -> Schedule:

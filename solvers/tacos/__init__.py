@@ -11,7 +11,8 @@ order, so every send follows the arrival of what it forwards.
 Times. ``time_us`` is the synthesizer's own estimate: the continuous-time makespan of the greedy under the link
 model alpha + chunk / bandwidth, one chunk per link at a time (the reduce-scatter phase mirrors the All-Gather on
 the transpose; the all-reduce adds the phases, no overlap). ``bound_us`` is the ingress lower bound of notes 1.13
-for each phase, summed. The IR's alpha-beta step model prices the same schedule differently (every step lasts as
+for each phase, summed. ``tacos_rooted`` does the same for broadcast, reduce, gather and scatter over their chunks
+as pre/postconditions (``demands``, ``joint``), with the distance and ingress bound of any postcondition. The IR's alpha-beta step model prices the same schedule differently (every step lasts as
 long as its slowest link) and is reported beside it by ``synthesize``.
 """
 from __future__ import annotations
@@ -225,6 +226,6 @@ def tacos_rooted(topo: Topology, collective: Collective, root: int, chunks: int 
                                {"tacos_time_us": run.time})
     bound = lower_bound(flat, specs, link_times(flat, size))
     kept = GreedyRun(run.time, [(a, b, c, link) for a, b, c, link, _ in run.sends], len(run.spread), 0, 0, run.seed)
-    phase = Phase(collective.value, run.time, bound, run.spread, len(run.spread), len(run.sends), 0, 0, kept)
+    phase = Phase(collective.value, run.time, bound, run.spread, 0, len(run.sends), 0, 0, kept)  # events: not counted
     return TacosResult(flat, schedule, collective, chunks, size, restarts, [phase], time.perf_counter() - start,
                        flat is not topo)
