@@ -37,6 +37,7 @@ from .core.schedule import Collective, Schedule
 from .core.verify import verify
 
 MAX_TENANTS = 64
+MAX_JOINT_CHUNKS = 16_384      # chunks of all tenants in one joint TACOS run (the greedy's bitsets, the ILP's rows)
 MAX_FILE_BYTES = 256 * 1024
 JOINT = ("tacos", "tacos_ilp", "taccl_like", "teccl")
 MODES = ("joint", "separate")
@@ -244,6 +245,9 @@ def _joint(topo: Topology, tenants: list[Tenant], algo: str, options: dict, prog
         each = (rooted_chunk_bytes(t.collective, t.total_bytes, n, chunks) if t.collective.rooted
                 else chunk_size(t.total_bytes, n, chunks))
         size = max(size, each)
+    if len(specs) > MAX_JOINT_CHUNKS:
+        raise NotApplicable(f"the tenants have {len(specs)} chunks in all, more than the joint synthesis takes "
+                            f"({MAX_JOINT_CHUNKS}); use --mode separate, fewer chunks or fewer tenants")
     if algo == "tacos":
         report = None if progress is None else (lambda f: progress("tacos joint", f))
         run = best_joint(flat, specs, size, int(options.get("restarts", DEFAULT_RESTARTS)),

@@ -264,3 +264,12 @@ def test_tenants_on_groups_of_gpus():
         synthesize_tenants(topo, bad, "tacos", "joint")
     with pytest.raises(Exception, match="only the joint synthesis serves"):
         synthesize_tenants(topo, tenants, "sptree", "separate")
+
+
+def test_a_joint_run_too_large_is_one_line(monkeypatch):
+    import solvers.tenants as tenants_module
+
+    monkeypatch.setattr(tenants_module, "MAX_JOINT_CHUNKS", 10)
+    tenants = read_tenants(json.dumps(TABLE_V))
+    with pytest.raises(Exception, match="more than the joint synthesis takes"):
+        synthesize_tenants(load("mesh(3,3)"), tenants, "tacos", "joint")
