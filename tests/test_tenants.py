@@ -272,4 +272,4 @@ def test_a_joint_run_too_large_is_one_line(monkeypatch):
     monkeypatch.setattr(tenants_module, "MAX_JOINT_CHUNKS", 10)
     tenants = read_tenants(json.dumps(TABLE_V))
     with pytest.raises(Exception, match="more than the joint synthesis takes"):
-        synthesize_tenants(load("mesh(3,3)"), tenants, "tacos", "joint")
+        synthesize_tenants(load("mesh(6,6)"), tenants, "tacos", "joint")
