@@ -81,3 +81,24 @@ def test_table_iii_mesh_with_npus_7_and_9_failed():
     assert built["tacos_ilp"].detail.status == "optimal"
     assert times["tacos"] == pytest.approx(times["tacos_ilp"]) == pytest.approx(times["taccl_like"])
     assert times["ring"] > 1.2 * times["tacos_ilp"] and times["direct"] > 1.2 * times["tacos_ilp"]
+
+
+@pytest.mark.parametrize("expr", ["gkautz(3,10)", "circulant(12,[1,5])"])
+def test_chunked_bfb_on_the_cli_within_theorem_20(expr, capsys):
+    """Direct-connect App. E.2: BFB's shares rounded to P whole chunks verify, never beat the exact schedule, and
+    lose at most d (d^D - 1) / ((d - 1) P N) of M/B (Theorem 20)."""
+    import json
+    from fractions import Fraction
+
+    from studio.cli import main
+    from topologies.properties import degree, diameter
+
+    topo = load(expr)
+    exact = synthesize(topo, "bfb", "allgather").cost.tb_factor
+    d, big_d, n = degree(topo), diameter(topo), topo.n
+    for chunks in (1, 2, 5):
+        code = main(["schedule", expr, "--algo", "bfb", "--chunks", str(chunks), "--json", "--no-cache"])
+        out = json.loads(capsys.readouterr().out)
+        tb = Fraction(out["tb_factor_exact"])
+        assert code == 0 and out["verified"]
+        assert exact <= tb <= exact + Fraction(d * (d ** big_d - 1), (d - 1) * chunks * n)

@@ -6,9 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..core.detail import Detail
+from ..core.errors import NotApplicable
 from ..core.schedule import Collective
-from ..registry import AllgatherSynthesizer, register
-from .bfb import bfb_allgather, bfb_timed, shared_workers
+from ..registry import AllgatherSynthesizer, option, register
+from .bfb import bfb_allgather, bfb_chunked, bfb_timed, shared_workers
 from .expansion import expansion_allgather
 
 
@@ -43,13 +44,21 @@ class DirectConnectDetail(Detail):
                                   "hall_links": r.tight_links, "balanced": r.balanced} for r in self.report]}
 
 
+@dataclass(frozen=True)
+class BfbOptions:
+    chunks: int = option(0, "App. E.2: every shard in P equal chunks, LP (1)'s shares rounded to whole chunks "
+                            "(Theorem 20 bounds the loss); 0: the exact fractional shares", minimum=0,
+                         maximum=4096, page_maximum=64, key="bfb_chunks", label="Chunks per shard (0 = exact)")
+
+
 @register
 class Bfb(AllgatherSynthesizer):
     name = "bfb"
-    summary = "optimal breadth-first-broadcast schedule (LP (1), solved exactly)"
-    paper = "Zhao et al., Efficient Direct-Connect Topologies, section 5 and App. E.3"
+    summary = "optimal breadth-first-broadcast schedule (LP (1), solved exactly; --chunks P: whole chunks)"
+    paper = "Zhao et al., Efficient Direct-Connect Topologies, section 5 and App. E.2-E.3"
     rank = 60
     reports_progress = True
+    Options = BfbOptions
 
     @classmethod
     def uses_bytes(cls, topo):
@@ -57,7 +66,12 @@ class Bfb(AllgatherSynthesizer):
 
     def allgather(self, topo, options, work, progress):
         if work.total_bytes is not None and any(l.alpha for l in topo.links):
+            if options.chunks:
+                raise NotApplicable("chunked BFB rounds LP (1)'s shares; on links with alpha BFB solves LP (14) "
+                                    "for M instead (leave out --chunks)")
             return bfb_timed(topo, work.total_bytes)         # LP (14): U in microseconds for this M
+        if options.chunks:
+            return bfb_chunked(topo, options.chunks)
         return bfb_allgather(topo, progress=progress)
 
     def build(self, topo, collective, options, work):
