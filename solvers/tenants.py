@@ -293,8 +293,8 @@ def _teccl_joint(topo: Topology, tenants: list[Tenant], options: dict, progress)
         size = max(size, Fraction(t.total_bytes) / (chunks if whole else chunks * n))
     report = None if progress is None else (lambda text, f: progress(f"teccl: {text}", f))
     found, schedules = solve_parts(topo, parts, size, report, **options)
-    return topo, schedules, {"teccl_status": found.status, "epochs": found.epochs, "epoch_us": float(found.timing.tau_us),
-                             "chunk_bytes": float(size)}
+    return topo, schedules, {"teccl_status": found.status, "epochs": found.epochs,
+                             "epoch_us": float(found.timing.tau_us), "chunk_bytes": float(size)}
 
 
 def synthesize_tenants(topo: Topology, tenants: list[Tenant], algo: str = "tacos", mode: str = "joint",

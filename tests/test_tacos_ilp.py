@@ -41,7 +41,8 @@ def test_the_discretization_factor_counts_steps():
     """f = half the chunk time makes every link two steps: the same schedule in twice the steps."""
     topo = load("mesh(3,3)")
     auto = synthesize(topo, "tacos_ilp", "allgather", total_bytes=9e6)
-    half = synthesize(topo, "tacos_ilp", "allgather", total_bytes=9e6, options={"quantum_us": auto.detail.quantum_us / 2})
+    half = synthesize(topo, "tacos_ilp", "allgather", total_bytes=9e6,
+                      options={"quantum_us": auto.detail.quantum_us / 2})
     assert half.verification.ok and half.detail.steps == [2 * auto.detail.steps[0]]
     assert half.detail.quantum_us == pytest.approx(auto.detail.quantum_us / 2)
 

@@ -49,7 +49,7 @@ def test_export_alltoall(tmp_path, capsys):
 
 
 def test_errors_are_one_line(capsys):
-    for argv, text in [(("schedule", "ring(3)", "--algo", "ring", "--chunks", "2"), "applies to tacos, teccl"),
+    for argv, text in [(("schedule", "ring(3)", "--algo", "ring", "--chunks", "2"), "tacos, teccl, tacos_ilp"),
                        (("schedule", "ring(4)", "--algo", "teccl", "--collective", "alltoall", "--epochs", "5"),
                         "infeasible"),
                        (("schedule", "ring(3)", "--algo", "teccl", "--epoch", "soon"), "--epoch"),

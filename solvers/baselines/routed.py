@@ -57,7 +57,8 @@ def routed_ring_allgather(topo: Topology) -> Schedule:
     for r in range(1, n):
         for i in range(n):
             shard = order[(i - r + 1) % n]
-            transfers.extend(Transfer(shard, ZERO, ONE, link, (r - 1) * hops + j + 1) for j, link in enumerate(routes[i]))
+            transfers.extend(Transfer(shard, ZERO, ONE, link, (r - 1) * hops + j + 1)
+                             for j, link in enumerate(routes[i]))
     load: dict[int, int] = {}
     for route in routes:
         for link in route:

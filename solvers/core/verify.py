@@ -197,7 +197,8 @@ class _Simulator:
                 self.fail(f"{self.head(t)} but does not hold {self.span(a, b)} yet (data not yet received)")
                 return None
             if not t.reduce and mask != self.full:
-                self.fail(f"{self.head(t)} as a copy, but its {self.span(a, b)} is a partial sum of {self.contributors(mask)}, "
+                self.fail(f"{self.head(t)} as a copy, but its {self.span(a, b)} is a partial sum of "
+                          f"{self.contributors(mask)}, "
                           f"not yet fully reduced")
                 return None
         return pieces

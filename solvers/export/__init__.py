@@ -30,7 +30,7 @@ from topologies.model import Topology
 
 from ..core.errors import NotApplicable
 from ..core.gc_pause import gc_paused
-from ..core.schedule import Collective, Schedule
+from ..core.schedule import Schedule
 from .check import Report, check_xml, runtime_for, simulate, validate
 from .lower import Lowering, _refuse_custom, lower, lowering
 from .msccl_xml import parse_xml, to_xml

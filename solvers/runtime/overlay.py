@@ -7,8 +7,8 @@ t: synthesized jointly, the tenants already share one step numbering; synthesize
 every dependency stays inside its tenant, and a link serves the messages of all tenants in that order, so two
 tenants on one link wait for each other. A tenant's buffer of M_i bytes is its own: its shards are M_i / N_i
 bytes (N_i the GPUs of its group, every GPU by default), so its loads are scaled to shards of M / N, with M the
-largest tenant's buffer and N the fabric's GPUs, and the pipelining depth P (the same for every tenant, as one runtime loop
-would) is the one with the least makespan, tried as ``Model.times`` does.
+largest tenant's buffer and N the fabric's GPUs; the pipelining depth P (the same for every tenant, as one
+runtime loop would) is the one with the least makespan, tried as ``Model.times`` does.
 
 ``overlay(topo, schedules, sizes, execution)`` gives each tenant's finish time (the end of its last message),
 the makespan, and each tenant's time alone for comparison.

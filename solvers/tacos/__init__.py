@@ -12,8 +12,9 @@ Times. ``time_us`` is the synthesizer's own estimate: the continuous-time makesp
 model alpha + chunk / bandwidth, one chunk per link at a time (the reduce-scatter phase mirrors the All-Gather on
 the transpose; the all-reduce adds the phases, no overlap). ``bound_us`` is the ingress lower bound of notes 1.13
 for each phase, summed. ``tacos_rooted`` does the same for broadcast, reduce, gather and scatter over their chunks
-as pre/postconditions (``demands``, ``joint``), with the distance and ingress bound of any postcondition. The IR's alpha-beta step model prices the same schedule differently (every step lasts as
-long as its slowest link) and is reported beside it by ``synthesize``.
+as pre/postconditions (``demands``, ``joint``), with the distance and ingress bound of any postcondition. The IR's
+alpha-beta step model prices the same schedule differently (every step lasts as long as its slowest link) and is
+reported beside it by ``synthesize``.
 """
 from __future__ import annotations
 
