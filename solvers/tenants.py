@@ -256,15 +256,9 @@ def _joint(topo: Topology, tenants: list[Tenant], algo: str, options: dict, prog
         return flat, schedules, {"synthesizer_time_us": run.time, "chunk_bytes": size, "restarts": len(run.spread)}
     steps, quantum = link_step_counts(link_times(flat, size))
     congestion = algo == "tacos_ilp"
-    first = None
-    if not congestion:
-        from .tacos.demands import distance_bound
-
-        first = max(1, round(max(distance_bound(flat.transpose() if s.reverse else flat, [s.travelling()], steps)
-                                 for s in specs)))
     report = None if progress is None else (lambda h, status: progress(f"{algo}: horizon {h} {status}", 0.0))
     out = ten_ilp(flat, specs, steps, float(options.get("time_limit", 30.0)), congestion=congestion,
-                  progress=report, first=first)
+                  progress=report)
     if out.steps is None:
         raise NotApplicable(f"{algo}: no joint schedule found ({out.status} after {out.seconds:.1f} s; raise "
                             f"--time-limit or use tacos)")

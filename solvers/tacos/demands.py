@@ -145,18 +145,21 @@ def bitsets(topo: Topology, specs: list[ChunkSpec]) -> tuple[list[int], list[int
     return has, need
 
 
+def first_deliveries(topo: Topology, sends) -> list[tuple[float, float, int, int]]:
+    """Of the sends (start, end, chunk, link), the first to arrive per (chunk, receiving node), in arrival order."""
+    first: dict[tuple[int, int], tuple[float, float, int, int]] = {}
+    for send in sorted(sends, key=lambda s: (s[1], s[0], s[3])):
+        first.setdefault((send[2], topo.links[send[3]].dst), send)
+    return list(first.values())
+
+
 def prune(topo: Topology, specs: list[ChunkSpec], sends: list[tuple[float, float, int, int]]
           ) -> list[tuple[float, float, int, int]]:
     """The sends (start, end, chunk, link) that matter: a send stays when its receiver is a target of the chunk (in
     the specs without relays, as they travel on ``topo``) or forwards the chunk in a send that stays; the first
     delivery per (chunk, node)."""
     kept, wanted = [], set()
-    first: dict[tuple[int, int], tuple[float, float, int, int]] = {}
-    for send in sorted(sends, key=lambda s: (s[1], s[0], s[3])):
-        key = (send[2], topo.links[send[3]].dst)
-        if key not in first:
-            first[key] = send
-    for send in sorted(first.values(), key=lambda s: (-s[0], -s[1], s[3])):
+    for send in sorted(first_deliveries(topo, sends), key=lambda s: (-s[0], -s[1], s[3])):
         _start, _end, c, link = send
         u, w = topo.links[link].src, topo.links[link].dst
         if w in specs[c].targets or (c, w) in wanted:
@@ -225,15 +228,16 @@ def ingress_bound(topo: Topology, specs: list[ChunkSpec], times: list[float]) ->
     return best
 
 
-def lower_bound(topo: Topology, specs: list[ChunkSpec], times: list[float]) -> float:
+def lower_bound(topo: Topology, specs: list[ChunkSpec], times: list[float], ingress: bool = True) -> float:
     """max(distance bound, ingress bound), each on the graph a chunk travels (the transpose for ``reverse``
-    chunks, where its time reverse takes as long)."""
+    chunks, where its time reverse takes as long); ``ingress=False``: the distance bound alone (links shared
+    without limit, as in the TEN ILP without its congestion constraint)."""
     forward = [s for s in specs if not s.reverse]
     backward = [s.travelling() for s in specs if s.reverse]
     out = 0.0
     for g, part in ((topo, forward), (topo.transpose(), backward)):
         if part:
-            out = max(out, distance_bound(g, part, times), ingress_bound(g, part, times))
+            out = max(out, distance_bound(g, part, times), ingress_bound(g, part, times) if ingress else 0.0)
     return out
 
 

@@ -32,6 +32,7 @@ class JointRun:
     sends: list[tuple[float, float, int, int, bool]]
     seed: int = 0
     spread: list[float] = field(default_factory=list)
+    bound: float = 0.0                  # ``demands.lower_bound`` of the chunks (``best_joint``)
 
 
 def greedy_joint(flat: Topology, specs: list[ChunkSpec], chunk_bytes: float, seed: int = 0) -> JointRun:
@@ -81,7 +82,7 @@ def best_joint(flat: Topology, specs: list[ChunkSpec], chunk_bytes: float, resta
             progress((i + 1) / runs)
         if best.time <= bound * (1 + TIE):
             break
-    best.spread = spread
+    best.spread, best.bound = spread, bound
     return best
 
 

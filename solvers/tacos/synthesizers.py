@@ -165,18 +165,10 @@ class _TenIlp(Synthesizer):
             if options.window or options.early_s:
                 return _windowed(g, coll, root, options, steps, quantum, size, found, self.name, work)
             specs = collective_chunks(g, coll, root, options.chunks)
-            first = None
-            if not self.congestion:            # without congestion only distances bound the horizon
-                from .demands import distance_bound
-
-                travel = [s.travelling() for s in specs]
-                first = max(1, round(max(distance_bound(g.transpose() if s.reverse else g, [t], steps)
-                                         for s, t in zip(specs, travel))))
             report = None if work.progress is None else (
                 lambda horizon, status: work.progress(f"{self.name}: horizon {horizon} {status}", 0.0))
             try:
-                out = ten_ilp(g, specs, steps, options.time_limit, congestion=self.congestion, progress=report,
-                              first=first)
+                out = ten_ilp(g, specs, steps, options.time_limit, congestion=self.congestion, progress=report)
             except NotApplicable as exc:
                 if self.congestion or "would need" not in str(exc):
                     raise

@@ -16,7 +16,8 @@ binary, the maximised h is 0 or 1 at every optimum, and only x needs branching. 
 are left out: h before the earliest step a chunk can reach v, sends from a node that cannot hold the chunk yet,
 and sends that arrive too late to reach a target by T.
 
-The horizon T starts at ``demands.lower_bound`` in steps and grows by one until the program is feasible; the
+The horizon T starts at ``demands.lower_bound`` in steps (its distance half alone without congestion) and grows
+by one until the program is feasible; the
 first feasible T is optimal in TEN time when it is the bound or every shorter one was proven infeasible (status
 ``optimal``).
 """
@@ -134,8 +135,8 @@ def ten_ilp(topo: Topology, specs: list[ChunkSpec], link_steps: list[int], time_
     if topo.switch_nodes:
         raise NotApplicable("TACOS-ILP runs on point-to-point links: unwind the switches first")
     begin = time.perf_counter()
-    start = first if first is not None else int(math.ceil(lower_bound(topo, specs, [float(k) for k in link_steps])
-                                                          - 1e-9))
+    bound = lower_bound(topo, specs, [float(k) for k in link_steps], ingress=congestion)
+    start = first if first is not None else int(math.ceil(bound - 1e-9))
     out = TenResult(TIMEOUT, None)
     transpose = topo.transpose()
     for horizon in range(max(start, 1), max(start, 1) + max_extra + 1):

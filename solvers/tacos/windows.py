@@ -18,6 +18,7 @@ everything that reaches no target pruned (``demands.prune``), and a note of how 
 from __future__ import annotations
 
 import math
+import random
 import time
 from dataclasses import replace
 
@@ -25,7 +26,7 @@ from topologies.model import Topology
 
 from ..core.errors import NotApplicable
 from ..teccl.solve import solve
-from .demands import ChunkSpec, bitsets, prune, with_relays
+from .demands import ChunkSpec, bitsets, first_deliveries, prune, with_relays
 from .ten_ilp import build, ten_ilp
 
 MAX_WINDOWS = 500
@@ -38,14 +39,7 @@ def _window(topo: Topology, specs: list[ChunkSpec], link_steps: list[int], windo
     outcome = solve(lm, time_limit, gap=WINDOW_GAP)
     if not outcome.has_solution:
         return None
-    chosen = sorted((t, t + link_steps[e], c, e) for c, e, t, j in xs if lm.values[j] > 0.5)
-    got, out = set(), []
-    for send in sorted(chosen, key=lambda s: (s[1], s[0], s[3])):
-        key = (send[2], topo.links[send[3]].dst)
-        if key not in got:
-            got.add(key)
-            out.append(send)
-    return out
+    return first_deliveries(topo, [(t, t + link_steps[e], c, e) for c, e, t, j in xs if lm.values[j] > 0.5])
 
 
 def _advance(topo: Topology, specs: list[ChunkSpec], sends) -> list[ChunkSpec]:
@@ -104,7 +98,7 @@ def early_terminated(topo: Topology, specs: list[ChunkSpec], link_steps: list[in
     missing = sum(len(s.targets) for s in left)
     if missing:
         live = [i for i, s in enumerate(left) if s.targets]
-        chunks = with_relays(topo, [left[i] for i in live], _rng())
+        chunks = with_relays(topo, [left[i] for i in live], random.Random(0))
         has, need = bitsets(topo, chunks)
         run = greedy_demands(topo, has, need, chunk_bytes)
         sends += [(horizon + a / quantum, horizon + b / quantum, live[c], e) for a, b, c, e in run.sends]
@@ -112,10 +106,4 @@ def early_terminated(topo: Topology, specs: list[ChunkSpec], link_steps: list[in
     end = max((b for _a, b, _c, _e in kept), default=0)
     return kept, math.ceil(end - 1e-9), (f"early termination after {budget_s:g} s: the ILP at horizon {horizon} "
                                          f"delivered what it could, TACOS's greedy the other {missing}")
-
-
-def _rng():
-    import random
-
-    return random.Random(0)
 
