@@ -26,11 +26,12 @@ _PAGES = [("studio.pages.home", "Home", ":material/home:", "home", "What the stu
            "Build a topology from an expression, a catalogue base, a family with expansions or a file; see it drawn "
            "with its diameter beside the Moore bound."),
           ("studio.pages.schedule", "Schedule", ":material/schedule:", "schedule",
-           "Synthesize an allgather, reduce-scatter or allreduce on the design (BFB, expansion, ForestColl, TE-CCL, "
-           "TACOS, rings, trees), verified step by step, timed for the sidebar's workload and exported as MSCCL."),
+           "Synthesize an allgather, reduce-scatter, allreduce, broadcast, reduce, gather or scatter on the design "
+           "(BFB, expansion, ForestColl, TE-CCL, TACOS, rings, trees), verified step by step, timed for the "
+           "sidebar's workload and exported as MSCCL."),
           ("studio.pages.compare", "Compare", ":material/compare_arrows:", "compare",
            "Run every synthesizer that applies on one or more designs under one time budget: one table, one "
-           "time-against-size chart, the fastest per size range."),
+           "time-against-size chart, the fastest per size range; or several collectives sharing one design."),
           ("studio.pages.finder", "Finder", ":material/travel_explore:", "finder",
            "The Pareto frontier of steps against bandwidth cost for N nodes of degree d, the best design for your "
            "workload, and the best time as N grows."),
@@ -45,7 +46,7 @@ _PAGES = [("studio.pages.home", "Home", ":material/home:", "home", "What the stu
            "switch trees."),
           ("studio.pages.learn", "Learn", ":material/school:", "learn",
            "The ideas behind it all with live figures: rings, the Moore bound, line-graph expansions, the Pareto "
-           "frontier, GenModel and the runtime model.")]
+           "frontier, GenModel, the runtime model, failures, rooted collectives and shared fabrics.")]
 
 
 def pages() -> list:
