@@ -2,8 +2,8 @@
 
 A connected graph is distance-regular when, for two vertices x, y at distance h, the number of vertices at
 distance i from x and j from y depends only on (h, i, j) (paper Def 17). Theorem 18 of the paper gives every such
-graph a bandwidth-optimal BFB schedule, and Table 8 lists the degree-4 examples built here (the 4-cube Q4 is built
-elsewhere and the GH(3,3) incidence graph is not built).
+graph a bandwidth-optimal BFB schedule, and Table 8 lists the degree-4 examples built here: all 15 of them, the 4-cube
+Q4 in ``families.hypercube`` and the other 14 in this module.
 
 Every function returns a bidirectional unit-link Topology: each undirected edge {u, v} becomes the two links
 u -> v and v -> u. Node ids are readable labels (subsets, field elements, homogeneous coordinates, ...), ``name`` is
@@ -108,6 +108,42 @@ def _symplectic_quadrangle(q: int) -> tuple[list[str], list[tuple[int, int]]]:
                     for a in range(q) for b in range(q) if a or b}
             lines.add(frozenset(index[s] for s in span))
     lines_sorted = sorted(tuple(sorted(line)) for line in lines)
+    n = len(pts)
+    names = [_coords(p) for p in pts] + [f"L{k}" for k in range(len(lines_sorted))]
+    edges = [(i, n + k) for k, line in enumerate(lines_sorted) for i in line]
+    return names, edges
+
+
+def _split_cayley_hexagon(q: int) -> tuple[list[str], list[tuple[int, int]]]:
+    """Incidence graph of the split Cayley hexagon H(q) = GH(q,q), q an odd prime.
+
+    Points: the points of the parabolic quadric Q(6,q) of PG(6,q), x0*x4 + x1*x5 + x2*x6 = x3^2. Lines: the lines
+    of PG(6,q) lying on that quadric whose Grassmann coordinates p_ij = x_i*y_j - x_j*y_i (x, y two points of the
+    line) satisfy Tits' six linear equations p12 = p34, p54 = p32, p20 = p35, p65 = p30, p01 = p36, p46 = p31
+    (H. Van Maldeghem, Generalized Polygons, 1998, section 2.4.13). Two points x, y of the quadric span a line of
+    the quadric iff the polar form B(x, y) vanishes (q odd). Every line has q + 1 points and every point lies on
+    q + 1 lines, so there are (q^6 - 1)/(q - 1) of each.
+    """
+    def quadric(x):
+        return (x[0] * x[4] + x[1] * x[5] + x[2] * x[6] - x[3] * x[3]) % q
+
+    def polar(x, y):
+        return (x[0] * y[4] + x[4] * y[0] + x[1] * y[5] + x[5] * y[1] + x[2] * y[6] + x[6] * y[2]
+                - 2 * x[3] * y[3]) % q
+
+    equations = (((1, 2), (3, 4)), ((5, 4), (3, 2)), ((2, 0), (3, 5)), ((6, 5), (3, 0)), ((0, 1), (3, 6)),
+                 ((4, 6), (3, 1)))
+    pts = [v for v in _normalised_vectors(7, q) if quadric(v) == 0]
+    index = {p: i for i, p in enumerate(pts)}
+    lines: set[tuple[int, ...]] = set()
+    for i, j in combinations(range(len(pts)), 2):
+        x, y = pts[i], pts[j]
+        if polar(x, y):
+            continue
+        if all((x[a] * y[b] - x[b] * y[a] - x[c] * y[e] + x[e] * y[c]) % q == 0 for (a, b), (c, e) in equations):
+            lines.add(tuple(sorted({index[_normalise([s * u + t * w for u, w in zip(x, y)], q)]
+                                    for s in range(q) for t in range(q) if s or t})))
+    lines_sorted = sorted(lines)
     n = len(pts)
     names = [_coords(p) for p in pts] + [f"L{k}" for k in range(len(lines_sorted))]
     edges = [(i, n + k) for k, line in enumerate(lines_sorted) for i in line]
@@ -333,6 +369,18 @@ def tutte12_line() -> Topology:
     return _build(names, edges, "L(Tutte12)", "tutte12_line()")
 
 
+def gh33() -> Topology:
+    """The incidence graph of the generalized hexagon GH(3,3), the split Cayley hexagon H(3).
+
+    Its 364 points are the points of the parabolic quadric Q(6,3) in PG(6,3) and its 364 lines are the lines of
+    that quadric picked out by Tits' Grassmann-coordinate equations (``_split_cayley_hexagon``). 728 nodes,
+    degree 4, diameter 6, girth 12, intersection array {4,3,3,3,3,3; 1,1,1,1,1,4} (direct-connect paper App. F.3,
+    Table 8: T_L = 6, T_L* = 5, T_L** = 6).
+    """
+    names, edges = _split_cayley_hexagon(3)
+    return _build(names, edges, "GH(3,3)", "gh33()")
+
+
 def _odd_nodes(n: int) -> int:
     """C(2n-1, n-1), the node count of the odd graph O_n; 10^18 (above every limit) from n = 33 on, without
     computing a binomial of millions of digits for a huge n."""
@@ -356,4 +404,5 @@ EXPRESSIONS = {
     "gq33": (gq33, lambda: (80, 320), "gq33(): incidence graph of GQ(3,3), 80 nodes"),
     "tutte8_line": (tutte8_line, lambda: (45, 180), "tutte8_line(): line graph of Tutte's 8-cage, 45 nodes"),
     "tutte12_line": (tutte12_line, lambda: (189, 756), "tutte12_line(): line graph of Tutte's 12-cage, 189 nodes"),
+    "gh33": (gh33, lambda: (728, 2912), "gh33(): incidence graph of the generalized hexagon GH(3,3), 728 nodes"),
 }
