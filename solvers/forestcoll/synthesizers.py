@@ -1,5 +1,6 @@
-"""ForestColl's synthesizer: throughput-optimal spanning-tree packing on switched and mixed-bandwidth fabrics
-(ForestColl sections 3-5; Algorithm 3 for a fixed k)."""
+"""ForestColl's synthesizers: throughput-optimal spanning-tree packing on switched and mixed-bandwidth fabrics
+(ForestColl sections 3-5; Algorithm 3 for a fixed k), and its Blink+Switch baseline (section 5.2,
+``blink.py``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -7,6 +8,7 @@ from fractions import Fraction
 
 from ..core.cost import pipelined_factor
 from ..core.detail import Detail
+from ..core.errors import NotApplicable
 from ..registry import Built, Synthesizer, option, register
 from . import MAX_FIXED_K, collective_schedule
 
@@ -59,3 +61,59 @@ class ForestColl(Synthesizer):
         schedule = collective_schedule(topo, collective, options.fixed_k, progress=work.prefixed("forestcoll"))
         n = schedule.notes
         return Built(schedule, detail=ForestDetail(n["k"], n["U"], n["inv_x_star"], n["optimal_algbw_GBps"]))
+
+
+@dataclass
+class BlinkDetail(Detail):
+    """Blink+Switch's packing (``solvers.forestcoll.blink``): its root, K trees in ForestColl's logical topology,
+    the broadcast rate R = K / U and the allreduce algbw R / 2 of the flow model (GB/s), beside ForestColl's
+    RS+AG algbw N x* / 2 on the same fabric."""
+
+    root: str
+    trees: int
+    rate: Fraction
+    allreduce_algbw: Fraction
+    forestcoll_allreduce_algbw: Fraction
+
+    def fields(self, result) -> dict:
+        factor = pipelined_factor(result.topology, result.schedule)
+        return {"blink_root": self.root, "trees": self.trees, "broadcast_rate_GBps": float(self.rate),
+                "blink_allreduce_algbw_GBps": float(self.allreduce_algbw),
+                "forestcoll_allreduce_algbw_GBps": float(self.forestcoll_allreduce_algbw),
+                "flow_algbw_GBps": float(result.topology.n / factor)}
+
+    def compare_note(self) -> str:
+        return (f"root {self.root}, {self.trees} trees, broadcast {float(self.rate):.4g} GB/s, allreduce "
+                f"{float(self.allreduce_algbw):.4g} GB/s (ForestColl {float(self.forestcoll_allreduce_algbw):.4g})")
+
+
+@dataclass(frozen=True)
+class BlinkOptions:
+    root: int | None = option(None, "the GPU (rank among the compute nodes) all trees are rooted at; default: the "
+                              "one with the most trees", minimum=0, flag="--blink-root", key="blink_root",
+                              label="Root GPU", page=False)
+
+
+@register
+class BlinkSwitch(Synthesizer):
+    name = "blink_switch"
+    summary = ("Blink+Switch: Blink's single-root spanning-tree packing on ForestColl's switch-free logical "
+               "topology; allreduce = reduce then broadcast (ForestColl's baseline)")
+    paper = "Zhao et al., ForestColl, section 5.2 (Blink, Wang et al. 2020)"
+    rank = 81
+    reports_progress = True
+    Options = BlinkOptions
+
+    def build(self, topo, collective, options: BlinkOptions, work) -> Built:
+        from .blink import blink_schedule
+
+        root = None
+        if options.root is not None:
+            compute = list(topo.compute_nodes)
+            if options.root >= len(compute):
+                raise NotApplicable(f"--blink-root must be a GPU rank from 0 to {len(compute) - 1}, "
+                                    f"not {options.root}")
+            root = compute[options.root]
+        schedule, packing = blink_schedule(topo, collective, root, progress=work.prefixed("blink_switch"))
+        return Built(schedule, detail=BlinkDetail(topo.names[packing.root], packing.trees, packing.rate,
+                                                  packing.allreduce_algbw, packing.forestcoll_allreduce_algbw))
