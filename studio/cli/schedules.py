@@ -1,5 +1,6 @@
 """``schedule``, ``export``, ``compare`` and ``check-xml``: the commands that synthesize, verify, price and export
-schedules. Every synthesizer and its flags come from the registry (``studio.cli.synth_flags``)."""
+schedules. Every synthesizer and its flags come from the registry (``studio.cli.synth_flags``). ``allreduce-lp``
+(ForestColl's allreduce LP beside RS+AG) lives in ``allreduce_lp.py`` and is added here."""
 from __future__ import annotations
 
 import sys
@@ -9,6 +10,7 @@ from solvers import Collective, synthesize
 from solvers.results_cache import ENV, ResultsCache, cached_synthesize, code_version
 from topologies import load
 
+from . import allreduce_lp
 from .common import (UsageError, add_output_arguments, cache_parent, check_output, design_parent, json_parent, json_text,
                      print_table, progress_for, progress_parent, read_log, workload_from, workload_parent,
                      write_atomically)
@@ -116,6 +118,8 @@ def add_parsers(sub) -> None:
                           "Debian's chromium)")
     cmp.add_argument("--force", action="store_true",
                      help="with --plot: write through a symbolic link, or into a device or FIFO (refused otherwise)")
+
+    allreduce_lp.add_parser(sub)       # ForestColl's allreduce LP (App. E) beside RS+AG
 
     plan = sub.add_parser("check-plan", parents=[as_json],
                           help="validate and simulate an MSCCL++ execution plan (JSON)")
@@ -536,4 +540,4 @@ def check_xml(args) -> int:
 
 
 COMMANDS = {"schedule": schedule, "cache": cache, "export": export, "compare": compare, "check-xml": check_xml,
-            "check-plan": check_plan}
+            "check-plan": check_plan, **allreduce_lp.COMMANDS}
