@@ -102,3 +102,26 @@ def test_chunked_bfb_on_the_cli_within_theorem_20(expr, capsys):
         tb = Fraction(out["tb_factor_exact"])
         assert code == 0 and out["verified"]
         assert exact <= tb <= exact + Fraction(d * (d ** big_d - 1), (d - 1) * chunks * n)
+
+
+def test_npu_order_ring_is_tacos_naive_baseline():
+    """``ring --ring-order npu``: one ring over NPU ids, each edge on a shortest path (TACOS Tables I, III). On a
+    4x4 mesh edges 3->4, 7->8 and 11->12 cross a row (4 hops) and 15->0 the grid (6 hops), so it is slower than
+    NCCL's ring there, a Hamiltonian cycle of one-hop edges."""
+    from solvers.runtime import Execution, simulate
+
+    topo = load("mesh(4,4)")
+    naive = synthesize(topo, "ring", "allreduce", total_bytes=16 << 20, options={"order": "npu"})
+    snake = synthesize(topo, "ring", "allreduce", total_bytes=16 << 20)
+    assert naive.verification.ok and snake.verification.ok
+    assert naive.detail.search.startswith("NPU-index ring order, 6 hop(s)")
+    once = Execution(slices=1)
+    assert (simulate(naive.topology, naive.schedule, 16 << 20, once).time_us
+            > 1.2 * simulate(snake.topology, snake.schedule, 16 << 20, once).time_us)
+
+
+@settings(max_examples=15, deadline=None)
+@given(strongly_connected_topologies(max_nodes=12))
+def test_npu_order_ring_verifies_on_any_fabric(topo):
+    for coll in ("allgather", "reduce_scatter", "allreduce"):
+        assert synthesize(topo, "ring", coll, options={"order": "npu"}).verification.ok

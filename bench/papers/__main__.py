@@ -25,16 +25,17 @@ def table(paper: str, rows: list[Row]) -> str:
     """One paper's rows as a Markdown table, with the explanations of known differences below it."""
     lines = [f"### {paper}", "", "| table | row | paper | ours | ours/paper | tolerance | ok |",
              "|---|---|---:|---:|---:|---:|---|"]
-    notes = []
+    notes: dict[str, list[str]] = {}
     for r in rows:
         mark = "yes" if r.ok else ("explained" if r.known else "NO")
         lines.append(f"| {r.table} | {r.row} | {_fmt(r.paper_value)} | {_fmt(r.ours)} | {_fmt(r.ratio)} | "
                      f"{r.tolerance:g} | {mark} |")
         if r.known and not r.ok:
-            notes.append(f"- {r.table}, {r.row}: {r.known}")
+            notes.setdefault(r.known, []).append(f"{r.table}, {r.row}")
         if r.error:
-            notes.append(f"- {r.table}, {r.row}: error: {r.error}")
-    return "\n".join(lines + ([""] + notes if notes else []))
+            notes.setdefault(f"error: {r.error}", []).append(f"{r.table}, {r.row}")
+    text = [f"- {'; '.join(where)}: {why}" for why, where in notes.items()]
+    return "\n".join(lines + ([""] + text if text else []))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -8,6 +8,8 @@ Ring, Direct and TACCL-like on meshes and on meshes with failed NPUs, Tables I a
   again (``rooted.first_receipts``). It is the ring of a topology that has no Hamiltonian cycle the search finds
   (a mesh with failed NPUs), as TACOS maps its Ring baseline onto a mesh; its ring bandwidth is the least
   bandwidth / (ring edges routed over the link) of a link, as ``multiring`` counts it.
+* ``npu_order_ring_allgather``: the same routed ring over the NPUs in index order, TACOS's naive Ring baseline
+  (its Tables I and III), which ignores where the links are.
 * ``tree_allgather``: every node's shard down its own shortest-path tree (``rooted._tree``, no care for the other
   trees' links): the optimum of TACOS-ILP without its congestion constraint (any shortest-path routing reaches
   every chunk's distance), which ``taccl_like`` returns where its ILP would be too large to solve.
@@ -45,9 +47,10 @@ def ring_order(topo: Topology) -> list[int]:
     return order
 
 
-def routed_ring_allgather(topo: Topology) -> Schedule:
-    """The ring allgather over ``ring_order`` with every ring edge routed on a shortest path."""
-    order = ring_order(topo)
+def routed_ring_allgather(topo: Topology, order: list[int] | None = None) -> Schedule:
+    """The ring allgather over ``order`` (default ``ring_order``) with every ring edge routed on a shortest path."""
+    given = order is not None
+    order = ring_order(topo) if order is None else list(order)
     n = len(order)
     if n < 2:
         raise NotApplicable("a ring needs two or more compute nodes")
@@ -65,9 +68,18 @@ def routed_ring_allgather(topo: Topology) -> Schedule:
             load[link] = load.get(link, 0) + 1
     busbw = min(float(topo.links[link].bandwidth) / count for link, count in load.items())
     schedule = Schedule(Collective.ALLGATHER, transfers, "ring",
-                        notes={"ring_search": f"no Hamiltonian cycle found: depth-first ring order, {hops} hop(s) "
-                                              f"at most per ring edge", "rings": 1, "ring_busbw_gbs": busbw})
+                        notes={"ring_search": (f"NPU-index ring order, {hops} hop(s) at most per ring edge" if given
+                                               else f"no Hamiltonian cycle found: depth-first ring order, {hops} "
+                                                    f"hop(s) at most per ring edge"),
+                               "rings": 1, "ring_busbw_gbs": busbw})
     return first_receipts(topo, schedule)
+
+
+def npu_order_ring_allgather(topo: Topology) -> Schedule:
+    """TACOS's Ring baseline as its paper runs it (section VII-C, Tables I and III): one logical ring over the NPUs
+    in index order, 0 -> 1 -> ... -> N-1 -> 0, each ring edge routed on a shortest path, whatever the fabric."""
+    _check(topo)
+    return routed_ring_allgather(topo, list(topo.compute_nodes))
 
 
 def tree_allgather(topo: Topology, chunks: int = 1) -> Schedule:

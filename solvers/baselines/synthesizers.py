@@ -39,6 +39,18 @@ class RingDetail(Detail):
         return f"{self.rings}{bound} rings, ring busbw {self.ring_busbw_gbs:.4g} GB/s{routed}"
 
 
+@dataclass
+class RingOptions:
+    order: str = option("nccl", "ring order: nccl (link-disjoint Hamiltonian rings, one per NIC on switched "
+                                "fabrics) or npu (one ring over the NPUs in index order, each edge routed on a "
+                                "shortest path: TACOS's naive Ring baseline, its Tables I and III)",
+                        choices=("nccl", "npu"), flag="--ring-order", key="ring_order", label="Ring order")
+
+
+def _ring(order: str):
+    return routed.npu_order_ring_allgather if order == "npu" else multiring_allgather
+
+
 @register
 class Ring(AllgatherSynthesizer):
     name = "ring"
@@ -46,9 +58,10 @@ class Ring(AllgatherSynthesizer):
                "on switched fabrics), each carrying its share of the buffer")
     paper = "NCCL ring channels (baselines)"
     rank = 10
+    Options = RingOptions
 
     def allgather(self, topo, options, work, progress):
-        return multiring_allgather(topo)
+        return _ring(options.order)(topo)
 
     def build(self, topo, collective: Collective, options, work) -> Built:
         """As every allgather synthesizer, then the ring notes of the phases on the whole schedule: for an
@@ -57,7 +70,7 @@ class Ring(AllgatherSynthesizer):
         phases = []
 
         def builder(g):
-            schedule = multiring_allgather(g)
+            schedule = _ring(options.order)(g)
             phases.append(schedule.notes)
             return schedule
         schedule = build_collective(topo, collective, builder)
