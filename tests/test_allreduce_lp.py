@@ -1,5 +1,6 @@
 """ForestColl's allreduce LP (6) (App. E): it equals RS+AG (N x*/2) where RS+AG is optimal, and always lies
 between RS+AG and the least compute-separating cut."""
+import json
 from fractions import Fraction
 
 import pytest
@@ -166,3 +167,54 @@ def test_an_unused_switch_changes_nothing():
     idle = Topology(names, TWO_CLUSTERS.kinds + (SWITCH,), TWO_CLUSTERS.links)
     for routing in ("pair", "source"):
         assert allreduce_lp(idle, routing=routing).total_rate == pytest.approx(2.0, rel=1e-6)
+
+
+# ---------------------------------------------------------------------------- the doors: CLI and Clusters page
+def test_cli_prints_the_lp_beside_rs_ag(capsys):
+    """``allreduce-lp``: the LP's rate, every GPU's root share and RS+AG's N x*/2. On two boxes of two GPUs
+    (Fig. 2's shape) the box cut bounds every allreduce at 2, which RS+AG reaches (1/x* = 1 by brute force)."""
+    from studio.cli import main
+
+    expr = "cluster(2,2,10,1)"
+    assert main(["allreduce-lp", expr, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    x_star, lam = cut_bounds(parse_topology(expr))
+    assert Fraction(out["rs_ag_rate_exact"]) == 4 * x_star / 2 == lam == 2
+    assert out["lp_rate_GBps"] == pytest.approx(2, rel=1e-6) and out["lp_over_rs_ag"] == pytest.approx(1, rel=1e-6)
+    assert sum(out["root_shares"].values()) == pytest.approx(1) and min(out["root_shares"].values()) >= 0
+    assert out["switched"] and out["routing"] == "source"
+    assert main(["allreduce-lp", expr]) == 0
+    text = capsys.readouterr().out
+    assert "lp_rate_GBps" in text and "root shares" in text and "b1.g1" in text
+
+
+def test_cli_refuses_too_large_and_time_outs_in_one_line(capsys):
+    from studio.cli import main
+
+    assert model_size(parse_topology("cluster(1,64,1,1)"), "source") > 300_000
+    assert main(["allreduce-lp", "cluster(1,64,1,1)"]) == 2
+    err = capsys.readouterr()
+    assert not err.out and err.err.count("\n") == 1 and "variables" in err.err
+    assert main(["allreduce-lp", "dgx_a100(boxes=2)", "--time-limit", "0.001"]) == 2
+    err = capsys.readouterr()
+    assert not err.out and err.err.count("\n") == 1 and "time limit of 0.001 s" in err.err
+    assert main(["allreduce-lp", "cluster(2,2,10,1)", "--time-limit", "0"]) == 2
+    assert "positive" in capsys.readouterr().err
+
+
+def test_clusters_page_solves_the_lp_on_request():
+    from streamlit.testing.v1 import AppTest
+
+    from .conftest import ROOT, shown_metrics, switch_page
+
+    at = switch_page(AppTest.from_file(str(ROOT / "app.py"), default_timeout=180).run(), "clusters").run()
+    at.radio(key="c_source").set_value("expression").run()
+    at.text_input(key="c_expr").set_value("cluster(2,2,10,1)").run()
+    at.segmented_control(key="c_view").set_value("Allreduce LP").run()
+    assert not at.exception and not at.error and not at.dataframe        # solved only on request
+    at.button(key="c_lp_solve").click().run()
+    assert not at.exception and not at.error
+    shown = {m.label: m.value for m in shown_metrics(at)}
+    assert float(shown["LP rate (GB/s)"]) == pytest.approx(2) and shown["RS+AG rate (GB/s)"] == "2.00"
+    shares = at.dataframe[0].value
+    assert len(shares) == 4 and shares["share of M"].sum() == pytest.approx(1)

@@ -1,6 +1,7 @@
 """The Clusters page: build or upload a switched fabric, run ForestColl on it, and see the bottleneck cut, the trees
-of one root, throughput against a fixed k, and the MSCCL export (ForestColl, arXiv:2402.06787); or run TE-CCL on it
-with the Schedule page's knobs and result panel (``studio.teccl_view``)."""
+of one root, throughput against a fixed k, the allreduce LP of App. E beside RS+AG (solved on request), and the
+MSCCL export (ForestColl, arXiv:2402.06787); or run TE-CCL on it with the Schedule page's knobs and result panel
+(``studio.teccl_view``)."""
 from __future__ import annotations
 
 from types import SimpleNamespace
@@ -29,7 +30,7 @@ MAX_CLUSTER_GPUS = 256
 MAX_SCAN_K = 8
 # The result views. A keyed control rather than st.tabs: the chosen view is session state, so a rerun (the k
 # scan finishing, a new root) stays on it, and only that view is computed.
-VIEWS = ("Bottleneck cut", "Trees", "k vs throughput", "Export")
+VIEWS = ("Bottleneck cut", "Trees", "k vs throughput", "Allreduce LP", "Export")
 BUILDERS = {
     "DGX A100 boxes": ("dgx_a100(boxes={a})", "boxes", 2, None),
     "MI250 clusters (16 GPUs)": ("mi250(clusters={a})", "clusters", 2, None),
@@ -178,6 +179,42 @@ def _export(topo, forest, key: str) -> None:
                  request=(key, coll))
 
 
+def _allreduce_lp(topo, key: str) -> None:
+    """ForestColl's allreduce LP (App. E) on the fabric, solved on request: its rate and every GPU's root share
+    beside RS+AG's N x*/2 (``studio.cli.allreduce_lp.lp_report``, the CLI's ``allreduce-lp``)."""
+    from solvers.directconnect.allreduce_lp import LP_TIME_LIMIT_S, MAX_VARIABLES, model_size
+
+    size = model_size(topo, "source")
+    st.caption(f"The LP lets every GPU root its own share of the allreduce and splits every link between the "
+               f"reduce and the broadcast trees; RS+AG is its point with equal shares and halves (N·x*/2). "
+               f"The paper found the LP never above RS+AG. This fabric's LP has {size:,} variables (at most "
+               f"{MAX_VARIABLES:,}); HiGHS gets {LP_TIME_LIMIT_S} s.")
+    done = st.session_state.setdefault("c_lps", {})
+    if st.button("Solve the allreduce LP", key="c_lp_solve"):
+        from studio.cli.allreduce_lp import lp_report
+
+        try:
+            with st.spinner("HiGHS is solving LP (6)"):
+                done[key] = lp_report(topo)
+        except (NotApplicable, ValueError) as exc:
+            st.error(for_page(exc))
+            return
+    out = done.get(key)
+    if out is None:
+        return
+    c = metric_columns(2)
+    c[0].metric("LP rate (GB/s)", f"{out['lp_rate_GBps']:.2f}",
+                help="the sum of the roots' rates x_v: the allreduce of M bytes takes M / this")
+    c[1].metric("RS+AG rate (GB/s)", f"{out['rs_ag_rate_GBps']:.2f}",
+                help="N·x*/2, what ForestColl's allreduce (reduce-scatter then allgather) reaches")
+    total = out["lp_rate_GBps"]
+    st.dataframe(pd.DataFrame([{"GPU": name, "x_v (GB/s)": share * total, "share of M": share}
+                               for name, share in out["root_shares"].items()]), hide_index=True)
+    st.caption(f"LP / RS+AG = {out['lp_over_rs_ag']:.6f}; {out['roots']} GPUs root a positive share (the LP's "
+               f"optimum need not be unique). {out['variables']:,} variables, {out['constraints']:,} constraints, "
+               f"{out['seconds']:.1f} s ({out['status']}).")
+
+
 def _teccl(topo, key: str) -> None:
     """TE-CCL on the fabric: the shared knobs and result panel, and a compact MSCCL export."""
     work = workload.current()
@@ -264,5 +301,7 @@ def render() -> None:
         if rows:
             st.plotly_chart(_scan_figure(rows, float(forest.optimal_algbw)), key="c_scan_fig", width="stretch")
             st.dataframe(blank_missing(pd.DataFrame(rows)), hide_index=True)
+    elif view == "Allreduce LP":
+        _allreduce_lp(topo, key)
     else:
         _export(topo, forest, f"{key}|{fixed_k}")
