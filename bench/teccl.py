@@ -5,6 +5,8 @@
     python -m bench.teccl --time-limit 120
     python -m bench.teccl --prove      # also solve the MILP at K - 1 where the lower bound alone ruled it out
     python -m bench.teccl --scale      # issue 43: whole commands at 32-64 GPUs (NDv2 x 4/8, DGX2 x 4), 1 GB
+    python -m bench.teccl --copy       # Fig. 9: allgather with copy (MILP) and without (LP) on DGX1, 4 chunks
+    python -m bench.teccl --switches   # App. B/C: the switch models on switched fabrics, epochs side by side
 
 Each row: the instance, the epochs found (and whether K - 1 was proven infeasible), the transfer time and the
 paper's, the time to find and prove that K, the solver time in all (the MILP goes on to optimise early delivery
@@ -21,6 +23,7 @@ bound at m = 1, ``bounds.py``), the gap to it and whether the verifier accepted 
 fails prints its one-line error). Issue 43's targets (10 minutes wall each) are checked under the table.
 """
 import argparse
+import functools
 import json
 import os
 import subprocess
@@ -28,6 +31,8 @@ import sys
 import tempfile
 import threading
 import time
+
+from fractions import Fraction
 
 from solvers.core.errors import NotApplicable
 from solvers.teccl import teccl
@@ -86,6 +91,85 @@ SCALE = [
     ("DGX2x4 AG A*", "dgx2(chassis=4)", "allgather", ["--method", "astar", "--time-limit", "300"]),
 ]
 SCALE_TARGET_S = {"NDv2x8 AG auto": 600.0, "NDv2x4 A2A auto": 600.0}
+
+
+# Table 8's output buffer sizes (decimal units, digest 6.2: chunk = buffer / 16 GPUs)
+TABLE8_SIZES = (("1GB", GB), ("256MB", 256 * MB), ("64MB", 64 * MB), ("16MB", 16 * MB), ("4MB", 4 * MB),
+                ("1MB", MB), ("256KB", 256 * KB), ("64KB", 64 * KB), ("16KB", 16 * KB), ("4KB", 4 * KB),
+                ("1KB", KB))
+
+# Fig. 9: the benefit of copy, 4 chunks per GPU, output buffers up to 0.21 GB (paper section 6.4)
+COPY_SIZES = (210 * MB, 21 * MB, 2100 * KB, 210 * KB)
+
+
+def table8_multiplier(buffer_bytes: int, epoch: str) -> int:
+    """The epoch multiplier of the authors' experiment generator that Table 8's EDs show (digest 6.1, 9.4): x4 for
+    fastest-link epochs at <= 4 KB, x2 for slowest-link epochs at 1 KB, else 1."""
+    if epoch == "fastest" and buffer_bytes <= 4 * KB:
+        return 4
+    return 2 if epoch == "slowest" and buffer_bytes <= KB else 1
+
+
+@functools.cache
+def table8(collective: str, buffer_bytes: int, epoch: str = "slowest", time_limit: float = 300.0):
+    """One Table 8 instance: NDv2 x 2, one chunk per GPU (allgather) or per pair (all-to-all), the epoch policy
+    and the experiments' multiplier; the TecclResult (cached: the bench and bench.papers share it)."""
+    return teccl(parse_topology("ndv2(chassis=2)"), collective, chunks=1, buffer_bytes=buffer_bytes, epoch=epoch,
+                 multiplier=table8_multiplier(buffer_bytes, epoch), time_limit=time_limit)
+
+
+@functools.cache
+def copy_benefit(expr: str = "dgx1()", buffer_bytes: int = 210 * MB, chunks: int = 4, time_limit: float = 300.0):
+    """Fig. 9's comparison: (allgather with copy (MILP), without copy (the LP: each destination's copy routed
+    on its own)), same chunks and epochs; 100 (no copy - copy) / no copy is the reduction the paper plots."""
+    topo = parse_topology(expr)
+    with_copy = teccl(topo, "allgather", chunks=chunks, buffer_bytes=buffer_bytes, method="milp",
+                      time_limit=time_limit)
+    without = teccl(topo, "allgather", chunks=chunks, buffer_bytes=buffer_bytes, method="lp", time_limit=time_limit)
+    return with_copy, without
+
+
+def copy_reduction(expr: str = "dgx1()", buffer_bytes: int = 210 * MB) -> Fraction:
+    """Percent by which copy cuts the transfer time (Fig. 9's y axis), exact."""
+    a, b = copy_benefit(expr, buffer_bytes)
+    return 100 * (b.transfer_time_us - a.transfer_time_us) / b.transfer_time_us
+
+
+def copy_table() -> None:
+    print(f"{'fabric':<10} {'buffer MB':>9} {'copy us':>10} {'K':>3} {'no-copy us':>10} {'K':>3} {'reduction':>9}")
+    for size in COPY_SIZES:
+        a, b = copy_benefit("dgx1()", size)
+        print(f"{'DGX1':<10} {size / MB:>9.2f} {float(a.transfer_time_us):>10.4g} {a.finish:>3} "
+              f"{float(b.transfer_time_us):>10.4g} {b.finish:>3} {float(copy_reduction('dgx1()', size)):>8.1f}%",
+              flush=True)
+
+
+# App. B/C switch models: (label, options); the feasible sets nest, so epochs order no buffer >= limited >=
+# unlimited, copy <= no copy, hyper-edges >= the node switch without copy
+SWITCH_MODELS = (("no copy", {}), ("no copy, buffer 1", {"switch_buffer": 1}),
+                 ("no copy, unlimited", {"switch_buffer": "unlimited"}), ("copy", {"switch_copy": True}),
+                 ("copy, buffer 1", {"switch_copy": True, "switch_buffer": 1}),
+                 ("copy, unlimited", {"switch_copy": True, "switch_buffer": "unlimited"}),
+                 ("hyper-edges", {"switch_model": "hyperedge"}))
+SWITCH_FABRICS = (("DGX2 x 1", "dgx2(chassis=1)", {"buffer_bytes": 16 * MB}),
+                  ("cluster 2x4", "cluster(2,4,10,1)", {"chunk_bytes": 1000}),
+                  ("cluster 1x4 tau 10", "cluster(1,4,10,1)", {"chunk_bytes": 1000, "epoch": Fraction(1),
+                                                               "chunks": 2}))
+
+
+def switches_table(time_limit: float) -> None:
+    print(f"{'fabric':<20} {'switch model':<20} {'K':>4} {'time us':>10} {'status':>9} {'seconds':>8}")
+    for name, expr, opts in SWITCH_FABRICS:
+        topo = parse_topology(expr)
+        for label, model in SWITCH_MODELS:
+            t0 = time.perf_counter()
+            try:
+                r = teccl(topo, "allgather", method="milp", time_limit=time_limit, **{"chunks": 1, **opts, **model})
+            except NotApplicable as exc:
+                print(f"{name:<20} {label:<20} failed: {exc}", flush=True)
+                continue
+            print(f"{name:<20} {label:<20} {r.finish:>4} {float(r.transfer_time_us):>10.4g} {r.status:>9} "
+                  f"{time.perf_counter() - t0:>8.2f}", flush=True)
 
 
 def run_command(argv: list[str], timeout: float) -> tuple[int, str, str, float, int]:
@@ -158,9 +242,17 @@ def main() -> None:
     ap.add_argument("--time-limit", type=float, default=300.0, help="seconds per instance (default 300)")
     ap.add_argument("--prove", action="store_true", help="solve the MILP at K - 1 where the bound ruled it out")
     ap.add_argument("--scale", action="store_true", help="only issue 43's whole commands at 32-64 GPUs")
+    ap.add_argument("--copy", action="store_true", help="only Fig. 9: allgather with and without copy on DGX1")
+    ap.add_argument("--switches", action="store_true", help="only App. B/C: the switch models side by side")
     args = ap.parse_args()
     if args.scale:
         scale(900.0)
+        return
+    if args.copy:
+        copy_table()
+        return
+    if args.switches:
+        switches_table(args.time_limit)
         return
     print(f"{'instance':<27} {'method':>6} {'K':>5} {'min?':>4} {'K-1':>5} {'epoch us':>9} {'time us':>10} "
           f"{'paper us':>9} {'find K s':>8} {'solve s':>8} {'paper s':>8} {'ours/paper':>10}  status")

@@ -105,9 +105,15 @@ def test_lp_and_milp_agree_on_alltoall(expr, chunks):
         assert verify(topo, r.schedule).ok
 
 
-def test_lp_refuses_copy_demands():
-    with pytest.raises(NotApplicable, match="copy"):
-        teccl(parse_topology("ring(3)"), "allgather", method="lp")
+def test_lp_on_allgather_is_the_no_copy_variant():
+    """TE-CCL Fig. 9: the LP routes each destination's copy on its own. On a unidirectional ring of N nodes
+    every link then carries 1 + 2 + ... + (N - 1) chunk copies, one per epoch: N (N - 1) / 2 epochs, where copy
+    (each node forwards what it received) needs N - 1."""
+    ring = parse_topology("uniring(1,4)")
+    nocopy = solved(ring, "allgather", chunk_bytes=1000, method="lp")
+    copy = solved(ring, "allgather", chunk_bytes=1000, method="milp")
+    assert (nocopy.finish, copy.finish) == (6, 3) and nocopy.method == "lp" and nocopy.minimal
+    assert any("no copy" in n for n in nocopy.notes) and verify(ring, nocopy.schedule).ok
 
 
 # ---------------------------------------------------------------------------------- switches and collectives

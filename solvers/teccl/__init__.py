@@ -44,6 +44,7 @@ from .lp import build_lp, decompose, finish_epoch, fluid_values, lower_paths, lp
 from .greedy import greedy_flows
 from .milp import MAX_BINARIES, build_milp, chosen_flows, milp_size, start_vector
 from .solve import FEASIBLE, INFEASIBLE, TIMEOUT, Outcome, solve
+from .switches import SWITCH_MODELS, HyperEdges, buffer_limit, switch_notes
 
 __all__ = ["teccl", "collective_schedule", "TecclResult", "read_demand_matrix", "DEFAULT_TIME_LIMIT_S"]
 
@@ -205,7 +206,7 @@ def teccl(topo: Topology, collective="allgather", *, chunks: int = 1, chunk_byte
           epochs: int | None = None, method: str = "auto", switch_copy: bool = False,
           time_limit: float = DEFAULT_TIME_LIMIT_S, gap: float = 1e-4, alpha_threshold=ALPHA_THRESHOLD,
           matrix=None, round_epochs: int | None = None, progress: Progress | None = None,
-          demand: Demand | None = None) -> TecclResult:
+          demand: Demand | None = None, switch_buffer=0, switch_model: str = "node") -> TecclResult:
     """Solve one TE-CCL instance (module docstring). ``chunk_bytes`` defaults to the output ``buffer_bytes`` of
     one GPU over the chunks it ends with (the paper's chunk = buffer / #GPUs for one chunk per GPU).
     ``method="astar"`` solves rounds of ``round_epochs`` epochs (default twice the longest link lag, at least 4)
@@ -223,6 +224,10 @@ def teccl(topo: Topology, collective="allgather", *, chunks: int = 1, chunk_byte
     K shrinks about m-fold; a hop still costs at least a whole (longer) epoch, which is what a schedule loses.
     None (the default) is 1, except for the LP when its model at the lower bound would have more than
     ``MAX_LP_VARIABLES`` flow variables: then the smallest power of two at which it has no more (``auto_multiplier``).
+
+    ``method="lp"`` on a demand copy helps (allgather) is the no-copy variant of Fig. 9: each destination's copy
+    a commodity of its own. ``switch_buffer`` (chunks, "none", "unlimited") and ``switch_model`` ("node" or
+    "hyperedge") choose the MILP's switch (``switches``: Appendices B and C).
 
     ``demand``: a ``Demand`` made elsewhere (the rooted collectives and tenants of ``rooted``), used instead of
     ``collective``, ``chunks`` and ``matrix``.
@@ -243,9 +248,15 @@ def teccl(topo: Topology, collective="allgather", *, chunks: int = 1, chunk_byte
     auto = method == "auto"
     if auto:
         method = "milp" if demand.copy else "lp"
-    if method == "lp" and demand.copy:
-        raise NotApplicable("the LP drops copy: it is exact only when every chunk has one destination "
-                            "(alltoall, demand matrices); use the MILP for allgather")
+    switch_buffer, hyper = buffer_limit(switch_buffer), None
+    if switch_model not in SWITCH_MODELS:
+        raise NotApplicable(f"unknown switch model {switch_model!r} (node or hyperedge)")
+    special = switch_buffer != 0 or switch_model != "node"
+    if special and method in ("lp", "astar") and topo.switch_nodes:
+        raise NotApplicable(f"switch buffers and hyper-edges are modelled in the MILP, not the {method.upper()} "
+                            "(the LP's switches never copy, TE-CCL App. C)")
+    if switch_model == "hyperedge" and (switch_copy or switch_buffer != 0):
+        raise NotApplicable("hyper-edge switches neither copy nor buffer (TE-CCL App. C)")
     if chunk_bytes is None:
         # allgather: N C chunks end up at each GPU; all-to-all and matrices: the shard's own chunk count
         ends_with = demand.chunks * topo.n if demand.collective is Collective.ALLGATHER else demand.chunks
@@ -266,12 +277,15 @@ def teccl(topo: Topology, collective="allgather", *, chunks: int = 1, chunk_byte
     if multiplier is None:
         multiplier = 1 if whole else auto_multiplier(topo, demand, chunk_bytes, epoch, threshold)
     t = fine if multiplier == 1 else timing(topo, chunk_bytes, epoch, multiplier, threshold)
+    if switch_model == "hyperedge" and topo.switch_nodes:
+        hyper = HyperEdges.of(topo, t)
+    mt, mtm = (hyper.topo, hyper.timing) if hyper else (topo, t)     # the graph and timing the MILP sees
     if epochs is not None and (isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1):
         raise NotApplicable(f"the number of epochs must be a positive integer, got {epochs!r}")
     deadline = start + time_limit
 
     def size(k: int) -> int:
-        return milp_size(topo, demand, t, k) if whole else lp_size(topo, demand, t, k)
+        return milp_size(mt, demand, mtm, k) if whole else lp_size(topo, demand, t, k)
 
     def fits(k: int) -> None:
         limit = MAX_BINARIES if whole else MAX_LP_VARIABLES
@@ -282,7 +296,12 @@ def teccl(topo: Topology, collective="allgather", *, chunks: int = 1, chunk_byte
 
     def build(k: int):
         fits(k)
-        return build_milp(topo, demand, t, k, switch_copy) if whole else build_lp(topo, demand, t, k)
+        if not whole:
+            return build_lp(topo, demand, t, k)
+        fm = build_milp(mt, demand, mtm, k, switch_copy, switch_buffer=switch_buffer)
+        if hyper:
+            hyper.add_rows(fm)
+        return fm
 
     if multiplier == 1:
         lower_bound = bound_k
@@ -290,10 +309,10 @@ def teccl(topo: Topology, collective="allgather", *, chunks: int = 1, chunk_byte
         lower_bound = epoch_lower_bound(topo, demand, t, whole, cuts=False)
         fits(lower_bound)                        # a model too large is refused before the cuts
         lower_bound = epoch_lower_bound(topo, demand, t, whole)
-    if whole and auto and size(lower_bound) > AUTO_MILP_BINARIES:
+    if whole and auto and not special and size(lower_bound) > AUTO_MILP_BINARIES:
         return _greedy_only(topo, demand, t, lower_bound, epochs, start, bound_us, multiplier, progress)
     fits(lower_bound)
-    greedy = greedy_flows(topo, demand, t, max(epochs or 0, 2 * lower_bound + 8)) if whole else None
+    greedy = greedy_flows(topo, demand, t, max(epochs or 0, 2 * lower_bound + 8)) if whole and not hyper else None
     upper = greedy[1] if greedy else None        # a schedule is known to fit in this many epochs
 
     def left() -> float:
@@ -341,10 +360,9 @@ def teccl(topo: Topology, collective="allgather", *, chunks: int = 1, chunk_byte
     k, fm, out = best
     tell("extracting the schedule", 0.9)
     if whole:
-        flows = chosen_flows(fm)
-        kept = lowering.prune(topo, demand, t.lag, flows)
-        finish = max(f[3] + t.lag[f[2]] for f, _ in kept)
-        sched = lowering.lower(topo, demand, t.lag, kept, "teccl")
+        kept = lowering.prune(mt, demand, mtm.lag, chosen_flows(fm), buffered=switch_buffer != 0)
+        finish = max(f[3] + mtm.lag[f[2]] for f, _ in kept)
+        sched = hyper.lower(demand, kept) if hyper else lowering.lower(topo, demand, t.lag, kept, "teccl")
     else:
         flows, stock, reads = fluid_values(fm)
         finish = finish_epoch(reads)
@@ -352,6 +370,7 @@ def teccl(topo: Topology, collective="allgather", *, chunks: int = 1, chunk_byte
         sched = lower_paths(topo, demand, t.lag, paths, "teccl")
         finish = max(finish, max((tr.step for tr in sched.transfers), default=0))
     status = out.status
+    notes.extend(switch_notes(topo, method, demand.copy, switch_copy, switch_buffer, switch_model))
     if status == FEASIBLE and out.gap is not None:
         notes.append(f"stopped at the time limit {out.gap:.1%} from the proven bound on the delivery objective")
     sched.notes.update({"epoch_us": t.tau_us, "epochs": k, "finish_epochs": finish})

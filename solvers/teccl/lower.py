@@ -22,8 +22,10 @@ from ..core.schedule import Collective, Schedule, Transfer
 from .instance import Demand
 
 
-def prune(topo: Topology, demand: Demand, lag, flows) -> list[tuple[tuple[int, int, int, int], int]]:
-    """The flows the demands use, each with how many times it is sent (module docstring)."""
+def prune(topo: Topology, demand: Demand, lag, flows, buffered: bool = False
+          ) -> list[tuple[tuple[int, int, int, int], int]]:
+    """The flows the demands use, each with how many times it is sent (module docstring). ``buffered``: switches
+    may keep a chunk (``switches``), so an out-flow of epoch k pairs with the latest in-flow that landed by k."""
     into_gpu: dict = {}
     into_switch: dict = {}
     for f in flows:
@@ -63,7 +65,8 @@ def prune(topo: Topology, demand: Demand, lag, flows) -> list[tuple[tuple[int, i
                 if g in paired:
                     stack.append(paired[g])
                     continue
-                options = into_switch.get((s, c, u, k), [])
+                options = into_switch.get((s, c, u, k), []) if not buffered else \
+                    [h for a in range(k, -1, -1) for h in into_switch.get((s, c, u, a), ())]
                 free = [h for h in options if h not in taken] or options
                 if not free:
                     raise AssertionError(f"switch {topo.names[u]} forwards chunk {c} of {topo.names[s]} it never got")

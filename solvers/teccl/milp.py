@@ -112,12 +112,15 @@ def _flow_keys(topo: Topology, demand: Demand, t: Timing, horizon: int, start: S
 
 
 def build_milp(topo: Topology, demand: Demand, t: Timing, horizon: int, switch_copy: bool = False,
-               start: Start | None = None, progress_weight: float = 0.0, cuts: bool = True) -> FlowModel:
+               start: Start | None = None, progress_weight: float = 0.0, cuts: bool = True,
+               switch_buffer: int | None = 0) -> FlowModel:
     """The MILP of the module docstring over epochs 0 .. horizon - 1 (B read at the start of epoch ``horizon``).
     With a ``start`` (an A* round) the demands are not forced: the objective pays for each open demand met,
     early, and ``progress_weight`` / (1 + lag distance) for each chunk that lands at a node on its way to an open
     destination (Appendix D's distance objective in a form that needs no extra variables). ``cuts``: add the
-    entry cuts of the boxes (not in A* rounds, whose chunks may already be inside a box)."""
+    entry cuts of the boxes (not in A* rounds, whose chunks may already be inside a box). ``switch_buffer``: the
+    chunks a switch may keep from one epoch to the next (Appendix B's limit at switches, ``switches``): 0, the
+    section 3 switch of the module docstring; None, unlimited."""
     start = start or Start()
     forced = start.wants is None
     lag = t.lag
@@ -156,11 +159,16 @@ def build_milp(topo: Topology, demand: Demand, t: Timing, horizon: int, switch_c
         if n in compute:
             for j in idxs:
                 m.add_row([j, b_index[(s, c, n, k)]], [1.0, -1.0], -INF, 0.0)
-        elif switch_copy:
+        elif switch_copy and switch_buffer == 0:
             incoming = arrive.get((s, c, n, k), ())
             for j in idxs:
                 m.add_row([j, *incoming], [1.0] + [-1.0] * len(incoming), -INF, 0.0)
-    if not switch_copy:
+    held = {}
+    if switch_buffer != 0:
+        from .switches import add_switch_buffers
+
+        held = add_switch_buffers(m, topo, opened, horizon, send, arrive, switch_copy, switch_buffer)
+    elif not switch_copy:
         for w in topo.switch_nodes:
             for (s, c) in opened:
                 for k in range(horizon + 1):
@@ -191,7 +199,7 @@ def build_milp(topo: Topology, demand: Demand, t: Timing, horizon: int, switch_c
             m.cost[j] = progress_weight / (1.0 + float(dist[dst, list(dests)].min()))
     fresh = forced and not start.holders and not start.pending
     added = add_entry_cuts(m, topo, t, keys, b_index, boxes(topo)) if cuts and fresh else 0
-    return FlowModel(m, keys, horizon, lag, {"b_index": b_index, "entry_cuts": added,
+    return FlowModel(m, keys, horizon, lag, {"b_index": b_index, "entry_cuts": added, "held": held,
                                                "dst": [l.dst for l in topo.links]})
 
 

@@ -10,6 +10,7 @@ from ..core.schedule import Collective
 from ..registry import SKIP_BUDGET, Built, Synthesizer, option, register
 from . import AUTO_MILP_BINARIES, DEFAULT_TIME_LIMIT_S, collective_schedule, read_demand_matrix
 from .instance import MAX_DEMAND_TEXT
+from .switches import SWITCH_MODELS
 
 COMPARE_MAX_NODES = 16               # TE-CCL's MILP grows as N^2 x links x epochs: small fabrics only in Compare
 COMPARE_MAX_TIME_S = 20.0            # per TE-CCL solve in Compare (an allreduce is two)
@@ -24,6 +25,19 @@ def parse_epoch(text: str):
         return Fraction(text)
     except (ValueError, ZeroDivisionError):
         raise ValueError(f"--epoch takes slowest, fastest or microseconds, not {text!r}") from None
+
+
+def parse_switch_buffer(text: str):
+    """``none``, ``unlimited`` or a number of chunks."""
+    if text in ("none", "unlimited"):
+        return text
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"--switch-buffer takes none, unlimited or a number of chunks, not {text!r}") from None
+    if value < 0:
+        raise ValueError(f"--switch-buffer must be at least 0 chunks, got {value}")
+    return value
 
 
 def read_demand_file(path: str) -> list[list[int]]:
@@ -49,7 +63,8 @@ class TecclOptions:
     gap: float = option(1e-4, "relative MIP gap at which a solve stops", minimum=0.0, maximum=0.99, step=1e-4,
                         label="Gap")
     method: str = option("auto", "auto: the LP for alltoall and demand matrices (coarser epochs past its size "
-                                 "limit, see --multiplier); for allgather the MILP with copy up to "
+                                 "limit, see --multiplier); lp on allgather: no copy, each destination's copy "
+                                 "routed on its own (TE-CCL Fig. 9); for allgather the MILP with copy up to "
                                  f"{AUTO_MILP_BINARIES:,} flow binaries, beyond that the greedy schedule in epochs "
                                  "(its gap to the cut lower bound reported); astar: rounds of a few epochs, "
                                  "not optimal",
@@ -66,6 +81,15 @@ class TecclOptions:
                                     page_maximum=64, label="Epoch multiplier (0 = auto)")
     switch_copy: bool = option(False, "switches copy (SHARP-like): they may duplicate a chunk onto several links",
                                label="Switches copy")
+    switch_buffer: str | int = option("none", "chunks a switch may keep from one epoch to the next (TE-CCL App. B's "
+                                              "buffer limit at switches): none (the paper's switch: what lands "
+                                              "leaves in the same epoch), unlimited, or a number; MILP only",
+                                      choices=("none", "unlimited"), minimum=0, parse=parse_switch_buffer,
+                                      label="Switch buffer")
+    switch_model: str = option("node", "node: a switch is a node without buffer (copying with --switch-copy); "
+                                       "hyperedge: TE-CCL App. C, each switch replaced by GPU-to-GPU hyper-edges, "
+                                       "one per GPU and direction per epoch (no copy); MILP only",
+                               choices=SWITCH_MODELS, label="Switch model")
     matrix: tuple | None = option(None, "a demand matrix (CSV of chunk counts, one row per source GPU) for the "
                                         "custom collective", flag="--demand", metavar="FILE",
                                   parse=read_demand_file, widget="demand_matrix", key="demand")
@@ -88,7 +112,8 @@ class Teccl(Synthesizer):
     def build(self, topo, collective, options: TecclOptions, work) -> Built:
         kwargs = {"chunks": options.chunks, "epochs": options.epochs, "time_limit": options.time_limit,
                   "gap": options.gap, "method": options.method, "epoch": options.epoch,
-                  "multiplier": options.multiplier, "switch_copy": options.switch_copy}
+                  "multiplier": options.multiplier, "switch_copy": options.switch_copy,
+                  "switch_buffer": options.switch_buffer, "switch_model": options.switch_model}
         if options.matrix is not None:
             kwargs["matrix"] = [list(r) for r in options.matrix]
             del kwargs["chunks"]
