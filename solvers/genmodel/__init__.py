@@ -8,10 +8,13 @@ notes/genmodel-gentree.md).
 * ``tree``: switch trees, the paper's presets, a textual spec, conversion to a ``Topology``;
 * ``treecost``: GenModel on a tree (link tiers, incast at every port, latency per path);
 * ``placement``: Algorithm 1 with a matching repair; ``gentree``: GenTree with the flat baselines;
+* ``papersim``: the paper's Table 6 choices (Algorithm 2 read literally) and Table 7 times (its simulator as the
+  printed numbers show: top level first, one alpha per node on the path);
 * ``schedule_cost``: GenModel time of any schedule of the repo's IR.
 """
 from .fit import FitError, FitResult, Measurement, fit, read_measurements, synthesize_measurements, to_csv
 from .gentree import GenTreeResult, Planner, SwitchDecision, gentree
+from .papersim import PaperSim, plan_code, table6
 from .params import (CPU_TESTBED, FLOAT_BYTES, PRESETS, TABLE5, GenModelParams, ModelOptions, ParamsError, combine,
                      preset)
 from .placement import SwitchPlacement, place
@@ -25,7 +28,7 @@ from .treecost import TreeCost, TreeCoster
 
 __all__ = [
     "FitError", "FitResult", "Measurement", "fit", "read_measurements", "synthesize_measurements", "to_csv",
-    "GenTreeResult", "Planner", "SwitchDecision", "gentree",
+    "GenTreeResult", "Planner", "SwitchDecision", "gentree", "PaperSim", "plan_code", "table6",
     "CPU_TESTBED", "FLOAT_BYTES", "PRESETS", "TABLE5", "GenModelParams", "ModelOptions", "ParamsError", "combine",
     "preset", "SwitchPlacement", "place",
     "PlanCost", "Ranking", "badges", "best_plan", "candidate_plans", "classic_cost", "cps_cost", "hcps_cost",

@@ -18,6 +18,10 @@ Bottom-up over the switches (post-order), for switch A with children C_0 .. C_{c
    ReduceScatter going up and its mirror AllGather coming down, as Table 2 counts them), so finish(root) is the
    AllReduce time on the critical path.
 
+``select="table2"`` replaces step 3's choice among the group plans by the literal reading of Algorithm 2 that
+reproduces the paper's Table 6 (``papersim``: the Table 2 cost of c participants holding the whole S, with the
+servers' link parameters, mu = 3, w = senders); the times reported stay those of ``treecost``.
+
 ``flatten`` (an extension, on by default [I]): a switch above the leaf level may instead run a flat Ring, CPS or
 RHD over all its servers, its children doing nothing, when that is faster than its hierarchical plan. At the root
 this includes the flat baselines, so the result is never worse than them. The paper's GenTree is
@@ -35,12 +39,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .params import ModelOptions
+from .papersim import PaperSim
 from .placement import SwitchPlacement, place
 from .plans import hcps_label
 from .treecost import Step, TreeCost, TreeCoster
 from .tree import Node, SwitchTree
 
 DEFAULT_KINDS = ("ring", "rhd", "cps", "hcps")
+SELECTIONS = ("tree", "table2")
 LABELS = {"ring": "Ring", "rhd": "RHD", "cps": "CPS"}
 
 
@@ -119,8 +125,12 @@ class Planner:
     """GenTree on one tree under one ``ModelOptions``; reuse it for several sizes (costs are cached per unit size:
     every term but alpha grows linearly with S)."""
 
-    def __init__(self, tree: SwitchTree, options: ModelOptions = ModelOptions(), kinds=DEFAULT_KINDS):
-        self.tree, self.options, self.kinds = tree, options, tuple(kinds)
+    def __init__(self, tree: SwitchTree, options: ModelOptions = ModelOptions(), kinds=DEFAULT_KINDS,
+                 select: str = "tree"):
+        if select not in SELECTIONS:
+            raise ValueError(f"select must be 'tree' or 'table2', got {select!r}")
+        self.tree, self.options, self.kinds, self.select = tree, options, tuple(kinds), select
+        self.paper = PaperSim(tree) if select == "table2" else None
         self.coster = TreeCoster(tree, options)
         self.placement = place(tree)
         self.index = {name: i for i, name in enumerate(tree.server_names)}
@@ -284,6 +294,10 @@ class Planner:
             cands["ACPS"] = self._cost(sw, key, lambda: self._acps_steps(sw, holders, owner), size)
             d.mode, d.participants = "acps", _servers(sw.servers)
         label, best = min(cands.items(), key=lambda kv: (round(kv[1].total, 12), kv[1].steps))
+        if self.paper is not None and grouping is not None:
+            wanted = self.paper.choose(sw, size).label
+            if wanted in cands:
+                label, best = wanted, cands[wanted]
         d.algorithm, d.time, d.terms = label, best.total, best.terms()
         d.candidates = {k: v.total for k, v in cands.items()}
         d.start = max(a + b for a, b in zip(child_done, extra))
@@ -306,6 +320,7 @@ class Planner:
 
 
 def gentree(tree: SwitchTree, size: float, options: ModelOptions = ModelOptions(), rearrange: bool = True,
-            flatten: bool = True, kinds=DEFAULT_KINDS, rhd_baseline: bool | None = None) -> GenTreeResult:
+            flatten: bool = True, kinds=DEFAULT_KINDS, rhd_baseline: bool | None = None,
+            select: str = "tree") -> GenTreeResult:
     """GenTree's plan for ``tree`` and a vector of ``size`` floats, with the flat baselines (module docstring)."""
-    return Planner(tree, options, kinds).run(size, rearrange, flatten, rhd_baseline)
+    return Planner(tree, options, kinds, select).run(size, rearrange, flatten, rhd_baseline)
