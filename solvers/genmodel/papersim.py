@@ -74,18 +74,17 @@ FAN_IN = "senders"
 CHOICE_MU = 3
 
 
-def plan_code(label: str) -> int:
-    """A number for a plan label, for the bench: CPS over p -> p, "a × b" -> 100·a + b, ACPS -> 0, Ring -> -1,
-    RHD -> -2."""
-    if label == "ACPS":
-        return 0
-    if label in ("Ring", "RHD"):
-        return -1 if label == "Ring" else -2
-    if label.startswith("CPS"):
-        return int(label.split("/")[1]) if "/" in label else 0
+def plan_code(label: str, participants: int = 0) -> int:
+    """A number for a Table 6 plan label (the bench compares plans through it): "CPS" over p participants -> p,
+    HCPS "a × b" -> 100·a + b ("8 × 2" -> 802, "2 × 2 × 4" -> 20204), "ACPS" -> 0, "Ring" -> -1, "RHD" -> -2."""
+    fixed = {"ACPS": 0, "Ring": -1, "RHD": -2, "CPS": participants}
+    if label in fixed:
+        return fixed[label]
     code = 0
     for part in label.replace("×", "x").split("x"):
-        code = code * 100 + int(part.strip())
+        if not part.strip().isdigit():
+            raise ValueError(f"not a plan label: {label!r}")
+        code = code * 100 + int(part)
     return code
 
 
@@ -101,9 +100,7 @@ class Choice:
 
     @property
     def code(self) -> int:
-        if isinstance(self.plan, tuple) and len(self.plan) == 1:
-            return self.plan[0]
-        return plan_code(self.label)
+        return plan_code(self.label, self.participants)
 
 
 def _check_size(size) -> None:
