@@ -245,14 +245,14 @@ def teccl(topo: Topology, collective="allgather", *, chunks: int = 1, chunk_byte
     if method not in ("auto", "milp", "lp", "astar"):
         raise NotApplicable(f"unknown TE-CCL method {method!r} (auto, milp, lp or astar)")
     demand = demand if demand is not None else make_demand(topo, collective, chunks, matrix)
-    auto = method == "auto"
-    if auto:
-        method = "milp" if demand.copy else "lp"
     switch_buffer, hyper = buffer_limit(switch_buffer), None
     if switch_model not in SWITCH_MODELS:
         raise NotApplicable(f"unknown switch model {switch_model!r} (node or hyperedge)")
-    special = switch_buffer != 0 or switch_model != "node"
-    if special and method in ("lp", "astar") and topo.switch_nodes:
+    special = bool(topo.switch_nodes) and (switch_buffer != 0 or switch_model != "node")
+    auto = method == "auto"
+    if auto:
+        method = "milp" if demand.copy or special else "lp"
+    if special and method in ("lp", "astar"):
         raise NotApplicable(f"switch buffers and hyper-edges are modelled in the MILP, not the {method.upper()} "
                             "(the LP's switches never copy, TE-CCL App. C)")
     if switch_model == "hyperedge" and (switch_copy or switch_buffer != 0):
