@@ -295,8 +295,21 @@ def test_cli_gentree_and_fit(capsys, tmp_path):
     assert rc == 0 and "w_t        9" in out
 
 
+def test_cli_gentree_paper_selection_and_simulator(capsys):
+    """--select table2 gives Table 6's root plan on SYM384 (8 × 2 at 1e8); --paper-sim adds the Table 7
+    reconstruction, whose Ring on SYM384 is the printed 5.742 s within 2 %."""
+    rc, out, _ = _cli(["genmodel", "gentree", "sym384", "--size", "1e8", "--select", "table2", "--no-flatten",
+                       "--paper-sim", "--json"], capsys)
+    data = json.loads(out)
+    assert rc == 0 and next(d for d in data["decisions"] if d["switch"] == "root")["algorithm"] == "8 × 2"
+    assert data["paper_sim"]["Ring"]["total_s"] == pytest.approx(5.742, rel=0.02)
+    rc, out, _ = _cli(["genmodel", "gentree", "ss32", "--size", "1e7", "--paper-sim"], capsys)
+    assert rc == 0 and "paper simulator (Table 7 reconstruction): GenTree" in out and "RHD" in out
+
+
 @pytest.mark.parametrize("argv,needle", [
     (["genmodel", "gentree", "tree(0x4)", "--size", "1e8"], "positive"),
+    (["genmodel", "gentree", "ss24", "--size", "-1", "--paper-sim"], "positive number of floats"),
     (["genmodel", "gentree", "__import__('os')", "--size", "1e8"], "unknown tree kind"),
     (["genmodel", "gentree", "ss24; rm", "--size", "1e8"], "cannot read tree spec"),
     (["genmodel", "plans", "--servers", "1", "--size", "1e8"], "servers"),

@@ -2,7 +2,8 @@
 
     genmodel plans --servers N --size S [--preset NAME] [--alpha-steps MU] [--fan-in group|senders]
                    [--hcps corrected|printed] [--alpha A --beta B ...] [--json]
-    genmodel gentree TREE_SPEC --size S [--no-rearrange] [--no-flatten] [--alpha-steps MU|path] [--json]
+    genmodel gentree TREE_SPEC --size S [--no-rearrange] [--no-flatten] [--alpha-steps MU|path]
+                     [--select tree|table2] [--paper-sim] [--json]
     genmodel fit CSV [--fan-in group|senders] [--beta B] [--json]
 
 Sizes are in floats (4 bytes), times in seconds (GenModel paper Table 5 units). ``add_parser(sub)`` adds the
@@ -14,7 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from solvers.genmodel import (FitError, ModelOptions, ParamsError, TreeError, best_plan, fit, gentree,
+from solvers.genmodel import (FitError, ModelOptions, PaperSim, ParamsError, TreeError, best_plan, fit, gentree,
                               memory_lower_bound, parse_tree, preset, read_measurements, traffic_lower_bound)
 from solvers.genmodel.fit import MAX_CSV_CHARS
 from solvers.genmodel.params import PRESETS
@@ -70,6 +71,12 @@ def add_parser(sub) -> argparse.ArgumentParser:
     gt.add_argument("--no-rearrange", action="store_true", help="no data rearrangement (GenTree*)")
     gt.add_argument("--no-flatten", action="store_true", help="the paper's GenTree only (no flat alternatives)")
     gt.add_argument("--rhd", action="store_true", help="also the RHD baseline when N is not a power of two")
+    gt.add_argument("--select", choices=["tree", "table2"], default="tree",
+                    help="how a switch picks its plan: tree = the studio's tree cost (default); table2 = the paper's "
+                         "Algorithm 2 read literally (Table 2 for c participants holding S), which gives its Table 6")
+    gt.add_argument("--paper-sim", action="store_true",
+                    help="also the paper's simulated times (Table 7 as reconstructed: top level first, one alpha "
+                         "per node on the path, w = senders)")
     _options(gt, "path")
 
     ft = gsub.add_parser("fit", help="fit GenModel to measured CPS runs (CSV: servers, size or bytes, time)")
@@ -134,10 +141,13 @@ def _plans(args) -> int:
 def _gentree(args) -> int:
     t = parse_tree(args.tree)
     result = gentree(t, args.size, _model_options(args), rearrange=not args.no_rearrange,
-                     flatten=not args.no_flatten, rhd_baseline=True if args.rhd else None)
+                     flatten=not args.no_flatten, rhd_baseline=True if args.rhd else None, select=args.select)
+    sim = PaperSim(t).table7(args.size, True if args.rhd else None) if args.paper_sim else None
     if args.json:
         out = result.as_dict()
         out["speedup"] = {k: v.total / result.total for k, v in result.baselines.items()}
+        if sim is not None:
+            out["paper_sim"] = {k: {"total_s": v.total, **v.terms()} for k, v in sim.items()}
         print(json_text(out))
         return 0
     print(f"{t.name} ({t.n} servers), S = {args.size:g} floats")
@@ -149,6 +159,9 @@ def _gentree(args) -> int:
     print(f"GenTree AllReduce: {result.total:.4f} s")
     for k, v in result.baselines.items():
         print(f"flat {k}: {v.total:.4f} s ({v.total / result.total:.2f}x GenTree)")
+    if sim is not None:
+        print("paper simulator (Table 7 reconstruction): "
+              + ", ".join(f"{k} {v.total:.4f} s" for k, v in sim.items()))
     return 0
 
 
