@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from solvers.genmodel import (FitError, GenModelParams, ModelOptions, ParamsError, Planner, TreeError,
+from solvers.genmodel import (FitError, GenModelParams, ModelOptions, PaperSim, ParamsError, Planner, TreeError,
                               best_plan, fit, hcps_cost, memory_lower_bound, ordered_factorizations, parse_tree,
                               plan_cost, read_measurements, synthesize_measurements, to_csv, traffic_lower_bound)
 from solvers.genmodel.fit import MAX_CSV_CHARS, design_matrix
@@ -177,9 +177,23 @@ def _calibration() -> None:
     st.caption(f"relative residuals: rms {result.rms_relative:.3%}, max {result.max_relative:.3%}")
 
 
+SELECTIONS = {"tree cost": "tree", "paper (Table 2 on S)": "table2"}
+
+
 @st.cache_resource(show_spinner=False, max_entries=16)
-def _planner(spec: str, fan_in: str, mu: str) -> Planner:
-    return Planner(parse_tree(spec), ModelOptions(fan_in=fan_in, alpha_steps=_mu_value(mu)))
+def _planner(spec: str, fan_in: str, mu: str, select: str = "tree") -> Planner:
+    return Planner(parse_tree(spec), ModelOptions(fan_in=fan_in, alpha_steps=_mu_value(mu)), select=select)
+
+
+def _paper_sim(result) -> None:
+    """The paper's simulator as its Table 7 shows it (``papersim``), beside the studio's own times."""
+    sim = PaperSim(result.tree).table7(result.size)
+    ours = result.comparison()
+    rows = [{"plan": k, "studio (s)": ours.get(k), "paper simulator (s)": v.total} for k, v in sim.items()]
+    st.dataframe(blank_missing(pd.DataFrame(rows)), hide_index=True, key="gm_tree_papersim")
+    st.caption("Paper simulator: the reading of GenModel §5.3 that reproduces Table 7 (one α per node on the path; "
+               "hierarchical plans run the top level first, the racks finishing on S/k; Ring is the 2-D ring over "
+               "the racks). The studio's own times run GenTree bottom-up as Algorithm 2 does.")
 
 
 def _gentree() -> None:
@@ -192,7 +206,7 @@ def _gentree() -> None:
                                help="switch(24), tree(16x24), tree(8x32,8x16), cdc(8x32|8x16)")
     size = float(c[2].number_input("S, floats", min_value=1.0, max_value=1e12, value=1e8, format="%.4g",
                                    key="gm_tree_size"))
-    c = st.columns(4)
+    c = st.columns(5)
     mus = ["path", "1", "3", "5"]
     mu = c[0].selectbox("α per step", mus, key="gm_tree_mu", help="path: one α per node on a flow's path")
     fan = c[1].radio("Incast fan-in", ["group", "senders"], horizontal=True, key="gm_tree_fanin")
@@ -201,8 +215,11 @@ def _gentree() -> None:
     flatten = c[3].checkbox("Allow flat plans", value=True, key="gm_tree_flatten",
                             help="A switch may run one flat Ring/CPS/RHD over its whole subtree when faster "
                                  "(off: the paper's GenTree)")
+    select = c[4].selectbox("Plan choice", list(SELECTIONS), key="gm_tree_select",
+                            help="tree cost: the cheapest plan under the studio's tree cost; paper: Algorithm 2 "
+                                 "read literally, Table 2 for c participants holding S (reproduces Table 6)")
     try:
-        planner = _planner(spec, fan, mu)
+        planner = _planner(spec, fan, mu, SELECTIONS[select])
         if planner.tree.n > MAX_TREE_SERVERS:
             st.error(f"{planner.tree.n} servers: the page plans at most {MAX_TREE_SERVERS}")
             return
@@ -224,6 +241,7 @@ def _gentree() -> None:
     speedups = pd.DataFrame([{"plan": k, "seconds": v, "speed-up of GenTree": v / result.total}
                              for k, v in times.items()])
     st.dataframe(blank_missing(speedups), hide_index=True, key="gm_tree_speedup")
+    _paper_sim(result)
 
 
 def render() -> None:

@@ -84,3 +84,16 @@ def test_gentree_chart_has_rhd_and_starts_at_zero():
     speedups = at.dataframe[3].value
     assert list(speedups["plan"]) == ["GenTree", "Ring", "CPS", "RHD"]
     assert any("RHD on 24 servers" in c.value for c in at.caption)
+
+
+def test_gentree_paper_selection_and_simulator_table():
+    """SYM384 at 1e8 with the paper's plan choice: the root runs 8 × 2 (Table 6), and the paper-simulator table
+    shows Ring at the printed 5.742 s within 2 % (Table 7)."""
+    at = open_page()
+    at.selectbox(key="gm_tree").set_value("sym384").run()
+    at.selectbox(key="gm_tree_select").set_value("paper (Table 2 on S)").run()
+    assert not at.exception and not at.error
+    table = at.dataframe[2].value
+    assert table.loc[table["switch"] == "root", "algorithm"].iloc[0] == "8 × 2"
+    sim = at.dataframe[4].value.set_index("plan")
+    assert abs(sim.loc["Ring", "paper simulator (s)"] / 5.742 - 1) < 0.02

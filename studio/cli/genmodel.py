@@ -142,7 +142,7 @@ def _gentree(args) -> int:
     t = parse_tree(args.tree)
     result = gentree(t, args.size, _model_options(args), rearrange=not args.no_rearrange,
                      flatten=not args.no_flatten, rhd_baseline=True if args.rhd else None, select=args.select)
-    sim = PaperSim(t).table7(args.size, True if args.rhd else None) if args.paper_sim else None
+    sim = PaperSim(t).table7(args.size) if args.paper_sim else None          # RHD only for 2^k servers
     if args.json:
         out = result.as_dict()
         out["speedup"] = {k: v.total / result.total for k, v in result.baselines.items()}
