@@ -111,11 +111,12 @@ def table8_multiplier(buffer_bytes: int, epoch: str) -> int:
 
 
 @functools.cache
-def table8(collective: str, buffer_bytes: int, epoch: str = "slowest", time_limit: float = 300.0):
+def table8(collective: str, buffer_bytes: int, epoch: str = "slowest", method: str = "auto",
+           time_limit: float = 300.0):
     """One Table 8 instance: NDv2 x 2, one chunk per GPU (allgather) or per pair (all-to-all), the epoch policy
     and the experiments' multiplier; the TecclResult (cached: the bench and bench.papers share it)."""
     return teccl(parse_topology("ndv2(chassis=2)"), collective, chunks=1, buffer_bytes=buffer_bytes, epoch=epoch,
-                 multiplier=table8_multiplier(buffer_bytes, epoch), time_limit=time_limit)
+                 multiplier=table8_multiplier(buffer_bytes, epoch), method=method, time_limit=time_limit)
 
 
 @functools.cache

@@ -29,7 +29,7 @@ Options = tuple                      # sorted (name, value) pairs: hashable, for
 
 
 def knobs(prefix: str, collective: str) -> Options | None:
-    """The TE-CCL settings as widgets (keys ``prefix + key``, from TE-CCL's declared options), two rows of four;
+    """The TE-CCL settings as widgets (keys ``prefix + key``, from TE-CCL's declared options), in rows of four;
     None, after a message, when a custom demand matrix is missing or unreadable."""
     custom = collective == "custom"
 
