@@ -63,7 +63,7 @@ TABLE6 = [
 TABLE6_KNOWN = (
     "Table 6 contradicts itself here: SS32 (the same 32 servers on one switch, same S and parameters) prints "
     "8 × 4 at 1e7, which is what the Table 2 choice gives; no per-switch cost can give both, and a larger alpha "
-    "multiple under a root breaks ASY384's 16-way middles at 3.2e7 (mu >= 3.95 needed here, mu <= 3.22 there).")
+    "multiple under a root breaks ASY384's 16-way middles at 3.2e7 (mu >= 3.92 needed here, mu <= 3.22 there).")
 
 
 def _choice(tree: str, switch: str, size: float):

@@ -14,14 +14,14 @@ Server rows: every flow ends at a server NIC, whose incast Table 5 measures), mu
 as on one switch: server, switch, server) and w = senders (the SS24/SS32 fit); unequal children give ACPS. This is
 what turns the root of SYM384 from 4 x 4 (the bottom-up tree cost, where 16-way groups hold only S/24 and the
 uplinks dominate) into the paper's 8 x 2: on S floats a 16-way CPS pays 2·(15/16)·S·6·eps = 1.37e-9·S of incast,
-more than the two extra steps and the extra memory pass of 8 x 2 (2·3·alpha + 0.25·S·delta) from S = 2.9e7 on.
+more than the two extra steps and the extra memory pass of 8 x 2 (2·3·alpha + 0.25·S·delta) from S = 3.0e7 on.
 
 It gives 39 of Table 6's 42 cells. The three others (SYM512 middle, ASY384 middle 0-7 and CDC384 DC0 middle, all
 32-way at 1e7: CPS in print, 8 x 4 here) contradict the table itself: SS32 is the same 32 servers on one switch
 with the same S and parameters, and prints 8 x 4. A per-switch cost depending on (c, S, parameters, mu) cannot give
-both; a larger mu for switches under a root cannot either, because in ASY384 the 32-way middles need CPS at 1e7
-(2·mu·alpha >= 2·(31/32)·1e7·22·eps - 0.25·1e7·delta, mu >= 3.95) while the 16-way middles of the same level need
-8 x 2 at 3.2e7 (2·mu·alpha + 0.25·3.2e7·delta <= 2·(15/16)·3.2e7·6·eps, mu <= 3.22).
+both; a larger mu for switches under a root cannot either, because in ASY384 the 32-way middles need CPS at
+1e7 (2·mu·alpha >= 2·(31/32)·1e7·22·eps - 0.25·1e7·delta, mu >= 3.92) while the 16-way middles of the same level
+need 8 x 2 at 3.2e7 (2·mu·alpha + 0.25·3.2e7·delta <= 2·(15/16)·3.2e7·6·eps, mu <= 3.22).
 
 **Simulated times (Table 7).** A step costs its latency, then the slowest of its links, then its computation (the
 sequence of Fig. 2, pitfall P13):
@@ -35,30 +35,35 @@ sequence of Fig. 2, pitfall P13):
   cable's tier (Root-SW, Cross-DC), without incast.
 * hierarchical plans run **top level first**: the cross-rack exchange moves every server's full vector, and the
   racks then finish on S/k. This is the reading that reproduces the two-level slopes; bottom-up (the order of
-  Algorithm 2, which the studio's ``Planner`` follows) sends only S/n per server through the uplinks and gives
-  slopes 2-3x too small. Evidence, s/float (printed slope from the 3.2e7 and 1e8 columns):
+  Algorithm 2, which the studio's ``Planner`` follows) sends only S/n per server through the uplinks. Slopes in
+  s/float (printed: from the 3.2e7 and 1e8 columns of Table 7; beta_R = Root-SW beta = 6.4e-10):
 
-  ===================  ================================================  ===========  ========
-  row                  top-level-first cost                               ours         printed
-  ===================  ================================================  ===========  ========
-  SYM384 Ring          2·(15/16)·24·beta_R + (S/16 ring) + compute        3.07e-8      3.11e-8
-  SYM512 Ring          2·(15/16)·32·beta_R + ...                          4.03e-8      4.13e-8
-  SYM512 RHD           halving by 256, 128, 64, 32 first: 2·(15/16)·32·beta_R + ...  4.00e-8  4.35e-8
-  SYM384 GenTree       root 8 x 2 on S: 2·(15/16)·24·beta_R, racks 8 x 3 on S/16  3.04e-8  3.36e-8
-  ===================  ================================================  ===========  ========
+  ==============  =====================================================  ===========  =========  =======
+  row             top level first, its dominant term                      top first    bottom-up  printed
+  ==============  =====================================================  ===========  =========  =======
+  SYM384 Ring     ring over 16 racks on S: 2·(15/16)·24·beta_R = 2.88e-8  3.07e-8      1.39e-8    3.11e-8
+  SYM512 Ring     2·(15/16)·32·beta_R = 3.84e-8                           4.03e-8      1.39e-8    4.13e-8
+  SYM512 RHD      halving by 256, 128, 64, 32 first: the same 3.84e-8     4.03e-8      1.50e-8    4.35e-8
+  SYM384 GenTree  root 8 x 2 on S: 2.88e-8; racks 8 x 3 on S/16           3.04e-8      1.60e-8    3.36e-8
+  SYM512 GenTree  root 8 x 2 on S: 3.84e-8; racks 8 x 4 on S/16           4.00e-8      1.67e-8    4.43e-8
+  ==============  =====================================================  ===========  =========  =======
 
-  Bottom-up, the same rows give 1.39e-8, 1.45e-8 and 1.45e-8: the uplink carries 2·(15/16)·S per rack, not
-  2·(15/16)·n·S.
 * Ring is the two-dimensional ring of those intercepts: a ring over the racks (servers of equal index in
   consecutive racks) on S, then a ring inside every rack on S/k; every step is charged the tree's longest path and
   the step count is 2·(k + N/k) (Table 7: 10·(24 + 16)·alpha = 400 alpha for SYM384 *and* ASY384, 480 for SYM512).
   The flat CPS is one all-to-all step per phase.
 
-What stays unexplained (``known`` rows of the bench): the flat CPS on SYM384/SYM512/ASY384 costs 1.9-2.5x what the
-NIC incast of its N - 1 senders gives (printed slopes 2.21e-7, 3.41e-7, 1.99e-7 s/float against 1.05e-7, 1.36e-7,
-1.05e-7), while the same rule gives CDC384's CPS within 8 %; and CDC384's GenTree and GenTree* lie between the
-bottom-up cost (the cross-DC link carries 2/3·S) and the top-first one (it carries 85·S): the printed slopes need
-about 20·S and 34·S per phase across the link.
+What stays unexplained (``known`` rows of the bench):
+
+* the flat CPS on SYM384/SYM512/ASY384 costs 1.9-2.5x the NIC incast of its N - 1 senders (printed slopes 2.21e-7,
+  3.41e-7, 1.99e-7 s/float against 1.05e-7, 1.36e-7, 1.05e-7), while the same rule gives CDC384's CPS within 8 %.
+  Adding the rack downlink with Root-SW incast of its N - n senders to the NIC's cost fits SYM384 (+3 %) and
+  SYM512 (+1 %), but not ASY384 (+32 % through a 32-server rack), and a sum of link costs breaks every other row
+  (the 2-D ring would pay its NIC and its uplink: +38 %);
+* GenTree at 1e7 on SYM384 (CPS at both levels): 0.41 s against 0.503;
+* CDC384's GenTree and GenTree* lie between the bottom-up cost (the cross-DC link carries 2/3·S per phase: 3.8 s at
+  1e8) and the top-level-first one (85·S: 166 s); the printed slopes need about 20·S and 34·S per phase across the
+  link, and the paper does not say how the rearranged data crosses.
 """
 from __future__ import annotations
 
