@@ -135,3 +135,12 @@ def test_bad_input_is_one_line():
         sim("sym384").rhd(1e7)
     with pytest.raises(ValueError, match="select must be"):
         Planner(parse_tree("ss24"), select="paper")
+
+
+@pytest.mark.parametrize("plan,flat", [("ring", "ring"), ("rhd", "rhd"), ((32,), "cps")])
+def test_a_switch_local_plan_on_one_switch_is_the_flat_baseline(plan, flat):
+    """On SS32 the group plan of the only switch and the flat baseline are the same thing, term by term."""
+    s = sim("ss32")
+    a = s.group_plan(node(s, "sw"), plan, 3.2e7)
+    b = getattr(s, flat)(3.2e7)
+    assert a.terms() == pytest.approx(b.terms(), rel=1e-12) and a.steps == b.steps
