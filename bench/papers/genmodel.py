@@ -97,9 +97,9 @@ TABLE7 = {
 }
 
 CPS_KNOWN = (
-    "The flat CPS on a two-level tree costs 1.9-2.5x what the NIC incast of its N-1 senders gives (printed slopes "
-    "2.21e-7, 3.41e-7, 1.99e-7 s/float for SYM384, SYM512, ASY384 against 1.05e-7, 1.36e-7, 1.05e-7), while the "
-    "same rule gives CDC384's CPS within 8 %; the simulator's extra cost is not stated.")
+    "Not a per-link bottleneck: ASY384's flat CPS is printed 10 % cheaper than SYM384's (19.925 against 22.148 s) "
+    "although every NIC carries the same and ASY's 32-server uplinks carry 29.3·S per phase against 22.5·S; the "
+    "NIC incast of N-1 senders alone gives 0.40-0.54 of the printed times (CDC384's CPS within 8 %).")
 GT_SMALL_KNOWN = (
     "At 1e7 both levels are CPS; the top-level-first cost that fits this row at 3.2e7 and 1e8 (within 13 %) hides "
     "the root's 16-way NIC incast under the uplink, and the printed 0.503 s needs about 30 % more per float.")

@@ -59,7 +59,10 @@ What stays unexplained (``known`` rows of the bench):
   3.41e-7, 1.99e-7 s/float against 1.05e-7, 1.36e-7, 1.05e-7), while the same rule gives CDC384's CPS within 8 %.
   Adding the rack downlink with Root-SW incast of its N - n senders to the NIC's cost fits SYM384 (+3 %) and
   SYM512 (+1 %), but not ASY384 (+32 % through a 32-server rack), and a sum of link costs breaks every other row
-  (the 2-D ring would pay its NIC and its uplink: +38 %);
+  (the 2-D ring would pay its NIC and its uplink: +38 %). No cost that grows with each link's load can give these
+  rows: ASY384's CPS is printed 10 % cheaper than SYM384's (19.925 against 22.148 s at 1e8) although both have 384
+  servers, every NIC carries the same, and ASY384's 32-server uplinks carry 32·352/384·S = 29.3·S per phase against
+  24·360/384·S = 22.5·S;
 * GenTree at 1e7 on SYM384 (CPS at both levels): 0.41 s against 0.503;
 * CDC384's GenTree and GenTree* lie between the bottom-up cost (the cross-DC link carries 2/3·S per phase: 3.8 s at
   1e8) and the top-level-first one (85·S: 166 s); the printed slopes need about 20·S and 34·S per phase across the
