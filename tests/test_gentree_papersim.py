@@ -135,6 +135,12 @@ def test_bad_input_is_one_line():
         sim("sym384").rhd(1e7)
     with pytest.raises(ValueError, match="select must be"):
         Planner(parse_tree("ss24"), select="paper")
+    with pytest.raises(ValueError, match="number of participants"):
+        plan_code("CPS")
+    from solvers.genmodel.tree import SwitchTree, server, switch
+    mixed = SwitchTree(switch("root", [server("a"), switch("r", [server("b"), server("c")])], "root_sw"))
+    with pytest.raises(ValueError, match="same depth"):
+        PaperSim(mixed)
 
 
 @pytest.mark.parametrize("plan,flat", [("ring", "ring"), ("rhd", "rhd"), ((32,), "cps")])

@@ -85,6 +85,8 @@ CHOICE_MU = 3
 def plan_code(label: str, participants: int = 0) -> int:
     """A number for a Table 6 plan label (the bench compares plans through it): "CPS" over p participants -> p,
     HCPS "a × b" -> 100·a + b ("8 × 2" -> 802, "2 × 2 × 4" -> 20204), "ACPS" -> 0, "Ring" -> -1, "RHD" -> -2."""
+    if label == "CPS" and participants < 2:
+        raise ValueError("a CPS label needs its number of participants")
     fixed = {"ACPS": 0, "Ring": -1, "RHD": -2, "CPS": participants}
     if label in fixed:
         return fixed[label]
@@ -111,6 +113,15 @@ class Choice:
         return plan_code(self.label, self.participants)
 
 
+def _server_depths(tree: SwitchTree):
+    stack = [(tree.root, 0)]
+    while stack:
+        v, d = stack.pop()
+        if v.is_server:
+            yield d
+        stack.extend((c, d + 1) for c in v.children)
+
+
 def _check_size(size) -> None:
     if isinstance(size, bool) or not isinstance(size, (int, float)) or not (size > 0 and math.isfinite(size)):
         raise ValueError(f"the size must be a positive number of floats, got {size!r}")
@@ -120,6 +131,9 @@ class PaperSim:
     """Table 6 choices and Table 7 times on one tree (module docstring)."""
 
     def __init__(self, tree: SwitchTree, fan_in: str = FAN_IN):
+        depths = set(_server_depths(tree))
+        if len(depths) != 1:
+            raise ValueError("the paper simulator needs every server at the same depth (as in the paper's trees)")
         self.tree, self.fan_in = tree, fan_in
         self.racks = [v for v in tree.switches if all(c.is_server for c in v.children)]
         rack_tier = self.racks[0].tier
