@@ -107,3 +107,17 @@ def test_root_option_and_refusals():
         synthesize(parse_topology("torus(3,3)"), "blink_switch", Collective.ALLREDUCE)
     with pytest.raises(NotApplicable, match="allgather, reduce-scatter and allreduce"):
         blink_schedule(topo, Collective.ALLTOALL)
+
+
+def test_size_limits_refuse_in_one_line(monkeypatch):
+    """Every tree hop carries every shard: beyond the verifier's limit the build refuses, and Compare skips it
+    above its GPU limit rather than spend its budget."""
+    import solvers.forestcoll.blink as blink
+
+    topo = parse_topology(A100)
+    monkeypatch.setattr(blink, "MAX_TRANSFERS", 1000)
+    with pytest.raises(NotApplicable, match="transfers"):
+        blink_schedule(topo, Collective.ALLGATHER)
+    synth = ALGORITHMS["blink_switch"]
+    assert synth.compare_plan(topo, Collective.ALLREDUCE, 60) == {}
+    assert synth.compare_plan(parse_topology("dgx_a100(boxes=8)"), Collective.ALLREDUCE, 60).startswith("skipped:")

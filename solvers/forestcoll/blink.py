@@ -16,7 +16,7 @@ What this module builds, in those terms:
 2. for a root r, the most out-trees D* holds: K = min over v of F(r, v; D*) (Edmonds' branching theorem; a
    fractional packing cannot do better, so this is the optimal single-root packing), packed by ForestColl's
    Algorithm 5 with K trees wanted at r and none elsewhere (``packing.pack_trees``); the root is the one with
-   the largest K unless one is given (ties: the lowest index);
+   the largest K unless one is given (ties: the lowest index; above ``ROOT_SCAN_MAX`` GPUs the first GPU);
 3. the trees mapped back to physical paths as ForestColl's are (``mapping.Router``).
 
 Tree i carries the i-th of K equal pieces of every shard, so the broadcast moves M at rate R = K / U GB/s:
@@ -58,7 +58,7 @@ from .packing import Batch, pack_trees
 class BlinkTrees:
     """A Blink+Switch packing: ``trees`` (K) out-trees of ``root`` in ForestColl's logical topology, as
     ``batches`` of identical trees whose edges ``routes`` map onto physical paths. ``rate`` = K / U GB/s is the
-    single-root broadcast (or reduce) rate; ``rates`` holds K / U for every compute node as a root."""
+    single-root broadcast (or reduce) rate; ``rates`` holds K / U for every root tried (``root_rates``)."""
 
     topo: Topology
     forest: Forest
@@ -88,11 +88,17 @@ class BlinkTrees:
                 "allreduce_algbw_GBps": self.allreduce_algbw, "batches": len(self.batches)}
 
 
-def root_rates(topo: Topology, forest: Forest) -> dict[int, int]:
-    """K_r = min over v of F(r, v; D*) for every compute node r: how many unit trees D* holds at root r."""
+ROOT_SCAN_MAX = 64     # GPUs up to which every root is tried (N (N - 1) max-flows on D*)
+
+
+def root_rates(topo: Topology, forest: Forest, roots=None) -> dict[int, int]:
+    """K_r = min over v of F(r, v; D*) for every compute node r in ``roots`` (default: all of them up to
+    ``ROOT_SCAN_MAX`` GPUs, else the first): how many unit trees D* holds at root r."""
     net = Network(topo.num_nodes, forest.logical.arcs)
     compute = list(forest.fabric.compute)
-    return {r: min(net.flow(r, v) for v in compute if v != r) for r in compute}
+    if roots is None:
+        roots = compute if len(compute) <= ROOT_SCAN_MAX else compute[:1]
+    return {r: min(net.flow(r, v) for v in compute if v != r) for r in roots}
 
 
 def check_fabric(topo: Topology) -> None:
@@ -111,12 +117,12 @@ def blink_trees(topo: Topology, root: int | None = None, *, progress: Progress |
     with the most trees."""
     check_fabric(topo)
     forest = _kept_forest(topo, None, progress)
-    rates = root_rates(topo, forest)
-    if root is None:
-        root = max(sorted(rates), key=lambda r: rates[r])
-    elif root not in rates:
+    if root is not None and root not in forest.fabric.compute:
         raise NotApplicable(f"the Blink+Switch root must be a GPU of the fabric (0 to {topo.num_nodes - 1}, a "
                             f"compute node), not {root}")
+    rates = root_rates(topo, forest, None if root is None else [root])
+    if root is None:
+        root = max(sorted(rates), key=lambda r: rates[r])
     trees = rates[root]
     if trees <= 0:
         raise NotApplicable(f"root {topo.names[root]} reaches no other GPU in the logical topology")
@@ -212,9 +218,18 @@ def _joined(first: Columns, second: Columns) -> Columns:
     return concat([first, second])
 
 
+MAX_TRANSFERS = 16_000_000        # the verifier's simulation limit (core.verify.SIMULATE_MAX_TRANSFERS)
+
+
 def lower(packing: BlinkTrees, collective: Collective) -> Schedule:
-    """The Blink+Switch schedule of ``collective`` (module docstring), not yet verified."""
+    """The Blink+Switch schedule of ``collective`` (module docstring), not yet verified. Every hop of a tree
+    carries a piece of every shard (allreduce) or of about half of them (allgather, reduce-scatter), so the
+    schedule has about N times as many transfers as the trees have hops; NotApplicable beyond MAX_TRANSFERS."""
     rows = _hops(packing)
+    size = 2 * len(rows) * packing.topo.n if collective is Collective.ALLREDUCE else len(rows) * packing.topo.n
+    if size > MAX_TRANSFERS:
+        raise NotApplicable(f"the Blink+Switch {collective.value} would have about {size:,} transfers (every tree hop "
+                            f"carries every shard), more than the {MAX_TRANSFERS:,} the verifier simulates")
     depth = max(r[5] for r in rows)
     notes = packing.notes()
     if collective is Collective.ALLREDUCE:
@@ -247,4 +262,4 @@ def blink_schedule(topo: Topology, collective: Collective, root: int | None = No
     return lower(packing, collective), packing
 
 
-__all__ = ["BlinkTrees", "blink_trees", "blink_schedule", "root_rates", "check_fabric", "lower"]
+__all__ = ["MAX_TRANSFERS", "ROOT_SCAN_MAX", "BlinkTrees", "blink_trees", "blink_schedule", "root_rates", "check_fabric", "lower"]

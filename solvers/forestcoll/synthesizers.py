@@ -103,6 +103,16 @@ class BlinkSwitch(Synthesizer):
     rank = 81
     reports_progress = True
     Options = BlinkOptions
+    COMPARE_MAX_GPUS = 32
+
+    @classmethod
+    def compare_plan(cls, topo, collective, left_s: float) -> dict | str:
+        """Compare runs it up to ``COMPARE_MAX_GPUS`` GPUs: its transfers grow as N^2 times the batches (64 GPUs
+        of dgx_a100(boxes=8): 1M transfers, 16 s; mi250(clusters=4): 3.3M, 52 s)."""
+        if topo.n > cls.COMPARE_MAX_GPUS:
+            return (f"skipped: Compare runs Blink+Switch up to {cls.COMPARE_MAX_GPUS} GPUs (every tree hop carries "
+                    f"every shard), this has {topo.n}")
+        return {}
 
     def build(self, topo, collective, options: BlinkOptions, work) -> Built:
         from .blink import blink_schedule
