@@ -101,7 +101,7 @@ CPS_KNOWN = (
     "although every NIC carries the same and ASY's 32-server uplinks carry 29.3·S per phase against 22.5·S; the "
     "NIC incast of N-1 senders alone gives 0.40-0.54 of the printed times (CDC384's CPS within 8 %).")
 GT_SMALL_KNOWN = (
-    "At 1e7 both levels are CPS; the top-level-first cost that fits this row at 3.2e7 and 1e8 (within 13 %) hides "
+    "At 1e7 both levels are CPS; the top-level-first cost that fits this row at 3.2e7 and 1e8 (within 10 %) hides "
     "the root's 16-way NIC incast under the uplink, and the printed 0.503 s needs about 30 % more per float.")
 CDC_GT_KNOWN = (
     "CDC384's GenTree lies between the bottom-up cost (the cross-DC link carries 2/3·S per phase: 3.8 s at 1e8) and "
