@@ -48,6 +48,12 @@ sequence of Fig. 2, pitfall P13):
   SYM512 GenTree  root 8 x 2 on S: 3.84e-8; racks 8 x 4 on S/16           4.00e-8      1.67e-8    4.43e-8
   ==============  =====================================================  ===========  =========  =======
 
+* across two data centres the data rearrangement decides the order, as the intercepts show: GenTree's 0.2571 s
+  is racks (4·3·alpha) + data-centre roots (2·5·alpha) + cross-DC ACPS (2·(4·alpha + alpha_x)) = 0.2574 s, and
+  GenTree*'s 0.1910 s the same without the data-centre level, 0.1916 s. With rearrangement every data centre first
+  aggregates over its racks on S (that is what rearrangement is for: fewer, fuller flows over the WAN link), the
+  cross-DC cable then carries 256 servers x S/16 = 16·S per phase (6.4e-9 s/float), and the racks finish on S/16:
+  slope 2.41e-7 against the printed 2.51e-7. GenTree* exchanges among all 16 racks first, on S.
 * Ring is the two-dimensional ring of those intercepts: a ring over the racks (servers of equal index in
   consecutive racks) on S, then a ring inside every rack on S/k; every step is charged the tree's longest path and
   the step count is 2·(k + N/k) (Table 7: 10·(24 + 16)·alpha = 400 alpha for SYM384 *and* ASY384, 480 for SYM512).
@@ -64,9 +70,10 @@ What stays unexplained (``known`` rows of the bench):
   servers, every NIC carries the same, and ASY384's 32-server uplinks carry 32·352/384·S = 29.3·S per phase against
   24·360/384·S = 22.5·S;
 * GenTree at 1e7 on SYM384 (CPS at both levels): 0.41 s against 0.503;
-* CDC384's GenTree and GenTree* lie between the bottom-up cost (the cross-DC link carries 2/3·S per phase: 3.8 s at
-  1e8) and the top-level-first one (85·S: 166 s); the printed slopes need about 20·S and 34·S per phase across the
-  link, and the paper does not say how the rearranged data crosses.
+* CDC384's GenTree*: among 16 racks on S, the one cross-DC cable carries 8 racks x 16 servers x S/2 = 64·S per
+  phase, 1.9x the printed time; the printed slope (4.29e-7) needs about 34·S, which is one 32-server rack's
+  2·(15/16)·32·S·beta_x = 3.84e-7, as if every rack had its own cross-DC link. CDC384's CPS and Ring need the
+  shared cable (its 85·S per phase gives the CPS within 8 %), so one simulator cannot give all three rows.
 """
 from __future__ import annotations
 
@@ -237,9 +244,48 @@ class PaperSim:
         return here + max(below, key=lambda x: x.total) if below else here
 
     # ----------------------------------------------------------------------------------------------- costs
-    def gentree(self, size: float, mu: float | None = None) -> tuple[TreeCost, dict[str, Choice]]:
+    def gentree(self, size: float, mu: float | None = None, rearrange: bool = True) -> tuple[TreeCost, dict]:
+        """GenTree's time with the Table 6 choices. Across two data centres (a join at the root) the order
+        depends on the data rearrangement (module docstring): with it every data centre first aggregates over its
+        racks on S, the cross-DC exchange then moves S/c per server, and the racks finish; without it (GenTree*)
+        the cross-DC exchange runs first among all the racks on S."""
         choices = self.choices(size, mu)
-        return self.hierarchical({k: v.plan for k, v in choices.items()}, size), choices
+        plans = {k: v.plan for k, v in choices.items()}
+        root = self.tree.root
+        if not root.join or any(c.is_server for c in root.children):
+            return self.hierarchical(plans, size), choices
+        racks = lambda s: max((self.hierarchical(plans, s, r) for r in self.racks), key=lambda x: x.total)
+        if not rearrange:
+            return self._cross_first(size) + racks(size / max(len(dc.children) for dc in root.children) / 2), \
+                choices
+        dcs = max((self.group_plan(dc, plans[dc.name], size) for dc in root.children), key=lambda x: x.total)
+        s = size / min(len(dc.children) for dc in root.children)
+        return dcs + self.group_plan(root, "acps", s) + racks(s / len(root.children)), choices
+
+    def _cross_first(self, size: float) -> TreeCost:
+        """GenTree* across two data centres: ACPS among all the racks on S, servers of equal index in every rack
+        exchanging directly (the data-centre roots only forward); the cross-DC cable carries what the racks of one
+        side send to the other."""
+        t, root, p = self.tree, self.tree.root, self.nic
+        side = {r.name: next(i for i, dc in enumerate(root.children)
+                             if t.ranges[dc.name][0] <= t.ranges[r.name][0] < t.ranges[dc.name][1])
+                for r in self.racks}
+        cross = [0.0, 0.0]
+        recv = adds = mem = 0.0
+        worst_w = 0
+        for j in range(max(r.servers for r in self.racks)):
+            members = [r for r in self.racks if r.servers > j]
+            m = len(members)
+            if m < 2:
+                continue
+            for r in members:
+                other = sum(1 for q in members if side[q.name] != side[r.name])
+                cross[side[r.name]] += size * other / m
+            recv, worst_w = max(recv, (m - 1) / m * size), max(worst_w, m - 1)
+            adds, mem = max(adds, (m - 1) / m * size), max(mem, (m + 1) / m * size)
+        cable = max(cross) * t.tiers[root.tier].beta
+        rs = self._step(root, recv, worst_w, 0.0, adds, mem, cable=cable)
+        return rs + self._step(root, recv, worst_w, 0.0, cable=cable)
 
     def cps(self, size: float) -> TreeCost:
         """The flat CPS: every server sends (N-1)/N·S to the others, NIC incast of N - 1 senders."""
@@ -328,6 +374,8 @@ class PaperSim:
         """GenTree and the flat baselines (RHD when N is a power of two), seconds per term."""
         _check_size(size)
         out = {"GenTree": self.gentree(size)[0], "Ring": self.ring(size), "CPS": self.cps(size)}
+        if self.tree.root.join:
+            out["GenTree*"] = self.gentree(size, rearrange=False)[0]
         n = self.tree.n
         if rhd or (rhd is None and n & (n - 1) == 0):
             out["RHD"] = self.rhd(size)
