@@ -82,7 +82,8 @@ def test_forestcoll_beats_blink_switch_on_a100(allreduce_algbws):
     """Section 5.2: ForestColl's allreduce beats Blink+Switch's (on A100 x 2, in the flow model: 173.33 = N x*/2
     against the box cut's 200 / 2)."""
     forest, blink = allreduce_algbws[A100]
-    assert forest == Fraction(1040, 6) and blink == 100
+    assert forest == Fraction(16 * 325, 15) / 2           # Sec. 5.3: T = (M/16) 15/325 GB/s = M/346.67, halved
+    assert blink == 8 * 25 / 2                             # the box cut (8 NICs x 25 GB/s), halved
     assert forest > blink
 
 

@@ -48,7 +48,7 @@ from topologies.model import Topology
 
 from ..core.errors import NotApplicable
 from ..core.maxflow import Network
-from ..core.schedule import Collective, Columns, Schedule, narrowest
+from ..core.schedule import Collective, Columns, Schedule, concat, narrowest
 from . import Forest, Progress, _kept_forest
 from .mapping import Router, listed_routes
 from .packing import Batch, pack_trees
@@ -213,11 +213,6 @@ def _phase(packing: BlinkTrees, rows, select: str, up: bool, reduce: bool, shift
                    np.full(len(row), reduce), one)
 
 
-def _joined(first: Columns, second: Columns) -> Columns:
-    from ..core.schedule import concat
-    return concat([first, second])
-
-
 MAX_TRANSFERS = 16_000_000        # the verifier's simulation limit (core.verify.SIMULATE_MAX_TRANSFERS)
 
 
@@ -233,12 +228,12 @@ def lower(packing: BlinkTrees, collective: Collective) -> Schedule:
     depth = max(r[5] for r in rows)
     notes = packing.notes()
     if collective is Collective.ALLREDUCE:
-        cols = _joined(_phase(packing, rows, "all", True, True, 0), _phase(packing, rows, "all", False, False, depth))
+        cols = concat([_phase(packing, rows, "all", True, True, 0), _phase(packing, rows, "all", False, False, depth)])
         return Schedule(Collective.ALLREDUCE, algo="blink_switch", notes={**notes, "rs_steps": depth}, cols=cols)
     if collective not in (Collective.ALLGATHER, Collective.REDUCE_SCATTER):
         raise NotApplicable(f"blink_switch builds allgather, reduce-scatter and allreduce, not {collective.value}")
-    gather = _joined(_phase(packing, rows, "below", True, False, 0),
-                     _phase(packing, rows, "above", False, False, depth))
+    gather = concat([_phase(packing, rows, "below", True, False, 0),
+                     _phase(packing, rows, "above", False, False, depth)])
     if collective is Collective.ALLGATHER:
         return Schedule(Collective.ALLGATHER, algo="blink_switch", notes=notes, cols=gather)
     pair = np.asarray(packing.topo.reverse_link, dtype=np.int64)
