@@ -257,4 +257,5 @@ def blink_schedule(topo: Topology, collective: Collective, root: int | None = No
     return lower(packing, collective), packing
 
 
-__all__ = ["MAX_TRANSFERS", "ROOT_SCAN_MAX", "BlinkTrees", "blink_trees", "blink_schedule", "root_rates", "check_fabric", "lower"]
+__all__ = ["MAX_TRANSFERS", "ROOT_SCAN_MAX", "BlinkTrees", "blink_trees", "blink_schedule", "root_rates",
+           "check_fabric", "lower"]
