@@ -145,7 +145,7 @@ def codec() -> Codec:
     from .baselines.synthesizers import RingDetail
     from .directconnect.bfb import StepReport
     from .directconnect.synthesizers import DirectConnectDetail
-    from .forestcoll.synthesizers import ForestDetail
+    from .forestcoll.synthesizers import BlinkDetail, ForestDetail
     from .genmodel.synthesizers import GentreePlan
     from .tacos import Phase, TacosResult
     from .tacos.greedy import GreedyRun
@@ -155,7 +155,7 @@ def codec() -> Codec:
     from .teccl.instance import Demand, Timing
 
     return Codec([RingDetail, DirectConnectDetail, StepReport, ForestDetail, GentreePlan, TacosResult, Phase,
-                  GreedyRun, IlpResult, IlpDetail, TecclResult, Composed, Probe, Demand, Timing])
+                  GreedyRun, IlpResult, IlpDetail, TecclResult, Composed, Probe, Demand, Timing, BlinkDetail])
 
 
 def encode_result(result: Any, topo: Topology | None = None) -> bytes:

@@ -33,9 +33,9 @@ def test_compare_three_designs_at_64_nodes(page: Page, app_url, shot):
     box.fill("\n".join(DESIGNS))
     box.press("Control+Enter")
     settle(page)
-    expect(page.get_by_text("3 designs × 1 collectives × 18 synthesizers")).to_be_visible(timeout=30000)
+    expect(page.get_by_text("3 designs × 1 collectives × 19 synthesizers")).to_be_visible(timeout=30000)
     page.get_by_role("button", name="Run").click()
-    expect(page.get_by_text(re.compile(r"24 verified schedules from 54 runs"))).to_be_visible(timeout=180000)
+    expect(page.get_by_text(re.compile(r"24 verified schedules from 57 runs"))).to_be_visible(timeout=180000)
     settle(page)
     plot = page.locator(".st-key-cmp_chart .js-plotly-plot")
     plot.wait_for(timeout=30000)
@@ -46,7 +46,7 @@ def test_compare_three_designs_at_64_nodes(page: Page, app_url, shot):
     frames.last.scroll_into_view_if_needed()
     frames.last.locator("table[role='grid'] tr").nth(45).wait_for(state="attached", timeout=30000)
     rows = table(page)
-    assert len(rows) == 3 * 19
+    assert len(rows) == 3 * 20
     for name in DESIGNS.values():
         mine = [r for r in rows if r["design"] == name]
         assert [r["status"] for r in mine if r["algo"] == "lower bound"] == ["bound"]
