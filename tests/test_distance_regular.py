@@ -156,3 +156,16 @@ def test_moore_columns_of_table8_for_gh33():
     T_L** = 6 (undirected: 485 < 728 <= 1457)."""
     from topologies.properties import moore_diameter_directed, moore_diameter_undirected
     assert (moore_diameter_directed(728, 4), moore_diameter_undirected(728, 4)) == (5, 6)
+
+
+def test_gh33_joins_the_finder_catalogue():
+    """The finder seeds every graph of ``EXPRESSIONS``: at N = 728, d = 4 GH(3,3) is the BW-optimal point of the
+    frontier, 6 steps (its diameter, Table 8's T_L) at tb 727/728, from its verified BFB schedule (Theorem 18)."""
+    from fractions import Fraction
+
+    from solvers.directconnect.finder import Finder, build_candidate
+
+    (c,) = [c for c in Finder().frontier(728, 4) if c.expr == "gh33()"]
+    assert (c.steps, c.tb, c.bidirectional) == (6, Fraction(727, 728), True)
+    built = build_candidate(c)
+    assert built.agrees and built.diameter == 6
