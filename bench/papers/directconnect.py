@@ -18,8 +18,9 @@ bound (Theorem 20), no number.
 five papers) on this machine: LP (3) at N = 512 (about 70 s a solve: L³(K_{4,4}) gave f = 1.8797e-3, the paper
 1.88e-3) and at N = 1024 (Table 7's f, Table 4's all-to-all times, the ShiftedRing and DBT all-to-all baselines),
 and for L²(DBJMod(4,2)). On two shared cores PDLP stopped at its 600 s limit for Π_{4,1024} with f only
-bracketed in [6.2e-4, 8.0e-4], and for L²(DBJMod(4,2)) with a 7e-5 gap (f = 4.1028e-3, the paper 4.10e-3). Run one by hand with
-``from bench.papers import evaluate; from bench.papers.directconnect import NOT_RUN; evaluate(NOT_RUN[i])``.
+bracketed in [6.2e-4, 8.0e-4], and for L²(DBJMod(4,2)) with a 7e-5 gap (f = 4.1028e-3, the paper 4.10e-3).
+Run one by hand: ``from bench.papers import evaluate; from bench.papers.directconnect import NOT_RUN``, then
+``evaluate(NOT_RUN[i])``.
 """
 from __future__ import annotations
 
@@ -113,6 +114,7 @@ def add_printed(table: str, row: str, text: str, compute, **kw) -> None:
     value, tolerance = printed(text)
     add(table, row, float(value), compute, kw.pop("tolerance", tolerance), **kw)
 
+
 def moore_directed(n: int, d: int = 4) -> int:
     from topologies.properties import moore_diameter_directed
 
@@ -127,9 +129,11 @@ def moore_undirected(n: int, d: int = 4) -> int:
 
 # ---------------------------------------------------------------------------------------------------- Table 3
 # Table 3 states, per expansion of an N-node degree-d base, the size and degree of the result, whether Moore and BW
-# optimality are kept, and the theorem giving the exact T_B. Each line is checked on one instance whose base is
-# Moore- and BW-optimal: (label, expression, base N, base d, base T_B, n, nodes, degree, Moore kept, BW kept, T_B
-# by the theorem). Moore kept: T_L equals the directed Moore diameter of the result; BW kept: T_B = (N'-1)/N'.
+# optimality are kept, and the theorem giving the exact T_B. Each line is checked on one instance whose bases are
+# Moore- and BW-optimal (K_{4,4}: N 8, d 4, T_B 7/8; K_{2,2}: 4, 2, 3/4; UniRing(1,m): m, 1, (m-1)/m): (label,
+# expression, nodes and degree by the table's formulas, Moore kept, BW kept (1 = the table's ✓, 0 its ×), T_B by
+# the theorem the table cites, that theorem). Moore kept: T_L equals the directed Moore diameter of the result;
+# BW kept: T_B = (N'-1)/N'. One instance shows a × (an optimality lost), and is consistent with a ✓.
 def _line_tb(tb, n, d, k):                     # Cor 7.1 / 10.1
     return tb + F(d, d - 1) * (F(1, n) - F(1, d ** k * n))
 
@@ -149,14 +153,15 @@ def _degree_of(expr: str) -> int:
     return max(len(x) for x in topo.out_links)
 
 
-for _label, _expr, _nodes, _deg, _moore, _bw, _tb, _thm in TABLE3:
-    add("Table 3", f"{_label}: nodes", _nodes, lambda e=_expr: topology(e).n)
-    add("Table 3", f"{_label}: degree", _deg, lambda e=_expr: _degree_of(e))
-    add("Table 3", f"{_label}: Moore kept (1 = ✓)", _moore,
-        lambda e=_expr: int(schedule_point(e)[0] == moore_directed(topology(e).n, _degree_of(e))))
-    add("Table 3", f"{_label}: BW kept (1 = ✓)", _bw,
-        lambda e=_expr: int(schedule_point(e)[1] == F(topology(e).n - 1, topology(e).n)))
-    add("Table 3", f"{_label}: T_B by {_thm}", _tb, lambda e=_expr: schedule_point(e)[1])
+def _rows_3() -> None:
+    for label, expr, nodes, deg, moore, bw, tb, thm in TABLE3:
+        add("Table 3", f"{label}: nodes", nodes, lambda e=expr: topology(e).n)
+        add("Table 3", f"{label}: degree", deg, lambda e=expr: _degree_of(e))
+        add("Table 3", f"{label}: Moore kept (1 = ✓)", moore,
+            lambda e=expr: int(schedule_point(e)[0] == moore_directed(topology(e).n, _degree_of(e))))
+        add("Table 3", f"{label}: BW kept (1 = ✓)", bw,
+            lambda e=expr: int(schedule_point(e)[1] == F(topology(e).n - 1, topology(e).n)))
+        add("Table 3", f"{label}: T_B by {thm}", tb, lambda e=expr: schedule_point(e)[1])
 
 
 # ------------------------------------------------------------------------------------------------ Tables 4, 7
@@ -201,7 +206,8 @@ TABLE4 = {"Π_{4,1024}": ("323.5", "409.1"), "L³(C(16,{3,4}))": ("291.0", "403.
 KNOWN_MCF = {"L(DBJMod(4,2))": (
     "DBJMod(4,2) is this studio's reconstruction (Fig. 20 lost its edges): it has Table 9's T_L = 3 and "
     "BW-optimal T_B, and its line graph Table 7's T_L = 4, T_B = 1.000, D = 4, but LP (3) on it gives f = 2.2248e-2 "
-    "where the paper's graph gives 2.21e-2: the rewiring of de Bruijn's loops is not the paper's.", 2.22482e-2 / 2.21e-2)}
+    "where the paper's graph gives 2.21e-2: the rewiring of de Bruijn's loops is not the paper's.",
+    2.22482e-2 / 2.21e-2)}
 NOT_RUN: list[Spec] = []        # rows whose computation takes longer than this machine's slow budget (above)
 
 
@@ -335,6 +341,7 @@ def _rows_8() -> None:
         add("Thm 18", f"{label} BFB T_B = (N-1)/N", F(n - 1, n), lambda b=bfb: b()[1])
 
 
+_rows_3()
 _rows_7_and_4()
 _rows_4_baselines()
 _rows_5()
