@@ -207,7 +207,13 @@ KNOWN_MCF = {"L(DBJMod(4,2))": (
     "DBJMod(4,2) is this studio's reconstruction (Fig. 20 lost its edges): it has Table 9's T_L = 3 and "
     "BW-optimal T_B, and its line graph Table 7's T_L = 4, T_B = 1.000, D = 4, but LP (3) on it gives f = 2.2248e-2 "
     "where the paper's graph gives 2.21e-2: the rewiring of de Bruijn's loops is not the paper's.",
-    2.22482e-2 / 2.21e-2)}
+    2.22482e-2 / 2.21e-2),
+    # not run here (NOT_RUN), the measurement it was explained with: a 600 s PDLP run on an idle core
+    "L³(C(16,{3,4}))": (
+    "No flow on our L³(C(16,{3,4})) reaches the printed 8.12e-4: one unit of capacity per link and every pair's "
+    "flow crossing at least dist(s,t) links give f <= |E| / sum dist = 4096 / 5,060,032 = 8.095e-4, and PDLP's "
+    "certified bracket after 600 s was [7.83e-4, 7.85e-4]. Its T_L, T_B and D(G) are Table 7's; the paper's "
+    "line graph or circulant must differ from ours in a way Table 7 does not show.", 7.84e-4 / 8.12e-4)}
 NOT_RUN: list[Spec] = []        # rows whose computation takes longer than this machine's slow budget (above)
 
 
@@ -227,13 +233,16 @@ def _rows_7_and_4() -> None:
             add_printed(table, f"{row} T_B", t_b, lambda e=expr: schedule_point(e)[1], slow=slow)
             add(table, f"{row} D(G)", diam, lambda e=expr: graph_diameter(e))
         known = KNOWN_MCF.get(label)
-        extra = {} if known is None else {"known": known[0], "expect_ratio": known[1], "tolerance": 1e-3}
+        extra = {} if known is None else {"known": known[0], "expect_ratio": known[1], "tolerance": 3e-3}
         _mcf_row(mcf_kind, "Table 7", f"N={n} {label} MCF", f, lambda e=expr: mcf(e), **extra)
         if n == 1024:
             ar, a2a = TABLE4[label]
             add_printed("Table 4", f"{label} 2(T_L+T_B) us", ar, lambda e=expr: allreduce_us(*schedule_point(e)),
                         slow=slow)
-            _mcf_row(mcf_kind, "Table 4", f"{label} all-to-all us", a2a, lambda e=expr, n=n: alltoall_us(mcf(e), n))
+            if known:                                    # the time is (M/B) d / (N f): the inverse ratio
+                extra["expect_ratio"] = 1 / known[1]
+            _mcf_row(mcf_kind, "Table 4", f"{label} all-to-all us", a2a, lambda e=expr, n=n: alltoall_us(mcf(e), n),
+                     **extra)
     for n, t_l, t_b, diam, f in BOUNDS7:
         tables = ["Table 7"] + (["Table 4"] if n == 1024 else [])
         for table in tables:
