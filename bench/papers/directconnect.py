@@ -190,7 +190,7 @@ TABLE7 = [
     (512, "UniRing(1,4)^{□3}□UniRing(1,8)", "product(power(uniring(1,4),3),uniring(1,8))", 16, "0.998", 16,
      "5.58e-4", False, "unrun"),
     (1024, "Π_{4,1024}", "gkautz(4,1024)", 5, "1.332", 5, "8.01e-4", False, "unrun"),
-    (1024, "L³(C(16,{3,4}))", "line(circulant(16,[3,4]),3)", 6, "1.020", 6, "8.12e-4", True, "unrun"),
+    (1024, "L³(C(16,{3,4}))", "line(circulant(16,[3,4]),3)", 6, "1.020", 6, "8.12e-4", False, "unrun"),
     (1024, "L²(Diamond^{□2})", "line(power(diamond(),2),2)", 8, "1.004", 8, "7.34e-4", True, "unrun"),
     (1024, "L(DBJMod(2,4)^{□2})", "line(power(dbjmod(2,4),2))", 11, "1.000", 9, "6.18e-4", True, "unrun"),
     (1024, "(UniRing(1,4)□UniRing(1,8))^{□2}", "power(product(uniring(1,4),uniring(1,8)),2)", 20, "0.999", 20,
