@@ -120,9 +120,9 @@ def _split_cayley_hexagon(q: int) -> tuple[list[str], list[tuple[int, int]]]:
     Points: the points of the parabolic quadric Q(6,q) of PG(6,q), x0*x4 + x1*x5 + x2*x6 = x3^2. Lines: the lines
     of PG(6,q) lying on that quadric whose Grassmann coordinates p_ij = x_i*y_j - x_j*y_i (x, y two points of the
     line) satisfy Tits' six linear equations p12 = p34, p54 = p32, p20 = p35, p65 = p30, p01 = p36, p46 = p31
-    (H. Van Maldeghem, Generalized Polygons, 1998, section 2.4.13). Two points x, y of the quadric span a line of
-    the quadric iff the polar form B(x, y) vanishes (q odd). Every line has q + 1 points and every point lies on
-    q + 1 lines, so there are (q^6 - 1)/(q - 1) of each.
+    (as H. Van Maldeghem, Generalized Polygons, 1998, section 2.4, writes them). Two points x, y of the quadric
+    span a line of the quadric iff the polar form B(x, y) vanishes (q odd). Every line has q + 1 points and every
+    point lies on q + 1 lines, so there are (q^6 - 1)/(q - 1) of each.
     """
     def quadric(x):
         return (x[0] * x[4] + x[1] * x[5] + x[2] * x[6] - x[3] * x[3]) % q
