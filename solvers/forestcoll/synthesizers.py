@@ -108,7 +108,14 @@ class BlinkSwitch(Synthesizer):
     @classmethod
     def compare_plan(cls, topo, collective, left_s: float) -> dict | str:
         """Compare runs it up to ``COMPARE_MAX_GPUS`` GPUs: its transfers grow as N^2 times the batches (64 GPUs
-        of dgx_a100(boxes=8): 1M transfers, 16 s; mi250(clusters=4): 3.3M, 52 s)."""
+        of dgx_a100(boxes=8): 1M transfers, 16 s; mi250(clusters=4): 3.3M, 52 s). A fabric it does not apply to
+        says so first, whatever its size."""
+        from .blink import check_fabric
+
+        try:
+            check_fabric(topo)
+        except NotApplicable as exc:
+            return f"not applicable: {exc}"
         if topo.n > cls.COMPARE_MAX_GPUS:
             return (f"skipped: Compare runs Blink+Switch up to {cls.COMPARE_MAX_GPUS} GPUs (every tree hop carries "
                     f"every shard), this has {topo.n}")

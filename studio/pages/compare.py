@@ -224,7 +224,7 @@ def _show(result: CompareResult, key: tuple, colls: list[str]) -> None:
                                     "ties (as fast)": ", ".join(w.ties)} for w in winners]),
                      key="cmp_winners", hide_index=True)
     st.markdown("**Every run beside the lower bound**")
-    st.dataframe(_style(frame), key="cmp_table", hide_index=True, height=min(35 * (len(frame) + 1) + 3, 2000),
+    st.dataframe(_style(frame), key="cmp_table", hide_index=True, height=min(35 * (len(frame) + 1) + 3, 2500),
                  column_config={"status": st.column_config.TextColumn(width="medium"),
                                 "detail": st.column_config.TextColumn(width="large")})
     st.caption(f"Curves from {SIZES[0]:.0e} to {SIZES[-1]:.0e} bytes, every point the runtime model's (pipelined "
