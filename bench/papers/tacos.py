@@ -52,36 +52,37 @@ _ALGOS = {"tacos": ("tacos", {}), "tacos_ilp": ("tacos_ilp", {}), "taccl_like": 
 
 
 @cache
+def _allreduce_time(expr: str, algo: str, size: float) -> float:
+    """``algo``'s All-Reduce time (us) on ``expr``, kept so that a row's reference is solved once."""
+    from topologies import load
+
+    name, options = _ALGOS[algo]
+    return _time(load(expr), name, "allreduce", size, options)
+
+
 def _table_i(npus: int, algo: str) -> float:
-    from topologies import load
-
-    topo = load(f"ring_fc_switch({npus // 8})")
-    name, options = _ALGOS[algo]
-    return _time(topo, name, "allreduce", TABLE_I_BYTES, options) / _time(topo, "tacos", "allreduce", TABLE_I_BYTES)
+    expr = f"ring_fc_switch({npus // 8})"
+    return _allreduce_time(expr, algo, TABLE_I_BYTES) / _allreduce_time(expr, "tacos", TABLE_I_BYTES)
 
 
-@cache
 def _table_iii(algo: str) -> float:
-    from topologies import load
-
-    topo = load("fail(mesh(4,4),gpus=[7,9])")
-    size = topo.n << 20
-    name, options = _ALGOS[algo]
-    return _time(topo, name, "allreduce", size, options) / _time(topo, "tacos_ilp", "allreduce", size)
+    expr, size = "fail(mesh(4,4),gpus=[7,9])", 14 << 20          # 1 MiB per NPU, 14 NPUs
+    return _allreduce_time(expr, algo, size) / _allreduce_time(expr, "tacos_ilp", size)
 
 
 @cache
-def _table_iv(collective: str, algo: str) -> float:
+def _rooted_time(collective: str, algo: str) -> float:
     """Root 0 (a corner: the paper names none), one chunk of 1 MiB; Direct's reduce is its broadcast on G^T."""
     from topologies import load
 
     topo = load("mesh(6,6)")
-    size = 1 << 20
     if (algo, collective) == ("direct", "reduce"):
-        ours = _time(topo.transpose(), "direct", "broadcast", size, root=0)
-    else:
-        ours = _time(topo, algo, collective, size, root=0)
-    return ours / _time(topo, "tacos_ilp", collective, size, root=0)
+        return _time(topo.transpose(), "direct", "broadcast", 1 << 20, root=0)
+    return _time(topo, algo, collective, 1 << 20, root=0)
+
+
+def _table_iv(collective: str, algo: str) -> float:
+    return _rooted_time(collective, algo) / _rooted_time(collective, "tacos_ilp")
 
 
 @cache
@@ -97,14 +98,9 @@ def _table_v() -> dict[str, float]:
     return {algo: t / spans["tacos_ilp"] for algo, t in spans.items()}
 
 
-@cache
 def _fig_21(algo: str) -> float:
-    from topologies import load
-
-    topo = load("mesh(10,10)")
     size = 100 * (128 << 10)
-    name, options = _ALGOS[algo]
-    return _time(topo, name, "allreduce", size, options) / _time(topo, "tacos", "allreduce", size)
+    return _allreduce_time("mesh(10,10)", algo, size) / _allreduce_time("mesh(10,10)", "tacos", size)
 
 
 _RING_GROWS = ("The paper's Ring / TACOS doubles with every doubling of NPUs; ours stays 3.5-5.7 (NPU order) and "
