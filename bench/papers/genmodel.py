@@ -102,7 +102,9 @@ CPS_KNOWN = (
     "NIC incast of N-1 senders alone gives 0.40-0.54 of the printed times (CDC384's CPS within 8 %).")
 GT_SMALL_KNOWN = (
     "At 1e7 both levels are CPS; the top-level-first cost that fits this row at 3.2e7 and 1e8 (within 10 %) hides "
-    "the root's 16-way NIC incast under the uplink, and the printed 0.503 s needs about 30 % more per float.")
+    "the root's 16-way NIC incast under the uplink, and the printed 0.503 s needs about 30 % more per float. It is "
+    "the direction of the nine flat-CPS rows (ours 0.40-0.54 of the printed): the paper prices CPS above what "
+    "any load-monotone link cost gives (ASY384 printed cheaper than SYM384), and at 1e7 GenTree is CPS twice.")
 CDC_GT_KNOWN = (
     "GenTree* (no rearrangement) exchanges among the 16 racks on S: the one cross-DC cable carries 64·S per phase "
     "(1.9x); the printed slope 4.29e-7 needs about 34·S, one 32-server rack's 2·(15/16)·32·S·beta_x = 3.84e-7, as if "
