@@ -18,6 +18,7 @@ link's own. On the healthy design this is exactly ``Workload.model``.
 """
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 from fractions import Fraction
@@ -31,9 +32,16 @@ from topologies.model import Topology
 
 from .core.errors import NotApplicable, ScheduleError
 
-__all__ = ["KINDS", "MAX_SAMPLES", "MAX_SETS", "Element", "FailureError", "FailureTask", "analyse", "connectivity",
-           "cut_off", "degrade", "describe", "elements", "failure_expr", "failure_sets", "lost_failure",
-           "solve_failure", "summarize_rows"]
+__all__ = ["CELLS", "HEALTHY", "KINDS", "MAX_SAMPLES", "MAX_SETS", "ROW_BASE", "STAMP", "Element", "FailureError",
+           "FailureTask", "analyse", "connectivity", "cut_off", "degrade", "describe", "elements", "failure_expr",
+           "failure_sets", "lost_failure", "read_rows_file", "row_columns", "solve_failure", "summarize_rows"]
+
+HEALTHY = "(none: the healthy design)"       # the healthy design's row's ``failed``
+# a row's columns in a rows file (``failures -o rows.csv``): ROW_BASE, CELLS per synthesizer, then these
+ROW_BASE = ("failed", "kind", "expr", "what", "gpus", "connected", "cut_off", "steps_bound", "tb_bound",
+            "optimum_algbw_GBps")
+CELLS = ("status", "time_us", "algbw_GBps", "verified", "message", "flow_algbw_GBps")
+STAMP = ("collective", "bytes", "prices")    # the run's own: every row of a file carries them
 
 
 # ------------------------------------------------------------------------------------------------ one task
@@ -56,7 +64,7 @@ class FailureTask:
 
     @property
     def label(self) -> str:
-        return " + ".join(self.failed) if self.failed else "(none: the healthy design)"
+        return " + ".join(self.failed) if self.failed else HEALTHY
 
 
 def _priced(fabric: Topology, schedule, work, factor: float):
@@ -163,12 +171,14 @@ def analyse(task: FailureTask, cache=None) -> dict:
 
 def _degraded_expr(expr: str, healthy: Topology, failed) -> str:
     """The degraded fabric as an expression every page and command takes (``fail(expr, ...)``), or "" where the
-    design is a file (a file's path is not an expression)."""
+    design is a file (a file's path is not an expression) or where fewer than two GPUs are left (no design)."""
     from topologies.files import TOPOLOGY_SUFFIXES
     from topologies.imports import is_import
 
     if not failed:
         return expr
+    if len(degrade(healthy, failed).compute_nodes) < 2:      # fail(...) refuses a design of one GPU
+        return ""
     if is_import(expr) or expr.strip().lower().endswith(TOPOLOGY_SUFFIXES):
         return ""
     return failure_expr(expr, healthy, failed)
@@ -217,7 +227,9 @@ def _line(exc: BaseException) -> str:
 def summarize_rows(healthy: dict, rows: Sequence[dict], algos: Sequence[str]) -> dict:
     """Per synthesizer over the failure sets: the fraction disconnected, the median and worst algbw as a fraction
     of the healthy design's, the worst failure set, and how many sets it could not run (``not ok``); ``lost``:
-    the sets whose worker failed (``lost_failure``; counted nowhere else)."""
+    the sets whose worker failed (``lost_failure``; counted nowhere else). A synthesizer with no algbw on the
+    healthy design (not applicable there, or an error) has no fractions: its median, worst and worst failure are
+    None, and ``healthy_status`` says why."""
     total = len(rows)
     out = {"sets": total, "disconnected": sum(1 for r in rows if r["connected"] is False) / total if total else 0.0,
            "lost": sum(1 for r in rows if r["connected"] is None), "per_synthesizer": {}}
@@ -230,12 +242,125 @@ def summarize_rows(healthy: dict, rows: Sequence[dict], algos: Sequence[str]) ->
                 ratios.append((0.0, r["failed"]))
             elif bw is not None and base:
                 ratios.append((bw / base, r["failed"]))
+        if not base:                     # nothing to be a fraction of
+            ratios = []
         worst = min(ratios, default=None)
         values = sorted(x for x, _ in ratios)
         out["per_synthesizer"][algo] = {
-            "healthy_algbw_GBps": base,
+            "healthy_algbw_GBps": base, "healthy_status": healthy.get(f"{algo}_status"),
             "median_algbw_fraction": float(np.median(values)) if values else None,
             "worst_algbw_fraction": worst[0] if worst else None,
             "worst_failure": worst[1] if worst else None,
             "not_ok": sum(1 for r in rows if r["connected"] and r.get(f"{algo}_status") != "ok")}
     return out
+
+
+# ------------------------------------------------------------------------------------------------ the rows file
+MAX_GBPS = 1e9          # 1 EB/s: no algbw of any machine comes near; a row above it was not written by ``analyse``
+MAX_TIME_US = 1e15      # about 31 years
+
+
+def row_columns(algos: Sequence[str]) -> list[str]:
+    """The columns of a rows file: ``ROW_BASE``, ``CELLS`` per synthesizer, ``cached``, ``seconds``, ``STAMP``."""
+    return list(ROW_BASE) + [f"{a}_{c}" for a in algos for c in CELLS] + ["cached", "seconds", *STAMP]
+
+
+def read_rows_file(path, algos: Sequence[str], stamp: dict, expr: str, kind: str, gpus: int) -> dict[str, dict]:
+    """The rows of a ``failures -o rows.csv`` file to resume a run with: {failed: row}, each row typed as
+    ``analyse`` made it. The file is read by ``solvers.sweep.iter_rows`` (a regular file only, its header the
+    run's ``row_columns``, a last line cut short by a crash dropped), then every row is checked against the run
+    and the ranges ``analyse`` writes: its ``STAMP`` (collective, bytes, prices) and ``kind`` the run's, ``expr``
+    the design's (or a ``fail(...)`` of it), ``gpus`` 0 to ``gpus``, booleans True/False, bounds and counts
+    non-negative integers, ``tb_bound`` a non-negative fraction, times in (0, ``MAX_TIME_US``], GB/s finite in
+    (0, ``MAX_GBPS``] and ``algbw`` = bytes / time (the runtime model's definition) to 1e-6, a status one of
+    ``analyse``'s and an ``ok`` one verified. FailureError, one line naming the file and the line, for the first
+    row that is not; a row whose worker was lost (no ``connected``) is left out, so the run solves it again."""
+    from .sweep import SweepError, iter_rows
+
+    columns = row_columns(algos)
+    out: dict[str, dict] = {}
+    try:
+        for line, raw in iter_rows(path, columns):
+            if raw["connected"] == "":
+                continue
+            if any(raw[k] != str(v) for k, v in stamp.items()):
+                raise FailureError(f"{path} line {line} holds another run's rows ({raw['collective'][:40]}, "
+                                   f"{raw['bytes'][:40]} bytes, {raw['prices'][:60]}); name another file")
+            try:
+                row = _checked_row(raw, algos, float(stamp["bytes"]), expr, kind, gpus)
+            except ValueError as exc:
+                raise FailureError(f"{path} line {line}: {exc}; not a row this run wrote (name another file)") \
+                    from None
+            out[row["failed"]] = row
+    except SweepError as exc:
+        raise FailureError(str(exc)) from None
+    return out
+
+
+def _checked_row(raw: dict, algos: Sequence[str], total_bytes: float, expr: str, kind: str, gpus: int) -> dict:
+    """One rows-file row typed and checked (``read_rows_file``); ValueError naming the first bad column."""
+    import re
+
+    def num(key, lo, hi, empty=False, low_open=True):
+        text = raw[key]
+        if text == "" and empty:
+            return None
+        if len(text) > 40 or not re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d{1,3})?", text):
+            raise ValueError(f"{key} {text[:40]!r} is not a number")
+        x = float(text)
+        if not (math.isfinite(x) and (lo < x if low_open else lo <= x) and x <= hi):
+            raise ValueError(f"{key} {text[:40]} is outside {'(' if low_open else '['}{lo:g}, {hi:g}]")
+        return x
+
+    def integer(key, hi, empty=False):
+        text = raw[key]
+        if text == "" and empty:
+            return None
+        if not re.fullmatch(r"\d{1,12}", text) or int(text) > hi:
+            raise ValueError(f"{key} {text[:40]!r} is not a count from 0 to {hi:,}")
+        return int(text)
+
+    def boolean(key):
+        if raw[key] not in ("True", "False"):
+            raise ValueError(f"{key} {raw[key][:40]!r} is not True or False")
+        return raw[key] == "True"
+
+    row = {k: raw[k] for k in ("failed", "kind", "expr", "what", "cut_off")}
+    if not row["failed"]:
+        raise ValueError("failed is empty")
+    if row["kind"] != kind:
+        raise ValueError(f"kind {row['kind'][:40]!r} is not this run's {kind}")
+    healthy = row["failed"] == HEALTHY
+    if (row["expr"] != expr) if healthy else (row["expr"] and not row["expr"].startswith(f"fail({expr},")):
+        raise ValueError(f"expr {row['expr'][:60]!r} is not the design {expr[:60]} or a fail(...) of it")
+    row["gpus"] = integer("gpus", gpus)
+    row["connected"] = connected = boolean("connected")
+    row["steps_bound"] = integer("steps_bound", 10**9, empty=not connected)
+    tb = raw["tb_bound"]
+    if connected or tb:
+        if not re.fullmatch(r"\d{1,40}(/[1-9]\d{0,39})?", tb):
+            raise ValueError(f"tb_bound {tb[:40]!r} is not a non-negative fraction")
+    row["tb_bound"] = tb or None
+    row["optimum_algbw_GBps"] = num("optimum_algbw_GBps", 0.0, MAX_GBPS, empty=True)
+    for a in algos:
+        status = raw[f"{a}_status"]
+        if status not in ("ok", "not applicable", "error", "disconnected") or (status == "disconnected") == connected:
+            raise ValueError(f"{a}_status {status[:40]!r} is not one of analyse's for a "
+                             f"{'connected' if connected else 'disconnected'} set")
+        ok = status == "ok"
+        cells = {"status": status, "message": raw[f"{a}_message"], "verified": boolean(f"{a}_verified")}
+        cells["time_us"] = num(f"{a}_time_us", 0.0, MAX_TIME_US, empty=not ok)
+        cells["algbw_GBps"] = num(f"{a}_algbw_GBps", 0.0, MAX_GBPS, empty=not ok)
+        if ok and not cells["verified"]:
+            raise ValueError(f"{a}_verified is False on an ok schedule (every counted schedule is verified)")
+        if ok and not math.isclose(cells["algbw_GBps"], total_bytes / (cells["time_us"] * 1e3), rel_tol=1e-6):
+            raise ValueError(f"{a}_algbw_GBps {raw[f'{a}_algbw_GBps'][:40]} is not the bytes over {a}_time_us")
+        if not ok and (cells["time_us"] is not None or cells["algbw_GBps"] is not None):
+            raise ValueError(f"{a} has a time on a {status!r} set")
+        flow = num(f"{a}_flow_algbw_GBps", 0.0, MAX_GBPS, empty=True, low_open=False)
+        if flow is not None:
+            cells["flow_algbw_GBps"] = flow
+        row.update({f"{a}_{k}": v for k, v in cells.items()})
+    row["cached"] = integer("cached", len(algos))
+    row["seconds"] = num("seconds", 0.0, 1e9, low_open=False)
+    return row

@@ -227,11 +227,102 @@ def run(tasks: Iterable, executor: Executor, on_rows: Callable[[object, list[dic
             future.cancel()
 
 
+MAX_LINE = 64 * 1024                    # bytes of one rows-file line: far above any row this studio writes
+
+
+def _not_regular(mode: int) -> str:
+    import stat
+
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a socket" if stat.S_ISSOCK(mode) else "not a regular file"
+
+
+def read_rows(path, columns: Sequence[str]) -> list[dict]:
+    """``iter_rows`` as a list of dicts, without the line numbers."""
+    return [row for _, row in iter_rows(path, columns)]
+
+
+def iter_rows(path, columns: Sequence[str]):
+    """The rows of a rows file (a sweep's or ``failures -o``'s CSV journal) as dicts of text, for resuming, each
+    with the number of its (last) line: (line, row); none when there is no file. Refused with one SweepError line naming the file (and the line) for anything else than
+    a regular file (a FIFO, a device or a link to one is never opened for reading, so nothing blocks and nothing
+    endless is read), a header other than ``columns``, a line above ``MAX_LINE`` bytes, text that is not UTF-8 or
+    not CSV, and a row of another number of fields. A last line without its newline is the row a crash cut short
+    (inside any field): it is dropped, as ``Journal.append`` drops it before writing. Reads line by line: memory
+    follows the rows kept, not the file's size."""
+    import csv
+    import stat
+    from pathlib import Path
+
+    path = Path(path)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise SweepError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise SweepError(f"{path} is {_not_regular(st.st_mode)}: a rows file is read back to resume, so it must be "
+                         "a regular file (name one)")
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise SweepError(f"cannot read {path}: {exc.strerror or exc}") from None
+    where = {"line": 0}
+
+    def lines(fh):
+        while True:
+            raw = fh.readline(MAX_LINE + 1)
+            if not raw:
+                return
+            where["line"] += 1
+            if not raw.endswith(b"\n"):
+                if len(raw) > MAX_LINE:
+                    raise SweepError(f"{path} line {where['line']} is longer than {MAX_LINE:,} bytes: not a rows "
+                                     "file of this studio")
+                return                  # the last line, cut short by a crash: dropped
+            try:
+                yield raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise SweepError(f"{path} line {where['line']} is not UTF-8 text: not a rows file of this "
+                                 "studio") from None
+
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):           # swapped since the stat above
+            raise SweepError(f"{path} is not a regular file: a rows file must be one")
+        header = None
+        try:
+            for record in csv.reader(lines(fh), strict=True):
+                if not record:
+                    continue
+                if header is None:
+                    header = record
+                    if header != list(columns):
+                        shown = ", ".join(header)
+                        shown = shown if len(shown) <= 160 else shown[:160] + " ..."
+                        raise SweepError(f"{path} holds rows of another sweep or failures run (columns {shown}); name "
+                                         "another output file")
+                    continue
+                if len(record) != len(header):
+                    raise SweepError(f"{path} line {where['line']} has {len(record)} fields, not the header's "
+                                     f"{len(header)}: not a row of this run")
+                yield where["line"], dict(zip(header, record))
+        except csv.Error as exc:
+            raise SweepError(f"{path} line {where['line']} is not CSV: {str(exc)[:120]}") from None
+
+
 class Journal:
     """A sweep's rows on disk as CSV, appended a task at a time (flushed and synced), read back to resume.
 
-    ``columns``: the parameter names then ``FIELDS``. A file that holds another grid's columns is refused; a last
-    line cut short by a crash is dropped before appending."""
+    ``columns``: the parameter names then ``FIELDS``. The file is read back by ``read_rows`` (a regular file only,
+    of these columns; a last line cut short by a crash is dropped). ``append`` cuts that line before writing, and
+    a write that fails (a full disk) is undone: the file is truncated to the rows before it (or removed, if this
+    write created it), so no half-written row is ever left."""
 
     def __init__(self, path, columns: Sequence[str]):
         from pathlib import Path
@@ -240,41 +331,72 @@ class Journal:
         self.columns = list(columns)
 
     def rows(self) -> list[dict]:
-        import csv
-
-        if not self.path.exists():
-            return []
-        with self.path.open(newline="") as fh:
-            reader = csv.DictReader(fh)
-            if reader.fieldnames and list(reader.fieldnames) != self.columns:
-                raise SweepError(f"{self.path} holds rows of another sweep (columns {', '.join(reader.fieldnames)});"
-                                 " name another output file")
-            return [r for r in reader if None not in r.values() and None not in r]
+        return read_rows(self.path, self.columns)
 
     def done(self, sizes: Sequence[float]) -> set[tuple[str, str, str]]:
         """The keys of tasks with a row for every size."""
         seen: dict[tuple[str, str, str], set[float]] = {}
         for r in self.rows():
-            seen.setdefault((r["expr"], r["algo"], r["collective"]), set()).add(float(r["bytes"]))
+            try:
+                size = float(r["bytes"])
+            except (KeyError, ValueError):
+                continue                # not a size: the task runs again
+            seen.setdefault((r["expr"], r["algo"], r["collective"]), set()).add(size)
         want = {float(s) for s in sizes}
         return {k for k, got in seen.items() if want <= got}
 
-    def _cut_partial_line(self) -> None:
-        with self.path.open("rb+") as fh:
-            data = fh.read()
-            if data and not data.endswith(b"\n"):
-                fh.truncate(data.rfind(b"\n") + 1)
-
     def append(self, rows: list[dict]) -> None:
+        """Append the rows (the header first into an empty file); OSError (one the caller words) when the path is
+        not a regular file or the write fails, the file then as it was."""
         import csv
+        import errno
+        import io
+        import stat
 
-        new = not self.path.exists() or self.path.stat().st_size == 0
-        if not new:
-            self._cut_partial_line()
-        with self.path.open("a", newline="") as fh:
-            writer = csv.DictWriter(fh, fieldnames=self.columns, extrasaction="ignore")
-            if new:
+        existed = os.path.lexists(self.path)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0),
+                     0o666)
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise OSError(errno.EINVAL, f"{_not_regular(st.st_mode)}, not a regular file for rows")
+            keep = _whole_lines(fd, st.st_size)
+            buf = io.StringIO()
+            writer = csv.DictWriter(buf, fieldnames=self.columns, extrasaction="ignore")
+            if keep == 0:
                 writer.writeheader()
             writer.writerows(rows)
-            fh.flush()
-            os.fsync(fh.fileno())
+            data = buf.getvalue().encode("utf-8")
+            try:
+                if keep != st.st_size:
+                    os.ftruncate(fd, keep)
+                done = 0
+                while done < len(data):
+                    done += os.pwrite(fd, data[done:], keep + done)
+                os.fsync(fd)
+            except BaseException:
+                try:
+                    os.ftruncate(fd, keep)
+                    if keep == 0 and not existed:
+                        os.unlink(self.path)
+                except OSError:
+                    pass
+                raise
+        finally:
+            os.close(fd)
+
+
+def _whole_lines(fd: int, size: int) -> int:
+    """The length of the file's whole lines: ``size`` when it ends in a newline (or is empty), else the end of its
+    last newline (0 if none), found reading back from the end a block at a time."""
+    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+        return size
+    end = size
+    while end > 0:
+        start = max(0, end - 65536)
+        block = os.pread(fd, end - start, start)
+        at = block.rfind(b"\n")
+        if at >= 0:
+            return start + at + 1
+        end = start
+    return 0

@@ -91,14 +91,18 @@ def synthesize(topo: Topology, algo: str | type[Synthesizer], collective: Collec
     depends on it (BFB solves LP (14) for it on links with alpha, GenTree picks its plan, TACOS and TE-CCL size
     their chunks); the others are not told it (``bytes_for``). ``progress(phase, fraction)`` hears about long
     work. Raises NotApplicable (with the reason) when the algorithm does not fit the topology or collective, and
-    ScheduleError when the schedule it built fails verification. ``root`` (rooted collectives only; default rank
-    0) is a rank or a compute node's name (``resolve_root``); a collective given as text may carry it after an
-    ``@`` (``"broadcast@3"``, ``core.schedule.rooted_request``).
+    ScheduleError when the schedule it built fails verification; a design of fewer than two GPUs is
+    NotApplicable before any synthesizer runs (as ``fail(...)`` refuses to make one, ``topologies.failures``).
+    ``root`` (rooted collectives only; default rank 0) is a rank or a compute node's name (``resolve_root``); a
+    collective given as text may carry it after an ``@`` (``"broadcast@3"``, ``core.schedule.rooted_request``).
     """
     if not isinstance(collective, Collective):
         collective, named = rooted_request(collective)
         root = named if root is None else root
     synth = algo if isinstance(algo, type) else get(algo)
+    if len(topo.compute_nodes) < 2:
+        raise NotApplicable(f"{topo.name or topo.expr or 'the design'} has {len(topo.compute_nodes)} GPU"
+                            f"{'' if len(topo.compute_nodes) == 1 else 's'}: a collective needs two or more")
     chosen = synth.options_from(options)
     total_bytes = bytes_for(synth, topo, total_bytes)
     node = None

@@ -18,7 +18,9 @@ elements and keeps every other node's name and kind and every other link's bandw
 
 In the expression language, ``fail(G, links=[i, ...], gpus=[...], ...)`` is G without the i-th elements of each
 kind in ``elements`` order (``directed_links`` for ``directed-links``): a degraded fabric every page and command
-takes like any design (``failure_expr`` writes it).
+takes like any design (``failure_expr`` writes it). A ``fail(...)`` that keeps fewer than two GPUs is refused
+there, in one line, so that no command or page meets a one-GPU design (no collective, and every bound divides by
+the GPUs less one).
 """
 from __future__ import annotations
 
@@ -211,4 +213,8 @@ def fail_expr(g: Topology, links=(), directed_links=(), gpus=(), nics=(), switch
     if not chosen:
         raise FailureError("fail() needs something to fail: links=[...], directed_links=[...], gpus=[...], "
                            "nics=[...], switches=[...] or boxes=[...]")
-    return degrade(g, chosen).with_identity(expr=failure_expr(g.expr, g, chosen) if g.expr else None)
+    left = degrade(g, chosen)
+    if len(left.compute_nodes) < 2:
+        raise FailureError(f"the design keeps {len(left.compute_nodes)} of its {len(g.compute_nodes)} GPUs; "
+                           "a collective needs two or more (fail fewer)")
+    return left.with_identity(expr=failure_expr(g.expr, g, chosen) if g.expr else None)

@@ -13,9 +13,6 @@ from .common import UsageError, add_output_arguments, cache_parent, cannot_write
 
 KIND_FLAGS = {"links": "links", "directed_links": "directed-links", "nodes": "gpus", "gpus": "gpus",
               "nics": "nics", "switches": "switches", "boxes": "boxes"}
-CELLS = ("status", "time_us", "algbw_GBps", "verified", "message", "flow_algbw_GBps")
-# a row's own columns besides BASE and the synthesizers' (``from_cache`` is this run's, not written)
-BASE = ("failed", "kind", "expr", "what", "gpus", "connected", "cut_off", "steps_bound", "tb_bound", "optimum_algbw_GBps")
 
 
 def add_parser(sub) -> None:
@@ -53,15 +50,20 @@ def _kind(args) -> tuple[str, int]:
 
 
 def columns(algos) -> list[str]:
-    return list(BASE) + [f"{a}_{c}" for a in algos for c in CELLS] + ["cached", "seconds", "collective", "bytes",
-                                                                      "prices"]
+    """The columns of the rows file (``solvers.failures.row_columns``)."""
+    from solvers.failures import row_columns
+
+    return row_columns(algos)
 
 
 def failures(args) -> int:
+    from solvers.core.errors import NotApplicable
+    from solvers.core.schedule import rooted_request
     from solvers.failures import (KINDS, FailureError, FailureTask, connectivity, failure_sets, lost_failure,
-                                  solve_failure, summarize_rows)
+                                  read_rows_file, solve_failure, summarize_rows)
     from solvers.registry import get
-    from solvers.sweep import Journal, SweepError, run
+    from solvers.synthesize import resolve_root
+    from solvers.sweep import Journal, run
     from studio.cluster import ClusterError, executor
     from topologies import load
 
@@ -69,35 +71,41 @@ def failures(args) -> int:
     algos = tuple(dict.fromkeys(a.strip() for a in (args.algo or ["ring", "forestcoll"]) if a.strip()))
     for algo in algos:
         get(algo)                        # an unknown name: one line naming the known ones, before any work
+    try:                                 # the collective (and a root after @), before any set runs
+        coll, root = rooted_request(args.collective)
+    except ValueError as exc:
+        raise UsageError(f"--collective: {exc}") from None
     work = workload_from(args)
     topo = load(args.expr, max_nodes=args.max_nodes)
+    if coll.rooted:
+        try:
+            resolve_root(topo, root)
+        except NotApplicable as exc:
+            raise UsageError(f"--collective: {exc}") from None
     try:
         sets = failure_sets(topo, kind, k, args.samples, args.seed)
     except FailureError as exc:
         raise UsageError(str(exc)) from None
-    make = lambda failed: FailureTask(args.expr, kind, failed, algos, args.collective, work.key,  # noqa: E731
+    collective = coll.value + ("" if root is None else f"@{root}")      # one spelling: one run's key
+    make = lambda failed: FailureTask(args.expr, kind, failed, algos, collective, work.key,  # noqa: E731
                                       args.max_nodes, args.no_cache)
     healthy_task = make(())
     tasks = [healthy_task] + [make(tuple(e.name for e in s)) for s in sets]
     unique = list(dict.fromkeys(tasks))          # a sampled set drawn twice is analysed once
-    stamp = {"collective": args.collective, "bytes": work.total_bytes, "prices": work.price_label}
+    stamp = {"collective": collective, "bytes": work.total_bytes, "prices": work.price_label}
     journal, done_rows = None, {}
     if args.output:
         if not args.output.lower().endswith(".csv"):
             raise UsageError("--output must end in .csv")
         journal = Journal(args.output, columns(algos))
         try:
-            for row in journal.rows():
-                if any(str(row.get(key)) != str(value) for key, value in stamp.items()):
-                    raise UsageError(f"{args.output} holds another run's rows ({row.get('collective')}, "
-                                     f"{row.get('bytes')} bytes, {row.get('prices')}); name another file")
-                done_rows[row["failed"]] = row
-        except SweepError as exc:
+            done_rows = read_rows_file(args.output, algos, stamp, args.expr, kind, topo.n)
+        except FailureError as exc:
             raise UsageError(str(exc)) from None
     rows: dict[tuple, dict] = {}
     for task in unique:
         if task.label in done_rows:
-            rows[task.key] = _typed(done_rows[task.label], algos)
+            rows[task.key] = done_rows[task.label]
     show = args.progress or sys.stderr.isatty()
     start = time.perf_counter()
 
@@ -138,32 +146,13 @@ def failures(args) -> int:
     summary["cached_syntheses"] = sum(int(r.get("cached") or 0) for r in [healthy] + failed_rows)
     summary["rows_from_cache"] = sum(1 for r in [healthy] + failed_rows if r.get("from_cache"))
     out = {"design": args.expr, "kind": kind, "k": k, "samples": args.samples, "seed": args.seed,
-           "collective": args.collective, "algos": list(algos), "workload": work.as_dict(),
+           "collective": collective, "algos": list(algos), "workload": work.as_dict(),
            "connectivity": connectivity(topo), "healthy": healthy, "rows": failed_rows, "summary": summary}
     if args.json:
         print(json_text(out))
         return 0
     _print(out, algos)
     return 0
-
-
-def _typed(row: dict, algos) -> dict:
-    """A row read back from the CSV with its numbers and booleans as they were written."""
-    out = dict(row)
-    for key, value in row.items():
-        if value in ("", None):
-            out[key] = None if key not in ("what", "cut_off", "expr") and not key.endswith("_message") else ""
-        elif value in ("True", "False"):
-            out[key] = value == "True"
-        else:
-            try:
-                out[key] = int(value) if value.lstrip("-").isdigit() else float(value)
-            except ValueError:
-                pass
-    for key in ("failed", "tb_bound", "kind", "expr", "what", "cut_off") + tuple(f"{a}_status" for a in algos):
-        if key in row:
-            out[key] = row[key]
-    return out
 
 
 def _print(out: dict, algos) -> None:
@@ -195,8 +184,13 @@ def _print(out: dict, algos) -> None:
           f"design's node connectivity {c['node_connectivity']}, link connectivity {c['link_connectivity']}")
     exprs = {r["failed"]: r.get("expr") for r in rows}
     for a, v in s["per_synthesizer"].items():
+        if v["healthy_algbw_GBps"] is None:
+            print(f"{a}: no algbw on the healthy design ({v.get('healthy_status') or 'no row'}); {v['not_ok']} "
+                  "connected sets it could not run")
+            continue
         if v["median_algbw_fraction"] is None:
-            print(f"{a}: no algbw on the healthy design")
+            print(f"{a}: healthy {v['healthy_algbw_GBps']:.4g} GB/s; no failure set it could run ({v['not_ok']} "
+                  "connected sets it could not run)")
             continue
         print(f"{a}: healthy {v['healthy_algbw_GBps']:.4g} GB/s; median {v['median_algbw_fraction']:.1%}, worst "
               f"{v['worst_algbw_fraction']:.1%} of it ({v['worst_failure']}); {v['not_ok']} connected sets it "
