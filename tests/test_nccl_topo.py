@@ -123,7 +123,8 @@ def test_unknown_elements_are_read_past_with_a_note():
     (box(gpu(0, links=to_gpu(7, 2))), "targets 0000:08:00.0, not a GPU of the file"),
     (box(gpu(0, links='<nvlink target="0000:09:00.0" count="0" tclass="0x068000"/>')), "count=0"),
     (box(gpu(0, links='<nvlink count="2"/>')), "has no 'tclass'"),
-    (box(gpu(0) + gpu(0)), "GPU dev 0 appears 2 times"),
+    (box(gpu(0) + gpu(1).replace('dev="1"', 'dev="0"')), "GPU dev 0 appears 2 times"),
+    (box(gpu(0) + gpu(0)), "<pci busid='0000:01:00.0'> is repeated"),           # one bus id, two devices
     (box(""), "no <gpu> element"),
     ("<graphml/>", "root element is <graphml>, not <system>"),
     ('<!DOCTYPE x [<!ENTITY a "b">]><system/>', "DOCTYPE"),

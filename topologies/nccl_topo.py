@@ -39,6 +39,13 @@ NVIDIA/nccl; every choice below is listed in ``Imported.assumed``):
   all of the box's) at the narrowest of the GPU's PCIe link, the NIC's PCIe link and the NIC's speed. One file is
   one box: its NICs lead nowhere and are read past (a note says so).
 
+What no machine can hold is refused, not built: a bus id repeated among the ``<pci>`` elements (NCCL itself reads
+such a file without a word: ``ncclTopoAddPci`` creates a second node of the same id and every later look-up finds
+the first; here it would have been one node joined twice to its parent, or to itself), an ``<nvlink>`` from a GPU
+to its own bus id (NCCL's ``ncclTopoConnectNodes`` would link the GPU to itself), and a GPU whose NVLink counts add
+up to more than the 18 NCCL probes on any GPU (``MAX_GPU_NVLINKS``; ``src/graph/xml.cc``). So the fabric has no
+self-loop, and two links between one pair only where the file names two paths.
+
 The file is read through defusedxml with DTDs forbidden, bounded in size and element count before anything is
 built; a file it cannot read is one ``TopologyError`` naming the element and why, and nothing is half-built.
 Elements it does not model (``<c2c>``, ``<gin>``, attributes NCCL adds later) are read past with a note.
@@ -65,6 +72,10 @@ NVSWITCH_CLASS, CPU_CLASS = "0x068000", "0x068001"
 MAX_BOXES = 256
 MAX_ELEMENTS = 200_000
 MAX_NVLINK_COUNT = 64
+# The most NVLinks NCCL probes on one GPU of any generation (NVIDIA/nccl ``src/graph/xml.cc``,
+# ``ncclTopoGetXmlFromGpu``: 4 below sm 70, 6 below sm 80, 12 below sm 90, 18 from sm 90 on): a GPU whose
+# ``<nvlink>`` counts add up to more is no machine NCCL has described.
+MAX_GPU_NVLINKS = 18
 _KNOWN = {"system", "cpu", "pci", "gpu", "nvlink", "nic", "net"}
 _INT = re.compile(r"-?(0x[0-9a-f]+|\d+)$", re.IGNORECASE)
 
@@ -168,6 +179,7 @@ def _read_box(text: str, source: str) -> _Box:
     """The GPUs, NICs and PCI tree of one NCCL topology file (module docstring); TopologyError naming the element."""
     root = _parse(text, source)
     box = _Box(source)
+    seen_bus: set[str] = set()
 
     def walk(element, chain: tuple, pci=None):
         tag = element.tag if isinstance(element.tag, str) else "?"
@@ -182,6 +194,10 @@ def _read_box(text: str, source: str) -> _Box:
             if not busid:
                 raise TopologyError(f"{source}: a <pci> element has no 'busid'")
             where = f"{source}: <pci busid={busid[:20]!r}>"
+            if busid in seen_bus:      # NCCL would make two nodes of one id (topo.cc ncclTopoAddPci), we one of two
+                raise TopologyError(f"{where} is repeated: a bus id names one PCI device (a PCI tree holds each "
+                                    "once; a repeated one is a cycle or two devices at one address)")
+            seen_bus.add(busid)
             gbs = _pci_gbs(element, where)
             if any(child.tag == "pci" for child in element):   # a PCIe switch: a node on the PCIe paths
                 box.bridges[id(element)] = (busid, gbs, chain[-1] if chain else None)
@@ -208,7 +224,15 @@ def _read_box(text: str, source: str) -> _Box:
                 tclass = (link.get("tclass") or "").strip().lower()
                 if not tclass:
                     raise TopologyError(f"{lwhere} has no 'tclass'")
-                gpu.nvlinks.append((tclass, (link.get("target") or "").strip().lower(), count))
+                target = (link.get("target") or "").strip().lower()
+                if tclass.startswith("0x03") and target == pci[0]:
+                    raise TopologyError(f"{lwhere} targets {target[:20]}, the GPU itself: an NVLink joins two "
+                                        "devices (NCCL would build a self-loop)")
+                gpu.nvlinks.append((tclass, target, count))
+            total = sum(c for _, _, c in gpu.nvlinks)
+            if total > MAX_GPU_NVLINKS:
+                raise TopologyError(f"{source}: <gpu> GPU {dev} has {total} NVLinks in its <nvlink> counts, above the "
+                                    f"{MAX_GPU_NVLINKS} NCCL probes on any GPU (src/graph/xml.cc)")
             box.gpus.append(gpu)
             return
         elif tag == "net":

@@ -10,6 +10,8 @@ row is wrapped in ANSI underline codes even when written to a file (seen on an H
 How it becomes a topology (every assumption is in ``SmiImport.assumed``):
 
 * the GPUs are the compute nodes; NICs and the affinity columns are read past;
+* ``NV#`` is 1 to 18 (``MAX_NVLINKS``: the most NVLinks NCCL probes on one GPU of any generation); a table
+  claiming more (``NV999``) is refused, not priced as 999 links;
 * where every pair of GPUs shows the same ``NV#`` (an NVSwitch system: DGX A100 and H100 boxes print NV12 or
   NV18 between every pair), one switch node joins them, each GPU with one link of # x the per-NVLink bandwidth
   each way: a GPU has # NVLinks in all, not # to every peer;
@@ -33,6 +35,10 @@ __all__ = ["PRICES", "SmiImport", "from_nvidia_smi"]
 
 PRICES = {"NV": 20.0, "PIX": 12.0, "PXB": 12.0, "PHB": 12.0, "NODE": 6.0, "SYS": 6.0}
 MAX_GPUS = 1024
+# The most NVLinks NCCL looks for on one GPU (NVIDIA/nccl ``src/graph/xml.cc``, ``ncclTopoGetXmlFromGpu``: 4 below
+# sm 70, 6 below sm 80, 12 below sm 90, 18 from sm 90 on). ``topo -m`` does not say the generation, so a pair's
+# ``NV#`` is held to the largest of them: no GPU NCCL knows has more NVLinks than that, to one peer or in all.
+MAX_NVLINKS = 18
 _NV = re.compile(r"NV(\d{1,3})$")
 _GPU = re.compile(r"GPU(\d{1,6})$")
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")      # nvidia-smi underlines its header row even into a file
@@ -83,6 +89,10 @@ def from_nvidia_smi(text: str, prices: dict[str, float] | None = None, name: str
             if (cell == "X") != (j == g) or (cell != "X" and _NV.match(cell) is None and cell not in price):
                 raise TopologyError(f"{name}: row {tokens[0]}, column GPU{j}: {cell[:12]!r} is not X (itself), "
                                     f"NV#, {', '.join(k for k in PRICES if k != 'NV')}")
+            nv = _NV.match(cell)
+            if nv and not 1 <= int(nv.group(1)) <= MAX_NVLINKS:
+                raise TopologyError(f"{name}: row {tokens[0]}, column GPU{j}: {cell} is not a count of NVLinks a GPU "
+                                    f"has (1 to {MAX_NVLINKS}, the most NCCL probes on any GPU)")
         matrix[g] = cells
     missing = [f"GPU{g}" for g in range(n) if g not in matrix]
     if missing:
