@@ -529,6 +529,9 @@ def check_xml(text: str, dialect: str | None = None, sm_budget: int = DEFAULT_SM
         limits = runtime_for(dialect, runtime, types)
     except (XmlError, ValueError) as exc:
         return Report(False, dialect or "?", [str(exc)], 0, 0, 0)
+    if flat is not None and flat.header.ngpus != len(flat.gpu_id):
+        algo = flat.to_algo()             # a declared ngpus (1e9) the <gpu> elements do not bear out: nothing is
+        flat = None                       # sized by it; the object checker names the mismatch
     if flat is not None:
         checked_root = file_root(flat.header, root)[0]
         if not validate_header(flat.header, dialect) and sound(flat, sm_budget, limits) and runs(flat, root):

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+
+from topologies.input_file import read_figure
 
 from ..core.schedule import Collective
 
@@ -28,7 +30,10 @@ __all__ = ["BenchLog", "LogError", "read_bench_log", "MAX_LOG_BYTES", "MAX_LOG_R
 
 MAX_LOG_BYTES = 16 * 1024 * 1024
 MAX_LOG_ROWS = 100_000
-COLUMNS = ("bytes", "count", "type", "redop", "root", "placement", "time_us", "algbw_GBps", "busbw_GBps", "wrong")
+MAX_SIZE = 2 ** 63 - 1      # nccl-tests prints sizes and counts as 64-bit integers
+MAX_FIGURE = 1e30           # a time, a bandwidth, an error count: bounded text, and no larger than this
+COLUMNS = ("bytes", "count", "type", "redop", "root", "placement", "time_us", "algbw_GBps", "busbw_GBps", "wrong",
+           "program")
 # the programs of nccl-tests (and rccl-tests) whose collectives the studio builds
 PROGRAMS = {"all_reduce_perf": Collective.ALLREDUCE, "all_gather_perf": Collective.ALLGATHER,
             "reduce_scatter_perf": Collective.REDUCE_SCATTER, "alltoall_perf": Collective.ALLTOALL}
@@ -54,6 +59,27 @@ class BenchLog:
     rows: object                           # pandas DataFrame with COLUMNS
     avg_busbw_gbs: float | None = None
     notes: list[str] = field(default_factory=list)
+    programs: tuple[str, ...] = ()         # every program the log names, in order (several: logs appended)
+
+    @property
+    def collectives(self) -> tuple[Collective, ...]:
+        """The studio's collectives among ``programs`` (more than one when runs of several tests were appended)."""
+        return tuple(dict.fromkeys(PROGRAMS[p] for p in self.programs if p in PROGRAMS))
+
+    def only(self, collective: Collective) -> "BenchLog":
+        """The log cut to the rows of ``collective``'s program (a log naming no program is kept whole, being
+        taken to time ``collective``); LogError when it has no such rows."""
+        if not self.programs:
+            return replace(self, collective=collective)
+        names = [p for p in self.programs if PROGRAMS.get(p) is collective]
+        rows = self.rows[self.rows["program"].isin(names)].reset_index(drop=True)
+        if not names or not len(rows):
+            raise LogError(f"the log has no rows of {collective.value} (it times {', '.join(self.programs[:4])})")
+        notes = list(self.notes)
+        if len(self.programs) > len(names):
+            notes.append(f"the log also times {', '.join(p for p in self.programs if p not in names)}: only the "
+                         f"{names[0]} rows are used")
+        return replace(self, program=names[0], collective=collective, rows=rows, notes=notes, programs=tuple(names))
 
     def sizes(self) -> list[int]:
         return sorted(set(int(b) for b in self.rows["bytes"]))
@@ -64,13 +90,14 @@ class BenchLog:
 
 
 def _number(token: str, what: str, line: int, whole: bool = False) -> float:
+    """A figure of the log, bounded before it is converted (``topologies.input_file.read_figure``): at most
+    ``MAX_FIGURE`` (a size at most ``MAX_SIZE`` bytes), at least 0 (a root at least -1)."""
+    low = -1 if what == "root" else 0
+    high = MAX_SIZE if what in ("size", "count") else MAX_FIGURE
     try:
-        value = int(token) if whole else float(token)
-    except ValueError:
-        raise LogError(f"line {line}: {what} is not a number: {token[:40]!r}") from None
-    if not math.isfinite(value) or value < 0 and what != "root":
-        raise LogError(f"line {line}: {what} must be a finite number of at least 0, got {token[:40]!r}")
-    return value
+        return read_figure(token, what, f"line {line}", low, high, whole)
+    except ValueError as exc:
+        raise LogError(str(exc)) from None
 
 
 def _placement(tokens: list[str], line: int) -> tuple[float, float, float, float | None]:
@@ -120,14 +147,16 @@ def read_bench_log(data: bytes | str) -> BenchLog:
             data = data.decode("utf-8")
         except UnicodeDecodeError:
             raise LogError("a benchmark log is UTF-8 text; this one is not") from None
-    program, avg, devices, records, notes = None, None, {}, [], []
+    program, avg, devices, records, notes, programs = None, None, {}, [], [], []
     for number, raw in enumerate(data.splitlines(), start=1):
         text = raw.strip()
         if not text:
             continue
         if text.startswith("#"):
             if (m := _PROGRAM.match(text)) is not None:
-                program = m.group(1)
+                program = m.group(1)[:60]
+                if program not in programs:
+                    programs.append(program)
             elif (m := _RANK.match(text)) is not None:
                 devices[int(m.group(1))] = (m.group(2), int(m.group(3)), m.group(4).strip())
             elif (m := _AVG.match(text)) is not None:
@@ -136,7 +165,7 @@ def read_bench_log(data: bytes | str) -> BenchLog:
         if not re.match(r"[-+]?\d", text):
             notes.append(f"line {number} skipped: {text[:60]}")      # NCCL's own INFO/WARN lines and the like
             continue
-        records += _data_row(text.split(), number)
+        records += [row + (program,) for row in _data_row(text.split(), number)]
         if len(records) > 2 * MAX_LOG_ROWS:
             raise LogError(f"more than {MAX_LOG_ROWS:,} data rows: not a benchmark log the studio reads")
     if not records:
@@ -145,8 +174,12 @@ def read_bench_log(data: bytes | str) -> BenchLog:
     if devices and sorted(devices) != list(range(len(devices))):
         raise LogError(f"the Rank lines name ranks {sorted(devices)[:8]}..., not 0 to {len(devices) - 1}")
     rows = pd.DataFrame(records, columns=list(COLUMNS))
+    program = programs[0] if programs else None
     collective = PROGRAMS.get(program) if program else None
-    if program and collective is None:
-        notes.append(f"{program} times a collective the studio does not build")
+    for name in programs:
+        if name not in PROGRAMS:
+            notes.append(f"{name} times a collective the studio does not build")
+    if len(programs) > 1:
+        notes.append(f"the log times {len(programs)} programs: {', '.join(programs[:4])}")
     return BenchLog(program, collective, len(devices) or None, [devices[r] for r in sorted(devices)], rows, avg,
-                    notes)
+                    notes, tuple(programs))

@@ -54,7 +54,19 @@ class WorkloadError(ValueError):
     """A workload or price file that cannot be used; the message is one line."""
 
 
+class _Written(str):
+    """A price file's number as its text: converted by ``_finite`` only once its digits and exponent are bounded
+    (``topologies.input_file.read_figure``), so an alpha of 400 digits is one line, not an OverflowError."""
+
+
 def _finite(value, what: str) -> float:
+    if isinstance(value, _Written):
+        from topologies.input_file import read_figure
+
+        try:
+            return float(read_figure(str(value), what, "the price file", -1e30, 1e30))
+        except ValueError as exc:
+            raise WorkloadError(str(exc)) from None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise WorkloadError(f"{what} must be a number, got {value!r}"[:200])
     value = float(value)
@@ -200,7 +212,8 @@ def read_price_file(data: bytes | str, total_bytes: float = DEFAULT_BYTES) -> Wo
     except UnicodeDecodeError:
         raise WorkloadError("a price file is UTF-8 JSON; this one is not UTF-8") from None
     try:
-        doc = json.loads(text, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
+        doc = json.loads(text, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)), parse_int=_Written,
+                         parse_float=_Written)
     except (ValueError, RecursionError) as exc:
         raise WorkloadError(f"the price file is not JSON: {str(exc).splitlines()[0][:120]}") from None
     if not isinstance(doc, dict):

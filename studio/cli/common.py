@@ -266,12 +266,13 @@ def workload_from(args):
             raise UsageError(f"{' and '.join(given)} set uniform prices: drop them with --prices {prices}")
         if prices == "links":
             return Workload(args.total_bytes, "links")
-        try:
-            with open(prices, "rb") as fh:
-                data = fh.read(MAX_PRICE_FILE_BYTES + 1)
-        except OSError as exc:
-            raise UsageError(f"--prices: {prices} is not uniform, links or a readable price file "
-                             f"({exc.strerror or exc})") from None
+        from topologies.input_file import InputFileError, read_input
+
+        try:        # a regular file only, opened without blocking (a FIFO is refused, never waited on)
+            data = read_input(prices, MAX_PRICE_FILE_BYTES, "price file")
+        except InputFileError as exc:
+            raise UsageError(f"--prices: {prices[:200]} is not uniform, links or a readable price file "
+                             f"({exc.why})") from None
         return read_price_file(data, args.total_bytes)
     except WorkloadError as exc:
         raise UsageError(f"{prices if prices not in ('uniform', 'links') else 'workload'}: {exc}") from None
@@ -314,16 +315,16 @@ def read_log(path: str):
     """The nccl-tests / rccl-tests log at ``path`` (``solvers.runtime.measured.read_bench_log``, at most its size
     limit plus one byte read); UsageError, one line naming the file, when it cannot be read or parsed."""
     from solvers.runtime.measured import MAX_LOG_BYTES, LogError, read_bench_log
+    from topologies.input_file import InputFileError, read_input
 
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_LOG_BYTES + 1)
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:        # a regular file only, opened without blocking (a FIFO is refused, never waited on)
+        data = read_input(path, MAX_LOG_BYTES, "benchmark log")
+    except InputFileError as exc:
+        raise UsageError(str(exc)) from None
     try:
         return read_bench_log(data)
     except LogError as exc:
-        raise UsageError(f"{path}: {exc}") from None
+        raise UsageError(f"{path[:200]}: {exc}") from None
 
 
 def print_table(rows: dict) -> None:

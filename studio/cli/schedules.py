@@ -369,7 +369,7 @@ def check_plan(args) -> int:
     from solvers.export.mscclpp import PlanError, check_plan as check, parse_plan
 
     try:
-        plan = parse_plan(_read_capped(args.file))
+        plan = parse_plan(_read_capped(args.file, "MSCCL++ plan"))
     except PlanError as exc:
         raise UsageError(f"{args.file}: {exc}") from None
     report = check(plan, args.sm_budget)
@@ -384,16 +384,16 @@ def check_plan(args) -> int:
 MAX_CHECKED_BYTES = 64 * 1024 * 1024
 
 
-def _read_capped(path: str) -> bytes:
-    """The bytes of a file to check, at most MAX_CHECKED_BYTES; UsageError (one line) otherwise."""
+def _read_capped(path: str, what: str) -> bytes:
+    """The bytes of a file to check, at most MAX_CHECKED_BYTES, through the one input reader
+    (``topologies.input_file``: a regular file only, opened without blocking, so a FIFO is refused at once);
+    UsageError (one line naming the file) otherwise."""
+    from topologies.input_file import InputFileError, read_input
+
     try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_CHECKED_BYTES + 1)
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc}") from None
-    if len(data) > MAX_CHECKED_BYTES:
-        raise UsageError(f"{path} is larger than 64 MiB")
-    return data
+        return read_input(path, MAX_CHECKED_BYTES, what)
+    except InputFileError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _verdict(args, ok: bool, first: str, payload: dict, ok_line: str) -> int:
@@ -522,9 +522,9 @@ def check_xml(args) -> int:
     from solvers.export import check_xml as check
 
     try:
-        text = _read_capped(args.file).decode("utf-8")
+        text = _read_capped(args.file, "MSCCL XML file").decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise UsageError(f"cannot read {args.file}: {exc}") from None
+        raise UsageError(f"{args.file[:200]}: the MSCCL XML file is not UTF-8 text (byte {exc.start})") from None
     report = check(text, args.dialect, args.sm_budget, args.runtime, args.root)
     rooted = "" if report.root is None else (f" with root {report.root} (the file serves calls with that root "
                                              "only)")
