@@ -6,8 +6,9 @@ the synthesizer reads it, and the code version (a digest of every ``.py`` file u
 ``topologies/``: any change to the code that builds or verifies a schedule starts a fresh cache). Only verified
 results are stored (``solvers.synthesize`` raises for any other), and every hit is verified again.
 
-Storage: one file per key under the cache folder (``TOPOLOGY_STUDIO_CACHE``, default
-``~/.cache/topology-studio/results``; the value ``off`` turns the cache off): an HMAC-SHA256 tag over the key and
+Storage: one file per key under the cache folder (``TOPOLOGY_STUDIO_CACHE``, an absolute path or one from ``~``,
+default ``~/.cache/topology-studio/results``; the value ``off`` turns the cache off; a relative value is refused
+as ``UnsafeCache``, so no stray setting makes a folder in the current directory): an HMAC-SHA256 tag over the key and
 the body, then the body, an uncompressed ``.npz`` read with ``np.load(..., allow_pickle=False)``. The body is data
 only (``solvers.core.safe_codec``): the schedule's columns as arrays (exact bounds as integers, a list of
 transfers as columns with its Fractions as "num/den" strings), the request's topology and the fabric the schedule
@@ -26,7 +27,9 @@ not be writable by group or others and the secret not readable or writable by th
 ``UnsafeCache`` says why in one line and ``cached_synthesize`` solves without the cache. Inside the folder no
 symbolic link is followed (every file is opened relative to the folder's descriptor with ``O_NOFOLLOW``), an
 entry must be a regular file of this user, and every read stops at its limit (``MAX_ENTRY_BYTES``) plus one
-byte, whatever the file's size says. Files are written to a temporary name and renamed. Results whose body is
+byte, whatever the file's size says. Anything else under an entry's name (a folder planted there) is a miss: an
+empty folder is removed like a bad entry, one that is not empty is left alone and never written into, and
+``clear`` removes every entry and empty folder it can. Files are written to a temporary name and renamed. Results whose body is
 over ``MAX_ENTRY_BYTES`` are not kept, and once the folder holds more than ``MAX_TOTAL_BYTES`` the least recently
 used files go.
 """
@@ -276,11 +279,13 @@ class ResultsCache:
 
     @classmethod
     def default(cls) -> "ResultsCache | None":
-        """The cache that ``TOPOLOGY_STUDIO_CACHE`` names (None when it says ``off``)."""
+        """The cache that ``TOPOLOGY_STUDIO_CACHE`` names (None when it says ``off``; ``~`` is the home folder). A
+        relative value is kept as given and refused on first use (``_folder``): no folder is made in the current
+        directory from a stray setting."""
         where = os.environ.get(ENV, "").strip()
         if where.lower() == "off":
             return None
-        return cls(Path(where) if where else Path.home() / ".cache" / "topology-studio" / "results")
+        return cls(Path(where).expanduser() if where else Path.home() / ".cache" / "topology-studio" / "results")
 
     # -- the folder and its secret
     @contextmanager
@@ -288,6 +293,9 @@ class ResultsCache:
         """A descriptor of the folder, checked (module docstring); None when it does not exist and ``create`` is
         False. UnsafeCache when it is not this user's alone."""
         root = self.root
+        if not root.is_absolute():
+            raise UnsafeCache(f"{root} is not an absolute path (name the cache folder from /, or {ENV}=off); "
+                              "no folder is made relative to the current directory")
         try:
             st = os.lstat(root)
         except FileNotFoundError:
@@ -406,12 +414,10 @@ class ResultsCache:
                 return
 
             def reject(why: str) -> None:
-                try:
-                    os.unlink(name, dir_fd=folder)
-                except FileNotFoundError:
-                    pass
+                gone = _unlink(folder, name)
                 if warn is not None:
-                    warn(f"the entry {self.root / name} {why}; {then}")
+                    warn(f"the entry {self.root / name} {why}; " + (then if gone else "it cannot be removed (a "
+                         "folder that is not empty), so it is left in place and read as a miss"))
             read = self._read_tagged(folder, secret, key, limit, reject)
             if read is None:
                 yield None
@@ -556,14 +562,12 @@ class ResultsCache:
             _unlink(folder, name)
 
     def clear(self) -> int:
-        """Delete every stored result; the number deleted."""
+        """Delete every stored result; the number deleted. A folder planted under an entry's name is removed when
+        empty and otherwise left (never emptied: it is not the cache's), and not counted."""
         with self._folder(create=False) as folder:
             if folder is None:
                 return 0
-            names = self._names(folder)
-            for name in names:
-                _unlink(folder, name)
-            return len(names)
+            return sum(_unlink(folder, name) for name in self._names(folder))
 
 
 def _owned(st: os.stat_result, path: Path, forbidden: int, what: str, fix: str) -> None:
@@ -574,11 +578,21 @@ def _owned(st: os.stat_result, path: Path, forbidden: int, what: str, fix: str) 
         raise UnsafeCache(f"{path} is {what} (mode {stat.S_IMODE(st.st_mode):o}; chmod {fix} it)")
 
 
-def _unlink(folder: int, name: str) -> None:
+def _unlink(folder: int, name: str) -> bool:
+    """Remove the entry ``name`` of ``folder``: a file or link, or an empty folder planted under its name. False
+    when a folder that is not empty stands there (left alone: the entry is a miss and is never written)."""
     try:
         os.unlink(name, dir_fd=folder)
     except FileNotFoundError:
-        pass
+        return True
+    except (IsADirectoryError, PermissionError):    # Linux says EISDIR for a folder, POSIX allows EPERM
+        try:
+            os.rmdir(name, dir_fd=folder)
+        except FileNotFoundError:
+            return True
+        except OSError:
+            return False
+    return True
 
 
 def _columns_bytes(result: Any) -> int:

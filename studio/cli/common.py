@@ -91,8 +91,10 @@ def check_start(args) -> None:
     (one line) for the first that is wrong."""
     from topologies.expression import max_nodes_from_env
 
+    from .replies import REPLIED
+
     max_nodes_from_env()
-    if args.command in ("schedule", "cache", "failures"):
+    if args.command in REPLIED or args.command in ("schedule", "cache", "failures"):
         _check_cache_folder()
     if getattr(args, "output", None) is not None:
         check_output(args.output, getattr(args, "force", False))
@@ -102,7 +104,12 @@ def _check_cache_folder() -> None:
     from solvers.results_cache import ENV
 
     where = os.environ.get(ENV, "").strip()
-    if where and where.lower() != "off" and os.path.exists(where) and not os.path.isdir(where):
+    if not where or where.lower() == "off":
+        return
+    folder = os.path.expanduser(where)
+    if not os.path.isabs(folder):   # every command that reads the cache refuses it alike; no folder is made in "."
+        raise UsageError(f"{ENV}={where[:200]!r} is not an absolute path (name the cache folder from / or ~, or off)")
+    if os.path.exists(folder) and not os.path.isdir(folder):
         raise UsageError(f"{ENV} names {where}, which is not a folder (name a folder, or off)")
 
 

@@ -6,8 +6,9 @@ A reply is what the command printed on standard output and its exit status, kept
 key made of
 
 * the command and every argument that can change what it prints (progress and cluster flags cannot);
-* the content (SHA-256) of every file an argument names: a topology file, a machine's description (several,
-  comma-joined), a price file, a benchmark log, a demand matrix;
+* the content (SHA-256) of every file an argument names: a topology file, a machine's description (several:
+  comma-joined however long, a folder or a glob, expanded as ``topologies.imports.import_paths`` reads them), a
+  price file, a benchmark log, a demand matrix;
 * the ``STUDIO_MAX_NODES`` setting, the version of the solvers and topologies (``code_version``) and of the
   code that prints (``studio/``).
 
@@ -65,14 +66,30 @@ def _file_digest(path: str) -> str | None:
         return None
 
 
+def _parts(text: str) -> list[str]:
+    """The files a string argument may name: a machine description's files (``import_paths``: comma-joined, a
+    folder, a glob), else each comma-joined part."""
+    from topologies.imports import MAX_SPEC_CHARS, import_paths, is_import
+    from topologies.model import TopologyError
+
+    if len(text) > MAX_SPEC_CHARS:
+        return []
+    if is_import(text):
+        try:
+            return import_paths(text)
+        except TopologyError:           # the command itself says what is wrong with it
+            return []
+    return text.split(",")
+
+
 def _files(value) -> dict[str, str]:
-    """The digests of the files that a string argument (or each comma-joined part of it) names."""
+    """The digests of the files that a string argument (or each part of it, ``_parts``) names."""
     out: dict[str, str] = {}
     values = value if isinstance(value, list) else [value]
     for text in values:
-        if not isinstance(text, str) or len(text) > 4096:
+        if not isinstance(text, str):
             continue
-        for part in text.split(","):
+        for part in _parts(text):
             part = part.strip()
             if part and os.path.isfile(part):
                 digest = _file_digest(part)
