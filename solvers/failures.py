@@ -31,6 +31,7 @@ from topologies.failures import (KINDS, MAX_SAMPLES, MAX_SETS, Element, FailureE
 from topologies.model import Topology
 
 from .core.errors import NotApplicable, ScheduleError
+from .core.schedule import rooted_request
 
 __all__ = ["CELLS", "HEALTHY", "KINDS", "MAX_SAMPLES", "MAX_SETS", "ROW_BASE", "STAMP", "Element", "FailureError",
            "FailureTask", "analyse", "connectivity", "cut_off", "degrade", "describe", "elements", "failure_expr",
@@ -97,6 +98,7 @@ def analyse(task: FailureTask, cache=None) -> dict:
     from .forestcoll.search import fabric as forest_fabric, optimal_ratio
     from .results_cache import ResultsCache, UnsafeCache, cached_synthesize
     from .runtime.workload import Workload
+    from .synthesize import resolve_root
 
     start = time.perf_counter()
     if cache is None:
@@ -110,6 +112,8 @@ def analyse(task: FailureTask, cache=None) -> dict:
             cache, row = None, None
         if row is not None and row.get("failed") == task.label:
             return {**row, "from_cache": True}
+    coll, root_text = rooted_request(task.collective)
+    root_name = healthy.names[resolve_root(healthy, root_text)] if coll.rooted else None
     work = Workload(*task.workload)
     by_name = {e.name: e for e in elements(healthy, task.kind)}
     missing = [n for n in task.failed if n not in by_name]
@@ -127,16 +131,19 @@ def analyse(task: FailureTask, cache=None) -> dict:
     if not connected and topo.n >= 2:
         lost = cut_off(topo)
         row["cut_off"] = ", ".join(lost[:8]) + (f" and {len(lost) - 8} more" if len(lost) > 8 else "")
-    if connected:
-        row["steps_bound"] = steps_lower_bound(topo, task.collective)
-        row["tb_bound"] = str(tb_lower_bound(topo, task.collective))
+    root = topo.names.index(root_name) if root_name in topo.names else None      # None: unrooted, or failed
+    if connected and (root_name is None or root is not None):
+        row["steps_bound"] = steps_lower_bound(topo, coll, root)
+        row["tb_bound"] = str(tb_lower_bound(topo, coll, root))
     hits = 0
     for algo in task.algos:
         cells = {"status": "disconnected", "time_us": None, "algbw_GBps": None, "verified": False, "message": ""}
-        if connected:
+        if connected and root_name is not None and root is None:
+            cells.update(status="not applicable", message=f"the root {root_name} failed")
+        elif connected:
             try:
-                result, hit = cached_synthesize(topo, algo, task.collective, cache=cache, refresh=task.refresh,
-                                                total_bytes=work.total_bytes, warn=None)
+                result, hit = cached_synthesize(topo, algo, coll, cache=cache, refresh=task.refresh,
+                                                total_bytes=work.total_bytes, warn=None, root=root_name)
                 hits += hit is not None
                 run = _priced(result.topology, result.schedule, work, factor).run(work.total_bytes)
                 cells.update(status="ok", time_us=run.time_us, algbw_GBps=run.algbw_gbs,

@@ -227,7 +227,7 @@ def run(tasks: Iterable, executor: Executor, on_rows: Callable[[object, list[dic
             future.cancel()
 
 
-MAX_LINE = 64 * 1024                    # bytes of one rows-file line: far above any row this studio writes
+MAX_LINE = 2**20                        # bytes of one rows-file line: far above any row this studio writes
 
 
 def _not_regular(mode: int) -> str:
@@ -249,12 +249,13 @@ def read_rows(path, columns: Sequence[str]) -> list[dict]:
 
 def iter_rows(path, columns: Sequence[str]):
     """The rows of a rows file (a sweep's or ``failures -o``'s CSV journal) as dicts of text, for resuming, each
-    with the number of its (last) line: (line, row); none when there is no file. Refused with one SweepError line naming the file (and the line) for anything else than
-    a regular file (a FIFO, a device or a link to one is never opened for reading, so nothing blocks and nothing
-    endless is read), a header other than ``columns``, a line above ``MAX_LINE`` bytes, text that is not UTF-8 or
-    not CSV, and a row of another number of fields. A last line without its newline is the row a crash cut short
-    (inside any field): it is dropped, as ``Journal.append`` drops it before writing. Reads line by line: memory
-    follows the rows kept, not the file's size."""
+    with the number of its (last) line: (line, row); none when there is no file. Refused with one SweepError line
+    naming the file (and the line): anything but a regular file (a FIFO, a device or a link to one is never opened
+    for reading, so nothing blocks and nothing endless is read), a header other than ``columns``, a line above
+    ``MAX_LINE`` bytes or holding a NUL byte, text that is not UTF-8 or not CSV (a field above the ``csv``
+    module's limit, 131,072 characters, included), and a row of another number of fields. A last line without its
+    newline is the row a crash cut short (inside any field): it is dropped, as ``Journal.append`` drops it before
+    writing. Reads line by line: memory follows the rows kept, not the file's size."""
     import csv
     import stat
     from pathlib import Path
@@ -286,6 +287,8 @@ def iter_rows(path, columns: Sequence[str]):
                     raise SweepError(f"{path} line {where['line']} is longer than {MAX_LINE:,} bytes: not a rows "
                                      "file of this studio")
                 return                  # the last line, cut short by a crash: dropped
+            if b"\0" in raw:
+                raise SweepError(f"{path} line {where['line']} holds a NUL byte: not a rows file of this studio")
             try:
                 yield raw.decode("utf-8")
             except UnicodeDecodeError:
@@ -303,10 +306,9 @@ def iter_rows(path, columns: Sequence[str]):
                 if header is None:
                     header = record
                     if header != list(columns):
-                        shown = ", ".join(header)
-                        shown = shown if len(shown) <= 160 else shown[:160] + " ..."
-                        raise SweepError(f"{path} holds rows of another sweep or failures run (columns {shown}); name "
-                                         "another output file")
+                        shown = "".join(c if c.isprintable() else "?" for c in ", ".join(header)[:160])
+                        raise SweepError(f"{path} holds rows of another sweep or failures run (line 1: columns "
+                                         f"{shown}{' ...' if len(shown) == 160 else ''}); name another output file")
                     continue
                 if len(record) != len(header):
                     raise SweepError(f"{path} line {where['line']} has {len(record)} fields, not the header's "

@@ -28,10 +28,12 @@ def analyse_job(tasks: Sequence, progress: Callable[[str, float], None] | None =
 def fraction(row: dict, healthy: dict, algo: str) -> float | None:
     """``algo``'s algbw on a failure set as a fraction of its algbw on the healthy design: 0 where the set
     disconnects the GPUs, None where it could not run (or no healthy algbw, or the set's worker was lost)."""
+    bw, base = row.get(f"{algo}_algbw_GBps"), healthy.get(f"{algo}_algbw_GBps")
+    if not base:                         # no fraction of nothing (as ``summarize_rows``)
+        return None
     if row.get("connected") is False:
         return 0.0
-    bw, base = row.get(f"{algo}_algbw_GBps"), healthy.get(f"{algo}_algbw_GBps")
-    if row.get("connected") is None or bw is None or not base:
+    if row.get("connected") is None or bw is None:
         return None
     return float(bw) / float(base)
 

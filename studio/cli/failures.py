@@ -21,7 +21,9 @@ def add_parser(sub) -> None:
                        help="what failed links, GPUs, NICs, switches or boxes do to a design and its schedules")
     p.add_argument("--algo", action="append", default=[], help="a synthesizer to run on every degraded fabric "
                    "(repeat for several; default ring and forestcoll)")
-    p.add_argument("--collective", default="allreduce", help="the collective (default allreduce)")
+    p.add_argument("--collective", default="allreduce",
+                   help="the collective (default allreduce); a rooted one may name its root: broadcast@3 or "
+                        "broadcast@b0.g1 (default rank 0)")
     kinds = p.add_mutually_exclusive_group(required=True)
     kinds.add_argument("--links", type=int, metavar="K", help="K cables (both directions of a link) fail")
     kinds.add_argument("--directed-links", type=int, metavar="K", help="K links fail, one direction each")
@@ -75,6 +77,9 @@ def failures(args) -> int:
         coll, root = rooted_request(args.collective)
     except ValueError as exc:
         raise UsageError(f"--collective: {exc}") from None
+    if coll.value == "custom":
+        raise UsageError("--collective: failures runs allgather, reduce_scatter, allreduce, alltoall, broadcast, "
+                         "reduce, gather or scatter (a rooted one as broadcast@ROOT), not custom")
     work = workload_from(args)
     topo = load(args.expr, max_nodes=args.max_nodes)
     if coll.rooted:
