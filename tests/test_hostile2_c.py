@@ -270,3 +270,32 @@ def test_the_library_never_makes_a_relative_cache_folder(tmp_path, monkeypatch):
                                     warn=warned.append)
     assert result.verification.ok and hit is None and os.listdir(tmp_path) == []
     assert warned and all("absolute" in w for w in warned)
+
+
+def test_a_reply_for_a_folder_or_a_long_list_follows_every_file_it_names(tmp_path):
+    """The reply key hashes each file a folder, a glob or a list longer than 4096 characters names: a file changed
+    in it is solved again, never answered from the old reply."""
+    deep = tmp_path / ("d" * 200)
+    deep.mkdir()
+    paths = []
+    for i in range(30):
+        p = deep / f"box{i:02d}.xml"
+        p.write_text(_small_box())
+        paths.append(str(p))
+    env = _cache_env(tmp_path)
+    for spec in (str(deep), str(deep / "*.xml"), ",".join(paths)):
+        first = _run("forestcoll", spec, env=env, timeout=60)
+        assert first.returncode == 0, first.stderr[-1000:]
+        assert "answered from the results cache" in _run("forestcoll", spec, env=env, timeout=60).stderr
+        Path(paths[-1]).write_text(_small_box().replace('count="2"', 'count="4"'))
+        again = _run("forestcoll", spec, env=env, timeout=60)
+        assert again.returncode == 0 and "answered from the results cache" not in again.stderr
+        Path(paths[-1]).write_text(_small_box())
+
+
+def test_a_fifo_in_an_import_folder_is_named_not_waited_on(tmp_path):
+    boxes = tmp_path / "boxes"
+    boxes.mkdir()
+    (boxes / "a.xml").write_text(_small_box())
+    os.mkfifo(boxes / "b.xml")
+    _one_error(_run("topo", str(boxes)), "b.xml", "FIFO")

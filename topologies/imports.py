@@ -13,6 +13,7 @@ here; ``topo FILE --json`` adds what the import assumed and read past (``Importe
 from __future__ import annotations
 
 import glob
+import itertools
 import os
 from pathlib import Path
 
@@ -42,15 +43,16 @@ def is_import(spec: str) -> bool:
 
 
 def _folder_files(folder: str) -> list[str]:
-    """The ``*.xml`` regular files of ``folder`` in name order; TopologyError naming the folder when it holds none
-    or more than ``nccl_topo.MAX_BOXES``."""
+    """The ``*.xml`` entries of ``folder`` that are not folders, in name order (a FIFO or device among them is
+    refused by name when read); TopologyError naming the folder when it holds none or more than
+    ``nccl_topo.MAX_BOXES``."""
     from .nccl_topo import MAX_BOXES
 
     found = []
     try:
         with os.scandir(folder) as entries:
             for entry in entries:
-                if entry.name.lower().endswith(".xml") and entry.is_file():
+                if entry.name.lower().endswith(".xml") and not entry.is_dir():
                     found.append(os.path.join(folder, entry.name))
                     if len(found) > MAX_BOXES:
                         raise TopologyError(f"{folder}: more than {MAX_BOXES} .xml files: at most {MAX_BOXES} boxes")
@@ -79,7 +81,7 @@ def import_paths(spec: str | os.PathLike) -> list[str]:
     paths: list[str] = []
     for part in parts:
         if not os.path.exists(part) and any(c in part for c in _GLOB):
-            matched = sorted(p for p in glob.iglob(part) if not os.path.isdir(p))
+            matched = sorted(itertools.islice((p for p in glob.iglob(part) if not os.path.isdir(p)), MAX_BOXES + 1))
             if not matched:
                 raise TopologyError(f"{part}: no file matches")
             paths.extend(matched)
