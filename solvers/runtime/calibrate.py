@@ -23,6 +23,16 @@ Two finer fits beside it, reported with it (``Calibration.classes``, ``Calibrati
   ``DISTINCT`` (noise alone splits a regime into two alike), and each side keeps at least ``MIN_SEGMENT`` sizes;
   at most two switches (three protocols).
 
+What a log must show (issue 58), checked before any fit (``FitError``, one line, for each): one test (a log of
+appended runs is cut to the schedule's collective, and to the first datatype / reduction / root it times, with a
+note saying so); no time above ``MAX_TIME_US``; no size above ``MAX_GPU_BYTES`` (every rank holds the whole
+buffer); at least two different sizes (rows of one size are merged into their median); times that do not fall as
+sizes grow (none below ``FALLING`` times the largest at a smaller size). Above ``MAX_FIT_SIZES`` sizes the log is
+fitted as that many log-spaced groups (median size, median time), so the fit's work does not grow with the rows.
+After the uniform fit, a value within ``ON_BOUND`` of its search's bound, a price whose doubling changes no
+modelled time by ``DETERMINED`` (the log does not determine it), or a relative error above ``MAX_RMS_ERROR`` rms,
+is a failed fit, not prices.
+
 The finer fits share a time budget (``DETAIL_BUDGET_S``, after the uniform fit); what they could not finish is
 said in ``Calibration.notes``. The price file holds the single uniform fit: a workload prices every size with one alpha and one B, so the
 per-class and per-protocol prices are reported, not used for pricing.
@@ -44,7 +54,7 @@ from . import Execution, Model
 from .measured import BenchLog
 from .workload import MAX_ALPHA_US, MAX_BANDWIDTH_GBS, MIN_BANDWIDTH_GBS, Workload
 
-__all__ = ["Calibration", "LinkClass", "Segment", "calibrate"]
+__all__ = ["Calibration", "FitError", "LinkClass", "Segment", "calibrate"]
 
 MIN_SEGMENT = 4          # sizes on each side of a protocol switch
 MAX_CLASSES = 4          # link classes fitted apart; more are one class
@@ -53,6 +63,14 @@ DETAIL_BUDGET_S = 20.0       # seconds the per-class and protocol fits may take 
 SAME_CLASS = 1.10            # nominal bandwidths within this factor are one class (a NIC's 25 and its PCIe's 24)
 MAX_SIDE_EVALUATIONS = 30    # model runs a side of a candidate protocol switch may take
 DISTINCT = 1.25          # two regimes are two protocols only where alpha or B differ by this factor
+MIN_ALPHA_US = 1e-4      # the search's lower bound on alpha (its upper bounds are the workload's)
+MAX_TIME_US = 1e9        # a benchmark call timed above this (1000 s) is not a row to fit
+MAX_GPU_BYTES = 2 ** 40  # a size above this (1 TiB) no rank holds: every rank keeps the whole buffer
+FALLING = 0.5            # a time below this times the largest at a smaller size: times that fall as sizes grow
+MAX_FIT_SIZES = 200      # sizes fitted; more are grouped (log-spaced) so the fit's work does not grow with rows
+MAX_RMS_ERROR = 0.5      # a uniform fit missing the log by more than this (relative, rms) has failed
+DETERMINED = 0.005       # doubling a fitted price must change some modelled time by more than this (log-relative)
+ON_BOUND = 1.01          # a fitted value within this factor of its search bound has landed on it
 
 
 @dataclass(frozen=True)
@@ -163,7 +181,7 @@ def _fit_uniform(base: Model, steps: int, tb: float, sizes: np.ndarray, measured
     def residual(params) -> np.ndarray:
         return np.log(np.maximum(times(params), 1e-12)) - np.log(measured)
 
-    lower = [math.log(1e-4), math.log(MIN_BANDWIDTH_GBS)]
+    lower = [math.log(MIN_ALPHA_US), math.log(MIN_BANDWIDTH_GBS)]
     upper = [math.log(MAX_ALPHA_US), math.log(MAX_BANDWIDTH_GBS)]
     start = [min(max(math.log(alpha0), lower[0]), upper[0]), math.log(bw0)]
     if near is not None:
@@ -171,6 +189,11 @@ def _fit_uniform(base: Model, steps: int, tb: float, sizes: np.ndarray, measured
     fit = least_squares(residual, start, bounds=(lower, upper), loss="soft_l1", f_scale=0.05, diff_step=1e-3,
                         max_nfev=None if near is None else MAX_SIDE_EVALUATIONS)
     return math.exp(fit.x[0]), math.exp(fit.x[1]), times(fit.x), fit
+
+
+class FitError(ValueError):
+    """A log ``calibrate`` will not turn into prices: one no machine produces, or a fit that failed (module
+    docstring, "What a log must show"); the message is one line starting "the log" or "the fit"."""
 
 
 class _OverBudget(Exception):
@@ -319,29 +342,101 @@ def _classes(base: Model, topo: Topology, sizes: np.ndarray, measured: np.ndarra
     return out
 
 
+def _log_rows(log: BenchLog, collective, placement: str, notes: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """(sizes, times) of the one test ``calibrate`` fits (module docstring, "What a log must show"), sorted by
+    size, one time per size; FitError (one line) for what no machine produces."""
+    if log.programs:
+        log = log.only(collective)              # LogError (a ValueError) when it holds no such rows
+        notes += [n for n in log.notes if n.startswith("the log also times")]
+    rows = log.placement(placement)
+    if len(rows):
+        keys = list(zip(rows["type"], rows["redop"], rows["root"]))
+        first = keys[0]
+        same = np.array([k == first for k in keys], dtype=bool)
+        if not same.all():
+            others = sorted({f"{t} {r} root {o}" for t, r, o in keys if (t, r, o) != first})
+            notes.append(f"the log times several tests ({', '.join(others[:3])} besides {first[0]} {first[1]} root "
+                         f"{first[2]}): only the first is fitted")
+            rows = rows[same]
+    times = np.array(rows["time_us"], dtype=float)
+    sizes = np.array(rows["bytes"], dtype=float)
+    keep = (times > 0) & (sizes > 0) & np.isfinite(times) & np.isfinite(sizes)
+    sizes, times = sizes[keep], times[keep]
+    if len(times) and times.max() > MAX_TIME_US:
+        k = int(np.argmax(times))
+        raise FitError(f"the log times {sizes[k]:.0f} bytes at {times[k]:.3g} us: no benchmark call takes more than "
+                       f"{MAX_TIME_US:.0e} us ({MAX_TIME_US / 1e6:g} s); not a log to fit")
+    if len(sizes) and sizes.max() > MAX_GPU_BYTES:
+        raise FitError(f"the log has a size of {sizes.max():.4g} bytes: every rank holds the whole buffer, and no GPU "
+                       f"holds more than {MAX_GPU_BYTES / 2 ** 40:g} TiB; not a log to fit")
+    order = np.argsort(sizes, kind="stable")
+    sizes, times = sizes[order], times[order]
+    distinct, start = np.unique(sizes, return_index=True)
+    if len(distinct) < len(sizes):            # several rows of one size (runs appended): their median
+        ends = list(start[1:]) + [len(sizes)]
+        times = np.array([float(np.median(times[a:b])) for a, b in zip(start, ends)])
+        notes.append(f"the log times some sizes more than once ({len(sizes)} rows, {len(distinct)} sizes): the "
+                     "median of each size is fitted")
+        sizes = distinct
+    if len(sizes) < 2:
+        raise FitError(f"the log has {len(sizes)} {placement} size(s) above 0 bytes with a time: at least two "
+                       "different sizes are needed to fit alpha and B")
+    peak = np.maximum.accumulate(times)
+    falling = np.nonzero(times[1:] < FALLING * peak[:-1])[0]
+    if len(falling):
+        k = int(falling[0]) + 1
+        j = int(np.argmax(times[:k]))
+        raise FitError(f"the log's times fall as sizes grow: {sizes[k]:.0f} bytes take {times[k]:.4g} us, less than "
+                       f"{FALLING:g} x the {times[j]:.4g} us of {sizes[j]:.0f} bytes; not a log to fit")
+    if len(sizes) > MAX_FIT_SIZES:            # bounded work whatever the rows: log-spaced groups, their medians
+        edges = np.linspace(np.log(sizes[0]), np.log(sizes[-1]) + 1e-9, MAX_FIT_SIZES + 1)
+        group = np.searchsorted(edges, np.log(sizes), side="right") - 1
+        cuts = np.flatnonzero(np.diff(group)) + 1
+        parts = list(zip(np.r_[0, cuts], np.r_[cuts, len(sizes)]))
+        notes.append(f"the log has {len(sizes):,} sizes: fitted as {len(parts)} log-spaced groups of sizes "
+                     "(each its median size and median time)")
+        sizes = np.array([float(np.median(sizes[a:b])) for a, b in parts])
+        times = np.array([float(np.median(times[a:b])) for a, b in parts])
+    return sizes, times
+
+
+def _check_fit(base: Model, sizes: np.ndarray, model: np.ndarray, alpha: float, bw: float, rms: float) -> None:
+    """FitError where the uniform fit landed on a bound of its search, where doubling alpha or B changes no
+    modelled time by ``DETERMINED`` (the log does not determine it: a flat log leaves B free), or where it misses
+    the log by more than ``MAX_RMS_ERROR``: a failed fit, not prices."""
+    for name, value, low, high, unit in (("alpha", alpha, MIN_ALPHA_US, MAX_ALPHA_US, "us"),
+                                         ("B", bw, MIN_BANDWIDTH_GBS, MAX_BANDWIDTH_GBS, "GB/s")):
+        if value <= low * ON_BOUND or value >= high / ON_BOUND:
+            raise FitError(f"the fit failed: {name} {value:.4g} {unit} lands on the bound of its search "
+                           f"({low:g} .. {high:g} {unit}); the log does not determine it")
+    for name, a, b in (("alpha", 2 * alpha, bw), ("B", alpha, 2 * bw)):
+        other, _ = base.with_execution(Execution.alpha_beta(a, b)).times(list(sizes))
+        change = float(np.max(np.abs(np.log(np.maximum(np.asarray(other, dtype=float), 1e-300) / model))))
+        if not change > DETERMINED:
+            raise FitError(f"the fit failed: {name} is not determined by the log (doubling it changes no modelled "
+                           f"time by {DETERMINED:.1%}): time more sizes, from a few bytes to where bandwidth rules")
+    if not math.isfinite(rms) or rms > MAX_RMS_ERROR:
+        raise FitError(f"the fit failed: its relative error is {rms:.3g} rms, above the limit of {MAX_RMS_ERROR:g} "
+                       "(the log is not one alpha-beta collective on this schedule)")
+
+
 def calibrate(topo: Topology, schedule: Schedule, log: BenchLog, placement: str = "out-of-place",
               source: str = "", detail: bool = True, budget_s: float = DETAIL_BUDGET_S) -> Calibration:
     """The uniform prices that best fit ``log``'s times for ``placement`` and, with ``detail``, the per-class and
-    per-protocol fits beside them (module docstring). ValueError (one line) when the log has fewer than two sizes
-    with a positive time, or the schedule is of another collective."""
-    if log.collective is not None and log.collective is not schedule.collective:
+    per-protocol fits beside them (module docstring). ValueError (one line) when the log is of another collective;
+    FitError (a ValueError) for a log no machine produces or a fit that fails ("What a log must show")."""
+    if log.collective is not None and log.collective is not schedule.collective \
+            and schedule.collective not in log.collectives:
         raise ValueError(f"the log times {log.collective.value} and the schedule is a "
                          f"{schedule.collective.value}: fit a schedule of the collective measured")
-    rows = log.placement(placement)
-    rows = rows[(rows["time_us"] > 0) & (rows["bytes"] > 0) & np.isfinite(rows["time_us"].astype(float))
-                & np.isfinite(rows["bytes"].astype(float))]
-    if len(rows) < 2:
-        raise ValueError(f"the log has {len(rows)} {placement} size(s) above 0 bytes with a time: at least two are "
-                         "needed")
-    sizes = np.array(rows["bytes"], dtype=float)
-    measured = np.array(rows["time_us"], dtype=float)
-    order = np.argsort(sizes, kind="stable")
-    sizes, measured = sizes[order], measured[order]
+    notes: list[str] = []
+    sizes, measured = _log_rows(log, schedule.collective, placement, notes)
     base = Model(topo, schedule)
     c = cost(topo, schedule)
     alpha, bw, model, fit = _fit_uniform(base, c.steps, float(c.tb_factor), sizes, measured)
+    model = np.asarray(model, dtype=float)
+    _check_fit(base, sizes, model, alpha, bw, math.sqrt(float(np.mean((model / measured - 1) ** 2))))
     classes, segments = (), ()
-    notes = []
     if detail:
         deadline = time.monotonic() + budget_s
         try:

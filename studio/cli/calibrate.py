@@ -14,6 +14,9 @@ def add_parser(sub) -> None:
     p.add_argument("log", help="the benchmark's output (all_reduce_perf and the like)")
     p.add_argument("--topo", required=True, help="the measured machine: an expression, a topology file or the "
                    "machine's own description (NCCL topology XML, nvidia-smi topo -m or rocm-smi --showtopo as .txt)")
+    p.add_argument("--collective", default=None, choices=["allreduce", "allgather", "reduce_scatter", "alltoall"],
+                   help="the collective the log times: needed for a log without nccl-tests' 'Collective test "
+                   "starting' line (older versions), and to pick one from a log of several")
     p.add_argument("--algo", default="ring", help="the schedule the library ran (default ring, NCCL's rings)")
     p.add_argument("--placement", default="out-of-place", choices=["out-of-place", "in-place"],
                    help="which of the log's two columns to fit (default out-of-place)")
@@ -23,17 +26,37 @@ def add_parser(sub) -> None:
     add_output_arguments(p, "write the fitted prices here as a price file (JSON)")
 
 
+def _one_collective(log, name: str, asked: str | None):
+    """The log cut to the one collective to fit: ``asked`` (``--collective``) or the one it names; UsageError (one
+    line) for a log that names none without the flag, several without it, or another than the flag's."""
+    from solvers.core.schedule import Collective
+    from solvers.runtime.measured import PROGRAMS, LogError
+
+    want = Collective.parse(asked) if asked is not None else None
+    named = log.collectives
+    if want is None and len(named) > 1:
+        raise UsageError(f"{name}: the log times {' and '.join(c.value for c in named)}: give --collective to fit "
+                         "one")
+    if want is None and log.collective is None:
+        why = (f"it names {', '.join(log.programs[:3])}, which the studio does not build" if log.programs else
+               "no 'Collective test starting' line naming " + ", ".join(PROGRAMS))
+        raise UsageError(f"{name}: the log does not say which collective it times ({why}): give --collective")
+    if want is not None and log.programs and want not in named:
+        raise UsageError(f"{name}: the log times {', '.join(c.value for c in named) or ', '.join(log.programs[:3])}"
+                         f", not {want.value}")
+    try:
+        return log.only(want or log.collective)
+    except LogError as exc:
+        raise UsageError(f"{name}: {exc}") from None
+
+
 def run(args) -> int:
     from solvers import synthesize
     from solvers.core.errors import NotApplicable
     from solvers.runtime.calibrate import calibrate
     from topologies import load
 
-    log = read_log(args.log)
-    if log.collective is None:
-        raise UsageError(f"{args.log}: the log does not say which collective it times (no 'Collective test "
-                         "starting' line naming all_reduce_perf, all_gather_perf, reduce_scatter_perf or "
-                         "alltoall_perf)")
+    log = _one_collective(read_log(args.log), args.log, args.collective)
     topo = load(args.topo, max_nodes=args.max_nodes)
     if log.ranks is not None and log.ranks != topo.n:
         raise UsageError(f"the log has {log.ranks} ranks and {args.topo} {topo.n} GPUs: give the measured machine")
@@ -45,8 +68,11 @@ def run(args) -> int:
         raise UsageError(str(exc).splitlines()[0]) from None
     if args.output:
         write_atomically(args.output, fit.price_file().encode("utf-8"))
+    cut = [n for n in log.notes if n.startswith("the log also times")]     # the log's other collectives
     if args.json:
-        print(json_text(fit.as_dict()))
+        doc = fit.as_dict()
+        doc["notes"] = cut + doc["notes"]
+        print(json_text(doc))
         return 0
     print(f"alpha {fit.alpha_us:.4g} us, B {fit.bandwidth_gbs:.4g} GB/s per node ({args.algo} {log.collective.value} "
           f"on {args.topo}, {fit.placement}); relative error rms {fit.rms:.2%}")
@@ -65,6 +91,8 @@ def run(args) -> int:
     elif fit.segments:
         print("one protocol regime: the log shows no switch point")
     for note in fit.notes:
+        print(f"note: {note}")
+    for note in cut:
         print(f"note: {note}")
     if args.output:
         print(f"wrote {args.output}: use it with --prices {args.output}", file=sys.stderr)
