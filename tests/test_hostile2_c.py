@@ -76,6 +76,17 @@ def test_smi_nv18_the_most_ncclS_probes_is_read():
     assert max(l.bandwidth for l in topo.links) == 18 * 20
 
 
+def test_smi_direct_nvlinks_adding_up_above_18_on_a_gpu_are_refused():
+    """An NVSwitch box with one pair a link short (NV12 everywhere, NV11 once) is not a box of direct links of 12:
+    refused, not priced as 83 NVLinks per GPU."""
+    rows = ["\t" + "\t".join(f"GPU{j}" for j in range(8))]
+    for g in range(8):
+        cells = ["X" if g == j else "NV11" if {g, j} == {0, 1} else "NV12" for j in range(8)]
+        rows.append(f"GPU{g}\t" + "\t".join(cells))
+    with pytest.raises(TopologyError, match=r"row GPU0: its NV# cells add up to 83 NVLinks, above the 18"):
+        from_nvidia_smi("\n".join(rows) + "\n", name="smi.txt")
+
+
 # -- NCCL topology XML
 
 def _gpu(dev: int, busid: str, links: str = "") -> str:
@@ -108,9 +119,9 @@ def _to(busid: str, count: int = 2, tclass: str = "0x030200") -> str:
     # a GPU with an NVLink to itself: the old reader built a self-loop
     (_system(_gpu(0, "0000:04:00.0", _to("0000:04:00.0") + _to("0000:05:00.0"))
              + _gpu(1, "0000:05:00.0", _to("0000:04:00.0"))), ["GPU 0", "itself"]),
-    # 24 NVLinks on one GPU: more than NCCL probes on any GPU (18)
+    # 24 NVLinks on one sm 80 GPU: NCCL probes 12 there (18 from sm 90 on)
     (_system(_gpu(0, "0000:04:00.0", _to("0000:c0:00.0", 12, "0x068000") + _to("0000:c1:00.0", 12, "0x068000"))
-             + _gpu(1, "0000:05:00.0", _to("0000:c0:00.0", 12, "0x068000"))), ["GPU 0", "24 NVLinks", "18"]),
+             + _gpu(1, "0000:05:00.0", _to("0000:c0:00.0", 12, "0x068000"))), ["GPU 0", "24 NVLinks", "12", "sm 80"]),
 ])
 def test_nccl_xml_a_machine_cannot_have_is_refused_in_one_line(text, words, tmp_path):
     with pytest.raises(TopologyError) as info:

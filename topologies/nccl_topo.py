@@ -43,7 +43,8 @@ What no machine can hold is refused, not built: a bus id repeated among the ``<p
 such a file without a word: ``ncclTopoAddPci`` creates a second node of the same id and every later look-up finds
 the first; here it would have been one node joined twice to its parent, or to itself), an ``<nvlink>`` from a GPU
 to its own bus id (NCCL's ``ncclTopoConnectNodes`` would link the GPU to itself), and a GPU whose NVLink counts add
-up to more than the 18 NCCL probes on any GPU (``MAX_GPU_NVLINKS``; ``src/graph/xml.cc``). So the fabric has no
+up to more than NCCL probes on a GPU of its ``sm`` (``max_nvlinks``, ``src/graph/xml.cc``: 4 from sm 60, 6 from
+sm 70, 12 from sm 80, 18 from sm 90; none below sm 60). So the fabric has no
 self-loop, and two links between one pair only where the file names two paths.
 
 The file is read through defusedxml with DTDs forbidden, bounded in size and element count before anything is
@@ -72,10 +73,15 @@ NVSWITCH_CLASS, CPU_CLASS = "0x068000", "0x068001"
 MAX_BOXES = 256
 MAX_ELEMENTS = 200_000
 MAX_NVLINK_COUNT = 64
-# The most NVLinks NCCL probes on one GPU of any generation (NVIDIA/nccl ``src/graph/xml.cc``,
-# ``ncclTopoGetXmlFromGpu``: 4 below sm 70, 6 below sm 80, 12 below sm 90, 18 from sm 90 on): a GPU whose
-# ``<nvlink>`` counts add up to more is no machine NCCL has described.
+# The most NVLinks NCCL probes on one GPU (NVIDIA/nccl ``src/graph/xml.cc``, ``ncclTopoGetXmlFromGpu``: none
+# below sm 60, 4 below sm 70, 6 below sm 80, 12 below sm 90, 18 from sm 90 on): a GPU whose ``<nvlink>`` counts
+# add up to more is no machine NCCL has described.
 MAX_GPU_NVLINKS = 18
+
+
+def max_nvlinks(sm: int) -> int:
+    """How many NVLinks NCCL looks for on a GPU of compute capability ``sm`` (``src/graph/xml.cc``)."""
+    return 0 if sm < 60 else 4 if sm < 70 else 6 if sm < 80 else 12 if sm < 90 else MAX_GPU_NVLINKS
 _KNOWN = {"system", "cpu", "pci", "gpu", "nvlink", "nic", "net"}
 _INT = re.compile(r"-?(0x[0-9a-f]+|\d+)$", re.IGNORECASE)
 
@@ -230,9 +236,10 @@ def _read_box(text: str, source: str) -> _Box:
                                         "devices (NCCL would build a self-loop)")
                 gpu.nvlinks.append((tclass, target, count))
             total = sum(c for _, _, c in gpu.nvlinks)
-            if total > MAX_GPU_NVLINKS:
+            if total > max_nvlinks(sm):
                 raise TopologyError(f"{source}: <gpu> GPU {dev} has {total} NVLinks in its <nvlink> counts, above the "
-                                    f"{MAX_GPU_NVLINKS} NCCL probes on any GPU (src/graph/xml.cc)")
+                                    f"{max_nvlinks(sm)} NCCL probes on an sm {sm} GPU (src/graph/xml.cc; 18 from "
+                                    "sm 90 on)")
             box.gpus.append(gpu)
             return
         elif tag == "net":

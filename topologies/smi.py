@@ -11,7 +11,8 @@ How it becomes a topology (every assumption is in ``SmiImport.assumed``):
 
 * the GPUs are the compute nodes; NICs and the affinity columns are read past;
 * ``NV#`` is 1 to 18 (``MAX_NVLINKS``: the most NVLinks NCCL probes on one GPU of any generation); a table
-  claiming more (``NV999``) is refused, not priced as 999 links;
+  claiming more (``NV999``) is refused, not priced as 999 links, and so is a row of direct NVLinks (below) whose
+  counts add up to more than 18;
 * where every pair of GPUs shows the same ``NV#`` (an NVSwitch system: DGX A100 and H100 boxes print NV12 or
   NV18 between every pair), one switch node joins them, each GPU with one link of # x the per-NVLink bandwidth
   each way: a GPU has # NVLinks in all, not # to every peer;
@@ -114,6 +115,12 @@ def from_nvidia_smi(text: str, prices: dict[str, float] | None = None, name: str
                        f"({bw:g} GB/s each way)")
         topo = Topology(names + ("nvswitch",), (COMPUTE,) * n + (SWITCH,), tuple(links), name=f"{name}: {n} GPUs")
     else:
+        for g in range(n):
+            total = sum(int(m.group(1)) for cell in matrix[g] if (m := _NV.match(cell)))
+            if total > MAX_NVLINKS:
+                raise TopologyError(f"{name}: row GPU{g}: its NV# cells add up to {total} NVLinks, above the "
+                                    f"{MAX_NVLINKS} a GPU has (an NVSwitch box whose pairs differ, a link down, "
+                                    "is not modelled: its pairs are not direct links)")
         links, paths = [], set()
         for g in range(n):
             for j in range(n):
