@@ -8,8 +8,10 @@ Inputs, all from one seeded ``random.Random``: design expressions (random calls 
 families, with small, zero, negative, huge and malformed arguments, nested, then mutated character by
 character), and files made by mutating valid ones: topology JSON and GraphML, an exported MSCCL XML program, a
 TE-CCL demand matrix, an NCCL graph file, the machine descriptions of examples/ (NCCL topology XML, nvidia-smi
-topo -m, rocm-smi --showtopo) and a benchmark log (read, then calibrated) (numbers replaced by hostile ones: negative, past 32 and 64 bits, 5,000 digits, ``1e309``,
-``NaN``; flipped, deleted, repeated and inserted spans; hostile tokens such as ``<!DOCTYPE``). ``TARGETS`` holds, per input kind, the entry point the app and the CLI call
+topo -m, rocm-smi --showtopo), a benchmark log (read, then calibrated), a price file (``--prices FILE``) and a
+``failures -o`` rows file read back to resume (issue 58) (numbers replaced by hostile ones: negative, past 32 and
+64 bits, 300 and 5,000 digits, ``1e308``, ``1e309``, ``NaN``; flipped, deleted, repeated and inserted spans;
+hostile tokens such as ``<!DOCTYPE``). ``TARGETS`` holds, per input kind, the entry point the app and the CLI call
 and the errors it may raise; the tests (tests/test_fuzz.py) drive the same targets with hypothesis.
 
 Each kind runs in a worker process of its own, one input at a time, under a watchdog: an input still running
@@ -121,37 +123,109 @@ def _rocm_smi(text: str):
 
 
 def _bench_log(text: str):
-    """A benchmark log read, then fitted as ``calibrate`` does (the ring on ring(4)); the fit's own refusals are
-    one-line ValueErrors that name the log, anything else is a traceback."""
-    from solvers.runtime.calibrate import calibrate
+    """A benchmark log read, then fitted as ``calibrate`` does (the ring on ring(4), of the collective the log
+    names first); the fit's own refusals are one-line ValueErrors that start "the log" or "the fit", anything else
+    is a traceback."""
+    from solvers.runtime.calibrate import FitError, calibrate
     from solvers.runtime.measured import LogError, read_bench_log
     from solvers.synthesize import synthesize
     from topologies import load
 
     log = read_bench_log(text.encode("utf-8", "surrogatepass"))
-    if log.collective is None or log.collective.value != "allreduce":
+    if not log.collectives:
         return log
-    r = synthesize(load("ring(4)"), "ring", "allreduce")
+    coll = log.collectives[0]
+    r = synthesize(load("ring(4)"), "ring", coll)
     try:
         return calibrate(r.topology, r.schedule, log, detail=False)
+    except FitError as exc:
+        if "\n" in str(exc) or not str(exc).startswith(("the log", "the fit")):
+            raise AssertionError(f"a failed fit needs one line starting 'the log' or 'the fit': {exc}") from None
+        raise                                   # a clean refusal (``targets``)
     except ValueError as exc:
         if "\n" in str(exc) or not str(exc).startswith("the log"):
             raise
         raise LogError(str(exc)) from None
 
 
+def _price_file(text: str):
+    """A price file as ``--prices FILE`` and the Prices panel's upload read it."""
+    from solvers.runtime.workload import read_price_file
+
+    return read_price_file(text.encode("utf-8", "surrogatepass"))
+
+
+ROWS_RUN = dict(algos=("ring",), expr="biring(4)", kind="links", gpus=4,
+                stamp={"collective": "allreduce", "bytes": 1000000.0, "prices": "uniform alpha 10 µs, B 12.5 GB/s per "
+                       "node"})
+
+
+def _rows_file(text: str):
+    """A ``failures -o rows.csv`` file read back to resume a run (``solvers.failures.read_rows_file``, the public
+    reader the failures command calls), from a file of this worker's own."""
+    import os
+    import tempfile
+
+    from solvers.failures import read_rows_file
+
+    path = Path(tempfile.gettempdir()) / f"fuzz-rows-{os.getpid()}.csv"
+    path.write_bytes(text.encode("utf-8", "surrogatepass"))
+    try:
+        return read_rows_file(path, ROWS_RUN["algos"], ROWS_RUN["stamp"], ROWS_RUN["expr"], ROWS_RUN["kind"],
+                              ROWS_RUN["gpus"])
+    finally:
+        path.unlink(missing_ok=True)
+
+
+def _rows_sample() -> str:
+    """A rows file as ``failures biring(4) --links 1 --algo ring -o rows.csv`` writes it (the healthy design and
+    every single failed cable), made here without the results cache."""
+    import csv
+    import io
+    import os
+
+    from solvers.failures import FailureTask, analyse, failure_sets, row_columns
+    from solvers.runtime.workload import DEFAULT
+    from topologies import load
+
+    run = ROWS_RUN
+    saved = os.environ.get("TOPOLOGY_STUDIO_CACHE")
+    os.environ["TOPOLOGY_STUDIO_CACHE"] = "off"
+    try:
+        sets = failure_sets(load(run["expr"]), run["kind"], 1, None, 0)
+        tasks = [()] + [tuple(e.name for e in s) for s in sets]
+        rows = [analyse(FailureTask(run["expr"], run["kind"], failed, run["algos"], "allreduce", DEFAULT.key,
+                                    refresh=True)) for failed in tasks]
+    finally:
+        if saved is None:
+            os.environ.pop("TOPOLOGY_STUDIO_CACHE", None)
+        else:
+            os.environ["TOPOLOGY_STUDIO_CACHE"] = saved
+    out = io.StringIO()
+    writer = csv.DictWriter(out, row_columns(run["algos"]), extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({**row, **run["stamp"]})
+    return out.getvalue()
+
+
 def targets() -> dict[str, Target]:
     from solvers.core.errors import NotApplicable, ScheduleError
     from solvers.export import XmlError
     from solvers.export.nccl_graph import GraphError
+    from solvers.failures import FailureError
+    from solvers.runtime.calibrate import FitError
     from solvers.runtime.measured import LogError
+    from solvers.runtime.workload import WorkloadError
     from topologies import TopologyError
 
     return {t.name: t for t in (
         Target("nccl-topo", _nccl_topo, (TopologyError,)),
         Target("nvidia-smi", _nvidia_smi, (TopologyError,)),
         Target("rocm-smi", _rocm_smi, (TopologyError,)),
-        Target("bench-log", _bench_log, (LogError,)),
+        Target("bench-log", _bench_log, (LogError, FitError)),
+        Target("price-file", _price_file, (WorkloadError,)),
+        Target("rows-file", _rows_file, (FailureError,)),
         Target("expression", _expression, (TopologyError,)),
         Target("json", _json, (TopologyError,)),
         Target("graphml", _graphml, (TopologyError,)),
@@ -182,7 +256,9 @@ def samples() -> dict[str, str]:
             "demand-csv": "0,1,0,2\n1,0,1,0\n0,0,0,1\n3,0,1,0\n",
             "nccl-topo": (examples / "nccl-topo-dgx-a100.xml").read_text(),
             "nvidia-smi": (examples / "nvidia-smi-topo-8gpu.txt").read_text(),
-            "rocm-smi": (examples / "rocm-smi-showtopo-8gpu.txt").read_text(), "bench-log": short}
+            "rocm-smi": (examples / "rocm-smi-showtopo-8gpu.txt").read_text(), "bench-log": short,
+            "price-file": '{"alpha_us": 6.25, "bandwidth_gbs": 40.5, "source": "ring fit to a log"}\n',
+            "rows-file": _rows_sample()}
 
 
 def mutate(text: str, rng: random.Random, edits: int) -> str:
@@ -209,7 +285,8 @@ def mutate(text: str, rng: random.Random, edits: int) -> str:
 NUMBERS = ["-1", "0", "-0", "2147483648", "4294967296", "100000000000000000000", "9" * 5000, "1e309", "-1e309",
            "NaN", "1.5", "0.0001", "3", "64", "1e9999999", "1e999999999", "1e-400", "Infinity", "-Infinity", "0x10",
            "010", "\u0661", "\uff11\uff10", "1_0", " 1", "+1", "1e-9999999", '"1e9999999"', '"1e999999999"',
-           '"1e-400"', '"NaN"', '"Infinity"']
+           '"1e-400"', '"NaN"', '"Infinity"', "9" * 300, "-" + "9" * 300, "18446744073709551616", "1e308", "1e20",
+           "4.9e-324", "1e-30", "0.000", "3/2"]
 
 
 def mutate_values(text: str, rng: random.Random, edits: int) -> str:

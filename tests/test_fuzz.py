@@ -1,7 +1,8 @@
-"""Fuzzing what users hand in (issue 23): design expressions, topology JSON and GraphML, MSCCL XML and TE-CCL
-demand matrices give a result or one error of the project's own type, never another exception. The inputs come
-from bench/fuzz.py's generators, driven by hypothesis with fixed seeds and a bounded number of examples (the
-long run, with counts, is ``python -m bench.fuzz``)."""
+"""Fuzzing what users hand in (issues 23, 41, 58): design expressions, topology JSON and GraphML, MSCCL XML, TE-CCL
+demand matrices, machine descriptions, benchmark logs, price files and failures rows files give a result or one
+error of the project's own type, never another exception. The inputs come from bench/fuzz.py's generators,
+driven by hypothesis with fixed seeds and a bounded number of examples (the long run, with counts, is
+``python -m bench.fuzz``)."""
 import warnings
 
 import pytest
@@ -60,10 +61,29 @@ def test_mutated_files(kind):
     ("rocm-smi", "=== Link Type between two GPUs ===\n  GPU0  GPU" + "1" * 5000 + "\nGPU0  0  XGMI\n"),
     ("bench-log", "# Collective test starting: all_reduce_perf\n" + "".join(
         f"{m}  0  float  sum  -1  5.0  0.00  0.00  0  5.0  0.00  0.00  0\n" for m in (0, 0, 8))),
+    ("bench-log", "# Collective test starting: all_reduce_perf\n" + "".join(
+        f"{m}  0  float  sum  -1  5.0  0.00  0.00  0  5.0  0.00  0.00  0\n" for m in (8, 16, "9" * 300))),
+    ("bench-log", "# Collective test starting: all_reduce_perf\n" + "".join(
+        f"{m}  0  float  sum  -1  {t}  0.00  0.00  0  {t}  0.00  0.00  0\n" for m, t in ((8, 5), (16, 1e308)))),
+    ("bench-log", "# Collective test starting: all_reduce_perf\n" + "".join(
+        f"{m}  0  float  sum  -1  5.0  0.00  0.00  0  5.0  0.00  0.00  0\n" for m in (64, 64, 64, 64))),
+    ("price-file", '{"alpha_us": ' + "9" * 400 + ', "bandwidth_gbs": 10, "source": "x"}'),
+    ("price-file", '{"alpha_us": 1, "bandwidth_gbs": -' + "9" * 300 + ', "source": "x"}'),
 ])
 def test_inputs_that_crashed_before(kind, text):
     """Each raised AttributeError, ValueError or RecursionError before issue 23, or ran for minutes computing a
-    size of millions of digits or building a million line graphs; the last three (issue 41) raised Python's
-    ValueError for a GPU number of 5,000 digits and for a log of zero-byte rows; now one clean error."""
+    size of millions of digits or building a million line graphs; three (issue 41) raised Python's ValueError for
+    a GPU number of 5,000 digits and for a log of zero-byte rows; the last five (issue 58) raised OverflowError
+    for a log size or a price of hundreds of digits, or fitted prices to times of 1e308 us and to a log of one
+    size; now one clean error."""
     with pytest.raises(TARGETS[kind].clean):
         TARGETS[kind].run(text)
+
+
+def test_a_rows_file_with_one_field_of_200000_characters_is_one_clean_error():
+    """Issue 58: a resumed rows file with one very large field raised ``_csv.Error``."""
+    lines = SAMPLES["rows-file"].splitlines()
+    text = lines[0] + "\n" + lines[1][:-5] + "x" * 200_000 + "\n"
+    with pytest.raises(TARGETS["rows-file"].clean) as caught:
+        TARGETS["rows-file"].run(text)
+    assert "\n" not in str(caught.value)
