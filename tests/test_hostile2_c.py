@@ -310,3 +310,20 @@ def test_a_fifo_in_an_import_folder_is_named_not_waited_on(tmp_path):
     (boxes / "a.xml").write_text(_small_box())
     os.mkfifo(boxes / "b.xml")
     _one_error(_run("topo", str(boxes)), "b.xml", "FIFO")
+
+
+def test_a_run_naming_more_than_the_hash_budget_is_not_replied(tmp_path, monkeypatch):
+    """Files past ``MAX_HASHED_BYTES`` in all are not hashed (a folder of 256 large files would be read whole
+    before the command refuses the first): the run has no reply key and simply runs."""
+    from argparse import Namespace
+
+    from studio.cli import replies
+
+    boxes = tmp_path / "boxes"
+    boxes.mkdir()
+    for i in range(3):
+        (boxes / f"n{i}.xml").write_text(_small_box())
+    args = Namespace(command="forestcoll", expr=str(boxes))
+    assert replies.reply_key(args) is not None
+    monkeypatch.setattr(replies, "MAX_HASHED_BYTES", 2 * len(_small_box()))
+    assert replies.reply_key(args) is None

@@ -32,7 +32,7 @@ REPLIED = frozenset({"forestcoll", "schedule", "find", "alltoall", "compare", "f
 NOT_IN_KEY = frozenset({"no_cache", "progress", "quiet", "workers", "scheduler", "in_process", "force"})
 WRITES = ("output", "plot")
 FORMAT = 1
-MAX_HASHED_BYTES = 1 << 30        # a file an argument names is hashed up to this much (its size is in the key too)
+MAX_HASHED_BYTES = 1 << 30        # the files a run names are hashed up to this much in all (sizes are in the key too)
 
 
 @lru_cache(maxsize=1)
@@ -82,8 +82,13 @@ def _parts(text: str) -> list[str]:
     return text.split(",")
 
 
-def _files(value) -> dict[str, str]:
-    """The digests of the files that a string argument (or each part of it, ``_parts``) names."""
+class _TooMuch(Exception):
+    """The files a run names hold more than ``MAX_HASHED_BYTES`` in all: the run is not answered from a reply."""
+
+
+def _files(value, budget: list[int]) -> dict[str, str]:
+    """The digests of the files that a string argument (or each part of it, ``_parts``) names; ``budget``: the
+    bytes still to hash for this run (``_TooMuch`` past it: 256 files of a folder are not hashed a GiB each)."""
     out: dict[str, str] = {}
     values = value if isinstance(value, list) else [value]
     for text in values:
@@ -92,6 +97,12 @@ def _files(value) -> dict[str, str]:
         for part in _parts(text):
             part = part.strip()
             if part and os.path.isfile(part):
+                try:
+                    budget[0] -= os.path.getsize(part)
+                except OSError:
+                    continue
+                if budget[0] < 0:
+                    raise _TooMuch
                 digest = _file_digest(part)
                 if digest is not None:
                     out[part] = digest
@@ -100,7 +111,7 @@ def _files(value) -> dict[str, str]:
 
 def reply_key(args) -> str | None:
     """The key of this run's reply, or None when the run is not one to answer from a reply (a command that is not
-    replied, or one that writes a file)."""
+    replied, one that writes a file, or one whose files hold more than ``MAX_HASHED_BYTES`` in all)."""
     if args.command not in REPLIED or any(getattr(args, name, None) is not None for name in WRITES):
         return None
     from solvers.results_cache import code_version
@@ -108,8 +119,12 @@ def reply_key(args) -> str | None:
 
     asked = {k: v for k, v in sorted(vars(args).items()) if k not in NOT_IN_KEY}
     files: dict[str, str] = {}
-    for value in asked.values():
-        files.update(_files(value))
+    budget = [MAX_HASHED_BYTES]
+    try:
+        for value in asked.values():
+            files.update(_files(value, budget))
+    except _TooMuch:
+        return None
     try:
         text = json.dumps({"format": FORMAT, "args": asked, "files": files, "code": code_version(),
                            "studio": studio_version(), "max_nodes": os.environ.get(MAX_NODES_ENV, "")},
