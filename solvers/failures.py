@@ -291,8 +291,9 @@ def read_rows_file(path, algos: Sequence[str], stamp: dict, expr: str, kind: str
             if raw["connected"] == "":
                 continue
             if any(raw[k] != str(v) for k, v in stamp.items()):
-                raise FailureError(f"{path} line {line} holds another run's rows ({raw['collective'][:40]}, "
-                                   f"{raw['bytes'][:40]} bytes, {raw['prices'][:60]}); name another file")
+                said = [_printable(raw[k], n) for k, n in (("collective", 40), ("bytes", 40), ("prices", 60))]
+                raise FailureError(f"{path} line {line} holds another run's rows ({said[0]}, {said[1]} bytes, "
+                                   f"{said[2]}); name another file")
             try:
                 row = _checked_row(raw, algos, float(stamp["bytes"]), expr, kind, gpus)
             except ValueError as exc:
@@ -302,6 +303,11 @@ def read_rows_file(path, algos: Sequence[str], stamp: dict, expr: str, kind: str
     except SweepError as exc:
         raise FailureError(str(exc)) from None
     return out
+
+
+def _printable(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, each one that does not print (a newline, a control) as ``?``."""
+    return "".join(c if c.isprintable() else "?" for c in text[:limit])
 
 
 def _checked_row(raw: dict, algos: Sequence[str], total_bytes: float, expr: str, kind: str, gpus: int) -> dict:
