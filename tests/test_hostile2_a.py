@@ -235,6 +235,17 @@ def test_an_older_log_without_a_collective_line_is_answered_with_collective(tmp_
     assert doc["alpha_us"] == pytest.approx(5.0, rel=0.05) and doc["bandwidth_gbs"] == pytest.approx(50.0, rel=0.05)
 
 
+@pytest.mark.parametrize("rows, words", [
+    ([(4096, "50.0")] * 6, "at least two different sizes"),
+    (list(zip(SIZES, ["10.0"] * 8 + ["5000.0"] * 8)), "the fit failed"),
+])
+def test_calibrate_names_the_log_of_a_failed_fit(tmp_path, rows, words):
+    log = tmp_path / "odd.log"
+    log.write_text(log_text(rows))
+    for argv in (["calibrate", log, "--topo", "ring(8)"], ["compare", "ring(8)", "--measured", log, "--algos", "ring"]):
+        one_error(studio(*argv), str(log), words)
+
+
 def test_a_binary_log_names_its_file(tmp_path):
     log = tmp_path / "bin.log"
     log.write_bytes(b"\x00\xff\xfe" * 100)

@@ -26,13 +26,17 @@ def add_parser(sub) -> None:
     add_output_arguments(p, "write the fitted prices here as a price file (JSON)")
 
 
-def _one_collective(log, name: str, asked: str | None):
+def one_collective(log, name: str, asked: str | None):
     """The log cut to the one collective to fit: ``asked`` (``--collective``) or the one it names; UsageError (one
-    line) for a log that names none without the flag, several without it, or another than the flag's."""
+    line) for a log that names none without the flag, several without it, or another than the flag's. Also
+    ``compare --measured``'s."""
     from solvers.core.schedule import Collective
     from solvers.runtime.measured import PROGRAMS, LogError
 
-    want = Collective.parse(asked) if asked is not None else None
+    try:
+        want = Collective.parse(asked) if asked is not None else None
+    except ValueError as exc:
+        raise UsageError(f"--collective: {exc}") from None
     named = log.collectives
     if want is None and len(named) > 1:
         raise UsageError(f"{name}: the log times {' and '.join(c.value for c in named)}: give --collective to fit "
@@ -53,10 +57,10 @@ def _one_collective(log, name: str, asked: str | None):
 def run(args) -> int:
     from solvers import synthesize
     from solvers.core.errors import NotApplicable
-    from solvers.runtime.calibrate import calibrate
+    from solvers.runtime.calibrate import FitError, calibrate
     from topologies import load
 
-    log = _one_collective(read_log(args.log), args.log, args.collective)
+    log = one_collective(read_log(args.log), args.log, args.collective)
     topo = load(args.topo, max_nodes=args.max_nodes)
     if log.ranks is not None and log.ranks != topo.n:
         raise UsageError(f"the log has {log.ranks} ranks and {args.topo} {topo.n} GPUs: give the measured machine")
@@ -64,6 +68,8 @@ def run(args) -> int:
         result = synthesize(topo, args.algo, log.collective)
         fit = calibrate(result.topology, result.schedule, log, args.placement,
                         source=f"{args.algo} fit to {args.log.rsplit('/', 1)[-1]}"[:300], detail=not args.uniform)
+    except FitError as exc:                   # a log no machine produces, or a failed fit: named by its file
+        raise UsageError(f"{args.log[:200]}: {exc}") from None
     except (NotApplicable, ValueError) as exc:
         raise UsageError(str(exc).splitlines()[0]) from None
     if args.output:

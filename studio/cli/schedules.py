@@ -474,10 +474,14 @@ def _measured(args, colls: list[str], algos: list[str] | None):
                          "--alpha and --bandwidth")
     if args.plot is not None:
         check_output(args.plot, args.force)
+    from .calibrate import one_collective
+
     log = read_log(args.measured)
     if args.collective is not None and len(colls) != 1:
         raise UsageError(f"--measured compares the one collective the log times, not {len(colls)}")
     asked = colls[0] if args.collective is not None else None
+    if asked is not None or len(log.collectives) > 1:     # a log of appended runs: cut to the one compared
+        log = one_collective(log, args.measured, asked)
     topo = load(args.exprs[0], max_nodes=args.max_nodes)
     name = args.measured.rsplit("/", 1)[-1]
     try:
