@@ -212,7 +212,8 @@ def test_another_runs_rows_or_columns_are_refused(rows_file):
     _edit(rows_file, 3, prices="uniform\n\x1b[31mred")                 # a quoted field across lines, a control
     code, _, err = _cli(*ROWS, "-o", str(rows_file))
     assert err.count("\n") == 1 and "\x1b" not in err
-    _one_line(code, err, str(rows_file), "line 4 holds another run's rows (allgather, 1000000.0 bytes, uniform??[31mred")
+    _one_line(code, err, str(rows_file), "line 4 holds another run's rows (allgather, 1000000.0 bytes, "
+                                         "uniform??[31mred")
 
 
 def test_a_file_cut_inside_its_last_field_resumes_without_that_line(rows_file):
