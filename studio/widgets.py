@@ -460,10 +460,16 @@ def cache_note(solved: Solved, key: str) -> None:
     if c2.button("Clear cached results", key=f"{key}_clear_cache", icon=":material/delete_sweep:",
                  help="Delete the results cache on disk and the app's memory of solves; the next request solves "
                       "again."):
-        store = ResultsCache.default()
-        cleared = store.clear() if store is not None else 0
+        from solvers.results_cache import UnsafeCache
+
         st.cache_resource.clear()
         st.cache_data.clear()
+        store = ResultsCache.default()
+        try:
+            cleared = store.clear() if store is not None else 0
+        except (UnsafeCache, OSError) as exc:       # a refused cache setting: the app's memory is cleared anyway
+            st.error(f"Cleared the app's memory of solves; the results cache on disk was left: {exc}")
+            return
         st.toast(f"Cleared {cleared} cached results.")
         st.rerun()
 
