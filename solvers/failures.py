@@ -143,7 +143,8 @@ def analyse(task: FailureTask, cache=None) -> dict:
         elif connected:
             try:
                 result, hit = cached_synthesize(topo, algo, coll, cache=cache, refresh=task.refresh,
-                                                total_bytes=work.total_bytes, warn=None, root=root_name)
+                                                total_bytes=work.total_bytes, warn=None,
+                                                root=None if root is None else topo.compute_nodes.index(root))
                 hits += hit is not None
                 run = _priced(result.topology, result.schedule, work, factor).run(work.total_bytes)
                 cells.update(status="ok", time_us=run.time_us, algbw_GBps=run.algbw_gbs,

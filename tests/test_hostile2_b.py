@@ -331,3 +331,17 @@ def test_the_rows_reader_is_public_and_bounded(tmp_path):
         read_rows_file(tmp_path, ["ring"], stamp, "ring(4)", "links", 4)
     assert row_columns(["a"])[:2] == ["failed", "kind"] and row_columns(["a"])[-3:] == ["collective", "bytes",
                                                                                          "prices"]
+
+
+def test_a_rooted_collective_keeps_its_root_by_name_on_every_set(tmp_path, monkeypatch):
+    """``reduce@3``: GPU 3 stays the root when GPU 0 fails (it is then rank 2 of 3, not rank 3: the old ranks
+    would refuse it), and the set that fails GPU 3 itself is not applicable, with the reason."""
+    monkeypatch.setenv("TOPOLOGY_STUDIO_CACHE", str(tmp_path / "cache"))
+    code, out, err = _cli("failures", "biring(4)", "--algo", "chain", "--collective", "reduce@3", "--gpus", "1",
+                          "--in-process", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    status = {r["failed"]: (r["chain_status"], r["chain_message"]) for r in doc["rows"]}
+    assert [status[g][0] for g in "012"] == ["ok", "ok", "ok"] and status["3"] == ("not applicable",
+                                                                                 "the root 3 failed")
+    assert doc["healthy"]["chain_verified"] is True and all(r["chain_verified"] for r in doc["rows"][:3])
