@@ -174,6 +174,27 @@ def test_check_xml_with_a_declared_ngpus_of_a_billion_is_one_line_in_little_memo
     assert line.startswith("rejected:") and done.returncode == 1
 
 
+@pytest.mark.parametrize("where, value", [("scratch_chunks", 10 ** 9), ("init_value", 10 ** 9),
+                                          ("scratch_chunks", 10 ** 300)])
+def test_check_plan_with_a_declared_billion_is_one_line_in_little_memory(tmp_path, where, value):
+    import json
+
+    from solvers.export.mscclpp import export_plan
+
+    r = synthesize(load("ring(4)"), "ring", "allgather")
+    plan = json.loads(export_plan(r.topology, r.schedule)[0])
+    for g in plan["gpus"]:
+        if where == "init_value":
+            g["semaphores"] = [{"init_value": value}]
+        else:
+            g[where] = value
+    bad = tmp_path / "plan.json"
+    bad.write_text(json.dumps(plan))
+    done = studio("check-plan", bad, memory=LIMIT_BYTES)
+    line = one_error(done)
+    assert line.startswith("rejected:") and done.returncode == 1
+
+
 # --- confident nonsense: calibrate's plausibility ------------------------------------------------------------------
 
 def _fit(text: str, expr: str = "ring(8)", collective: str = "allreduce"):

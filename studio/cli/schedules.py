@@ -372,6 +372,9 @@ def check_plan(args) -> int:
         plan = parse_plan(_read_capped(args.file, "MSCCL++ plan"))
     except PlanError as exc:
         raise UsageError(f"{args.file}: {exc}") from None
+    too_many = _declared_chunks(plan)
+    if too_many is not None:         # refused before the simulator sizes a buffer by a declared count
+        return _verdict(args, False, too_many, {"ok": False, "problems": [too_many]}, "")
     report = check(plan, args.sm_budget)
     return _verdict(args, report.ok, report.first,
                     {"ok": report.ok, "problems": report.problems, "ranks": report.ngpus,
@@ -382,6 +385,32 @@ def check_plan(args) -> int:
 
 
 MAX_CHECKED_BYTES = 64 * 1024 * 1024
+
+
+def _declared_chunks(plan) -> str | None:
+    """Why the plan's declared buffers and semaphores (``input_chunks``, ``output_chunks``, ``scratch_chunks``,
+    each semaphore's ``init_value``, of every rank) are more than the checker simulates (``MAX_SIMULATED_CHUNKS``,
+    as check-xml), or None: the simulator keeps a cell per declared chunk and per initial semaphore signal, so a
+    ``scratch_chunks`` of 1e9 took tens of GB (issue 58)."""
+    from solvers.export.program import MAX_SIMULATED_CHUNKS
+
+    def listed(obj, key) -> list:
+        value = obj.get(key) if isinstance(obj, dict) else None
+        return value if isinstance(value, list) else []
+
+    total = 0
+    for g in listed(plan, "gpus"):
+        keys = ("input_chunks", "output_chunks", "scratch_chunks")
+        counts = [g.get(k) if isinstance(g, dict) else None for k in keys]
+        counts += [s.get("init_value") if isinstance(s, dict) else None for s in listed(g, "semaphores")]
+        for v in counts:
+            if isinstance(v, int) and not isinstance(v, bool) and v > 0:
+                total += v
+                if total > MAX_SIMULATED_CHUNKS:
+                    return (f"the plan declares more than {MAX_SIMULATED_CHUNKS} chunks of buffers and semaphore "
+                            "counts (input, output, scratch and init_value of every rank), more than this checker "
+                            "simulates")
+    return None
 
 
 def _read_capped(path: str, what: str) -> bytes:
