@@ -13,8 +13,13 @@ log ends with ``# Out of bounds values : n OK`` and ``# Avg bus bandwidth : x``.
 
 ``read_bench_log(text)`` gives a ``BenchLog``: the program, the collective it times, the ranks and their
 devices, and ``rows``, a pandas frame with one row per size and placement (``bytes``, ``count``, ``type``,
-``redop``, ``root``, ``placement``, ``time_us``, ``algbw_GBps``, ``busbw_GBps``, ``wrong``). A line it cannot
-read is a ``LogError`` naming the line and why, and nothing is returned half read.
+``redop``, ``root``, ``placement``, ``time_us``, ``algbw_GBps``, ``busbw_GBps``, ``wrong``, and ``program``: the
+program named above the row, so a log of appended runs keeps them apart; ``BenchLog.programs`` lists them and
+``BenchLog.only`` cuts the log to one collective). A line it cannot read is a ``LogError`` naming the line and
+why, and nothing is returned half read. Every figure is read by ``topologies.input_file.read_figure`` (issue 58):
+its text bounded (100 characters, 50 significant digits, a decimal exponent of at most 30) before it is
+converted, sizes and counts at most 2^63 - 1, other figures at most 1e30, so a size of 300 digits or a time of
+1e308 is one line, not an OverflowError or a fit to nonsense.
 """
 from __future__ import annotations
 
