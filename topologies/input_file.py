@@ -120,7 +120,8 @@ def read_input_text(path: str | os.PathLike, limit: int, what: str = "file") -> 
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise InputFileError(display_name(os.fspath(path)), f"the {what} is not UTF-8 text (byte {exc.start})") from None
+        raise InputFileError(display_name(os.fspath(path)), f"the {what} is not UTF-8 text (byte {exc.start})") \
+            from None
 
 
 def figure_problem(token: str) -> str | None:

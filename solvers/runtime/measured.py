@@ -23,7 +23,6 @@ converted, sizes and counts at most 2^63 - 1, other figures at most 1e30, so a s
 """
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field, replace
 
