@@ -37,7 +37,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..core.maxflow import Network
+from ..core.maxflow import FlowGraph, Network
 
 MAX_RESTARTS = 64
 PATIENCE = 8          # restarts in a row that finish no more batches than the best run before the greedy gives up
@@ -92,55 +92,36 @@ def check_packing(nodes, arcs: dict, k: int | dict, batches: list[Batch]) -> Non
 
 
 class _MuOracle:
-    """Eq. (5) for the batch being grown while the other open batches stay fixed: D̄ as one CSR matrix whose
+    """Eq. (5) for the batch being grown while the other open batches stay fixed: D̄ as one ``FlowGraph`` whose
     residual capacities are updated in place. The arcs x -> s_i of eq. (5) become σ -> s_i from a fixed node σ
     joined to x by an unbounded arc for the query (σ and x then act as one node)."""
 
     def __init__(self, nodes: list[int], g: dict, others: list[tuple[Batch, set]]):
-        import numpy as np
-        from scipy.sparse import csr_array
-
         self.pos = {v: i for i, v in enumerate(nodes)}
         n, nb = len(nodes), len(others)
         self.sigma = n + nb
         self.base = sum(b.mult for b, _ in others)
         self.inf = sum(g.values()) + self.base + 1
-        rows, cols, caps = [], [], []
-        for (x, y), c in g.items():
-            rows.append(self.pos[x]), cols.append(self.pos[y]), caps.append(c)
+        pos, sigma, inf = self.pos, self.sigma, self.inf
+        arcs = {(pos[x], pos[y]): c for (x, y), c in g.items()}
         for i, (b, members) in enumerate(others):
-            rows.append(self.sigma), cols.append(n + i), caps.append(b.mult)
+            arcs[(sigma, n + i)] = b.mult
             for v in members:
-                rows.append(n + i), cols.append(self.pos[v]), caps.append(self.inf)
+                arcs[(n + i, pos[v])] = inf
         for v in nodes:
-            rows.append(self.sigma), cols.append(self.pos[v]), caps.append(0)
-        self.exact = self.inf * (n + 1) >= 2 ** 31
-        m = csr_array((np.array(caps, dtype=np.int64), (rows, cols)), shape=(n + nb + 1, n + nb + 1))
-        m.sum_duplicates()
-        m.sort_indices()
-        self.matrix = m if self.exact else m.astype(np.int32)
-        self.slot = {}
-        indptr, indices = self.matrix.indptr, self.matrix.indices
-        for r in range(self.matrix.shape[0]):
-            for j in range(indptr[r], indptr[r + 1]):
-                self.slot[(r, int(indices[j]))] = j
+            arcs[(sigma, pos[v])] = 0
+        self.graph = FlowGraph(n + nb + 1, arcs, 2 * inf)
 
     def set(self, x: int, y: int, value: int) -> None:
-        self.matrix.data[self.slot[(self.pos[x], self.pos[y])]] = value
+        self.graph.set(self.pos[x], self.pos[y], value)
 
     def flow(self, x: int, y: int) -> int:
-        from scipy.sparse.csgraph import maximum_flow
-
-        j = self.slot[(self.sigma, self.pos[x])]
-        self.matrix.data[j] = self.inf
+        j = self.pos[x]
+        self.graph.set(self.sigma, j, self.inf)
         try:
-            if self.exact:
-                m = self.matrix.tocoo()
-                arcs = {(int(r), int(c)): int(v) for r, c, v in zip(m.row, m.col, m.data) if v > 0 and r != c}
-                return Network(self.matrix.shape[0], arcs).flow(self.sigma, self.pos[y])
-            return int(maximum_flow(self.matrix, self.sigma, self.pos[y]).flow_value)
+            return self.graph.flow(self.sigma, self.pos[y])
         finally:
-            self.matrix.data[j] = 0
+            self.graph.set(self.sigma, j, 0)
 
     def mu(self, x: int, y: int, cap: int) -> int:
         """min(cap, F(x, y; D̄) - Σ_{i≠1} m(R_i)), at least 0."""
