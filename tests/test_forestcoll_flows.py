@@ -1,0 +1,103 @@
+"""ForestColl's max-flow backends (issue 60): flow values on igraph's push-relabel where it is installed, on
+SciPy's Dinic otherwise, and Algorithm 5's residual graph D̄ kept as one ``FlowGraph`` updated in place. Whichever
+runs, the flow values are the same exact integers, so the optimum 1/x*, k, U and the packing are the same, and
+the schedules verify (digest notes/forestcoll.md sections 2.1 and 2.4). The oracles are networkx's preflow-push on
+Python integers and the brute-force cut enumeration of test_forestcoll."""
+import random
+from fractions import Fraction
+
+import networkx as nx
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from solvers.core.maxflow import FlowGraph, Network, backend, use_backend
+from solvers.forestcoll import forestcoll
+from solvers.forestcoll.packing import exact_packing
+from topologies import parse_topology
+
+from tests.test_forestcoll import assert_sound, brute_inv_x, fabrics
+
+BACKENDS = ["scipy"] + (["igraph"] if backend() == "igraph" else [])
+
+
+def nx_value(n, arcs, s, t) -> int:
+    g = nx.DiGraph()
+    g.add_nodes_from(range(n))
+    for (u, v), c in arcs.items():
+        g.add_edge(u, v, capacity=c)
+    return int(nx.maximum_flow_value(g, s, t))
+
+
+@pytest.mark.parametrize("name", BACKENDS)
+def test_flow_graph_matches_networkx_as_capacities_change(name):
+    rng = random.Random(60)
+    n = 12
+    arcs = {(u, v): rng.randint(0, 9) for u in range(n) for v in range(n) if u != v and rng.random() < 0.4}
+    with use_backend(name):
+        graph = FlowGraph(n, dict(arcs), 10 * len(arcs))
+        assert graph.kind == name
+        for _ in range(40):
+            a = rng.choice(list(arcs))
+            arcs[a] = rng.randint(0, 9)
+            graph.set(*a, arcs[a])
+            s, t = rng.sample(range(n), 2)
+            assert graph.flow(s, t) == nx_value(n, arcs, s, t)
+            assert Network(n, arcs).flow(s, t) == nx_value(n, arcs, s, t)
+
+
+def test_flow_graph_beyond_doubles_runs_on_python_integers():
+    big = 2 ** 60 + 1                     # not a double: igraph would round it, so the exact path must run
+    arcs = {(0, 1): big, (1, 2): big + 2, (0, 2): 3}
+    graph = FlowGraph(3, arcs, 4 * big)
+    assert graph.kind == "exact"
+    assert graph.flow(0, 2) == big + 3
+    assert Network(3, arcs).flow(0, 2) == big + 3
+
+
+def test_unknown_backend_is_refused():
+    with pytest.raises(ValueError, match="unknown max-flow backend"):
+        with use_backend("gurobi"):
+            pass
+
+
+def run(expr_or_topo, name, **kw):
+    topo = parse_topology(expr_or_topo) if isinstance(expr_or_topo, str) else expr_or_topo
+    with use_backend(name):
+        return topo, forestcoll(topo, **kw)
+
+
+@pytest.mark.skipif(len(BACKENDS) < 2, reason="igraph is not installed: only SciPy's flows run")
+@pytest.mark.parametrize("expr", ["gkautz(2,12)", "circulant(16,[1,2,4])", "torus(3,3)", "dgx_a100(boxes=2)",
+                                  "mi250(clusters=2)"])
+def test_backends_give_the_same_forest(expr):
+    results = [run(expr, name) for name in BACKENDS]
+    (topo, a), (_, b) = results
+    assert (a.inv_x_star, a.k, a.u, a.packing_method) == (b.inv_x_star, b.k, b.u, b.packing_method)
+    assert a.bottleneck == b.bottleneck
+    assert [(x.root, x.mult, x.edges) for x in a.batches] == [(x.root, x.mult, x.edges) for x in b.batches]
+    assert a.algbw == a.optimal_algbw
+    assert_sound(topo, b)
+
+
+@pytest.mark.parametrize("name", BACKENDS)
+def test_algorithm_5_alone_on_each_backend(name):
+    topo, f = run("circulant(12,[1,3])", name, pack_method="exact")
+    assert f.packing_method == "exact" and f.algbw == f.optimal_algbw
+    assert f.inv_x_star == Fraction(11, 4)          # a 4-regular fabric of 1 GB/s links: (N-1)/B⁻(v)
+    assert_sound(topo, f)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(fabrics(), st.sampled_from([None, 2]))
+def test_random_fabrics_same_optimum_on_every_backend(topo, k):
+    forests = [run(topo, name, fixed_k=k)[1] for name in BACKENDS]
+    first = forests[0]
+    if k is None:
+        assert first.inv_x_star == brute_inv_x(topo) and first.algbw == first.optimal_algbw
+    for f in forests:
+        assert (f.inv_x_star, f.k, f.u) == (first.inv_x_star, first.k, first.u)
+        assert_sound(topo, f)
+    with use_backend(BACKENDS[-1]):
+        again = forestcoll(topo, k, pack_method="exact")
+    assert (again.k, again.u) == (first.k, first.u)
+    assert_sound(topo, again)
