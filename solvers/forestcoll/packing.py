@@ -26,6 +26,9 @@ Theorem 10 guarantees the packing exists when min over v of F(s, v; D⃗*_k) >= 
 
 * ``boxes`` (tried first on fabrics made of boxes): ``boxes.box_packing`` assembles the trees from a packing
   inside each box and one over the boxes.
+* ``cyclic`` (circulants and rings, where one greedy run gets stuck): ``cyclic.cyclic_packing`` grows the k
+  trees of root 0 within per-offset budgets and shifts them to every other root (that module says why the
+  greedy stalls on these fabrics).
 
 Whichever way, ``check_packing`` confirms the result: Σ m = k per root, every batch a spanning arborescence of its
 root, every edge's load within its capacity.
@@ -38,6 +41,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..core.maxflow import FlowGraph, Network
+from .cyclic import cyclic_budgets, cyclic_packing
 
 MAX_RESTARTS = 64
 PATIENCE = 8          # restarts in a row that finish no more batches than the best run before the greedy gives up
@@ -331,15 +335,29 @@ def exact_packing(nodes, arcs: dict, k: int | dict, progress=None) -> list[Batch
     return batches
 
 
+def _cyclic(nodes, arcs: dict, k, progress, greedy_first: bool) -> tuple[list[Batch] | None, str]:
+    """On a cyclic D* (``cyclic``): one greedy run first where ``greedy_first`` (what the fabric got before the
+    translation existed, kept where it packs), then root 0's trees translated to every root."""
+    if greedy_first:
+        batches, _ = _packing(nodes, arcs, k, False, progress)
+        if batches is not None:
+            return batches, "greedy"
+    if isinstance(k, dict):
+        return None, ""
+    found = cyclic_packing(nodes, arcs, k)
+    return (None, "") if found is None else ([Batch(r, m, edges) for r, m, edges in found], "cyclic")
+
+
 def pack_trees(nodes, arcs: dict, k: int | dict, method: str = "auto", progress=None,
                ready: Callable[[], bool] | None = None) -> tuple[list[Batch] | None, str]:
-    """(batches, method used). ``method``: "auto" (boxes, then greedy, then exact), "flat" (greedy, then
-    exact), "boxes" (``boxes.box_packing``, an error where it does not apply), "greedy" or "exact" (module
-    docstring). Where the greedy got stuck, Algorithm 5 takes over from the last point of its run that still
+    """(batches, method used). ``method``: "auto" (boxes, then on a cyclic D* one greedy run and the
+    translation of ``cyclic``, then greedy, then exact), "flat" (greedy, then exact), "boxes"
+    (``boxes.box_packing``, an error where it does not apply), "cyclic" (``cyclic.cyclic_packing`` alone, an
+    error where it does not apply), "greedy" or "exact" (module docstring). Where the greedy got stuck, Algorithm 5 takes over from the last point of its run that still
     meets condition (3) (``resumed_packing``; method "greedy+exact"). Algorithm 5 needs Theorem 10's condition:
     ``ready``, when given, is asked first, and (None, "") comes back where it says no (the caller then mends the
     graph). Whatever built them, the batches pass ``check_packing`` before they are returned."""
-    if method not in ("auto", "flat", "boxes", "greedy", "exact"):
+    if method not in ("auto", "flat", "boxes", "cyclic", "greedy", "exact"):
         raise ValueError(f"unknown packing method {method!r}")
     batches, used, stuck = None, "exact", None
     if method in ("auto", "boxes") and not isinstance(k, dict):
@@ -348,6 +366,11 @@ def pack_trees(nodes, arcs: dict, k: int | dict, method: str = "auto", progress=
         batches, used = box_packing(nodes, arcs, k, progress), "boxes"
         if batches is None and method == "boxes":
             raise PackingError("the fabric has no boxes, or a box or the boxes' quotient could not be packed")
+    if method == "cyclic" or (batches is None and method == "auto" and not isinstance(k, dict)
+                              and cyclic_budgets(nodes, arcs) is not None):
+        batches, used = _cyclic(nodes, arcs, k, progress, method == "auto")
+        if batches is None and method == "cyclic":
+            raise PackingError("the fabric is not cyclic, or root 0's trees could not be grown within the budgets")
     if batches is None and method in ("auto", "flat", "greedy"):
         batches, watched, finished = _greedy(nodes, arcs, k, progress)
         used, stuck = "greedy", (watched, finished)
