@@ -95,10 +95,32 @@ def check_packing(nodes, arcs: dict, k: int | dict, batches: list[Batch]) -> Non
         raise PackingError(f"edge {a[0]}->{a[1]} carries {x} trees over its capacity {arcs.get(a, 0)}")
 
 
+def _nested(others: list[tuple[Batch, set]]):
+    """(i, j, nodes) per open batch i: s_i's unbounded arcs go to s_j and to ``nodes`` = R_i minus R_j, where R_j
+    is the next smaller open set of the same root when it lies inside R_i (j None otherwise: all of R_i). The
+    batches split off one growing batch are prefixes of its growth, so they nest, and a chain s_i -> s_j ->
+    R_j reaches the same nodes as s_i -> R_i (a cut keeping s_i keeps s_j and R_j for free): the same flow
+    values on a graph with far fewer arcs."""
+    by_root: dict[int, list[int]] = {}
+    for i, (b, _) in enumerate(others):
+        by_root.setdefault(b.root, []).append(i)
+    for group in by_root.values():
+        group.sort(key=lambda i: len(others[i][1]))
+        prev = None
+        for i in group:
+            members = others[i][1]
+            if prev is not None and len(others[prev][1]) < len(members) and others[prev][1] <= members:
+                yield i, prev, members - others[prev][1]
+            else:
+                yield i, None, members
+            prev = i
+
+
 class _MuOracle:
     """Eq. (5) for the batch being grown while the other open batches stay fixed: D̄ as one ``FlowGraph`` whose
     residual capacities are updated in place. The arcs x -> s_i of eq. (5) become σ -> s_i from a fixed node σ
-    joined to x by an unbounded arc for the query (σ and x then act as one node)."""
+    joined to x by an unbounded arc for the query (σ and x then act as one node); nested open sets share their
+    arcs (``_nested``)."""
 
     def __init__(self, nodes: list[int], g: dict, others: list[tuple[Batch, set]]):
         self.pos = {v: i for i, v in enumerate(nodes)}
@@ -108,8 +130,11 @@ class _MuOracle:
         self.inf = sum(g.values()) + self.base + 1
         pos, sigma, inf = self.pos, self.sigma, self.inf
         arcs = {(pos[x], pos[y]): c for (x, y), c in g.items()}
-        for i, (b, members) in enumerate(others):
+        for i, (b, _) in enumerate(others):
             arcs[(sigma, n + i)] = b.mult
+        for i, inner, members in _nested(others):
+            if inner is not None:
+                arcs[(n + i, n + inner)] = inf
             for v in members:
                 arcs[(n + i, pos[v])] = inf
         for v in nodes:
