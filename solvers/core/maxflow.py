@@ -19,6 +19,7 @@ source side is the minimal one (the nodes reachable from s in the residual graph
 """
 from __future__ import annotations
 
+import os
 from contextlib import contextmanager
 from math import gcd
 
@@ -30,12 +31,15 @@ _BACKEND = {"name": None}
 
 
 def backend() -> str:
-    """The flow-value backend in use: "igraph" where it is importable, else "scipy"."""
+    """The flow-value backend in use: "igraph" where it is importable, else "scipy" (or where the environment
+    variable STUDIO_MAXFLOW is "scipy")."""
     if _BACKEND["name"] is None:
         try:
             import igraph  # noqa: F401
             _BACKEND["name"] = "igraph"
         except ImportError:
+            _BACKEND["name"] = "scipy"
+        if os.environ.get("STUDIO_MAXFLOW") == "scipy":      # a fresh process on SciPy (bench/forestcoll_scale)
             _BACKEND["name"] = "scipy"
     return _BACKEND["name"]
 
