@@ -12,7 +12,6 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from solvers.core.maxflow import FlowGraph, Network, backend, use_backend
 from solvers.forestcoll import forestcoll
-from solvers.forestcoll.packing import exact_packing
 from topologies import parse_topology
 
 from tests.test_forestcoll import assert_sound, brute_inv_x, fabrics
@@ -101,3 +100,76 @@ def test_random_fabrics_same_optimum_on_every_backend(topo, k):
         again = forestcoll(topo, k, pack_method="exact")
     assert (again.k, again.u) == (first.k, first.u)
     assert_sound(topo, again)
+
+
+# ------------------------------------------------------------------------ circulants: root 0's trees translated
+def test_cyclic_budgets_read_circulants_and_refuse_other_fabrics():
+    from solvers.forestcoll.cyclic import cyclic_budgets
+
+    ring = {(i, (i + 1) % 5): 2 for i in range(5)} | {(i, (i - 1) % 5): 2 for i in range(5)}
+    assert cyclic_budgets(range(5), ring) == {1: 2, 4: 2}
+    uneven = dict(ring)
+    uneven[(0, 1)] = 3                          # one arc of offset 1 wider than the others
+    assert cyclic_budgets(range(5), uneven) is None
+    missing = dict(ring)
+    del missing[(0, 1)]
+    assert cyclic_budgets(range(5), missing) is None
+    assert cyclic_budgets([1, 2, 3, 4, 5], ring) is None          # not numbered 0..N-1
+
+
+@pytest.mark.parametrize("expr, inv_x", [("circulant(64,[1,2,4,8])", Fraction(63, 8)),
+                                         ("circulant(40,[1,3,9])", Fraction(39, 6)),
+                                         ("circulant(24,[1,5])", Fraction(23, 4))])
+def test_circulants_pack_by_translation_at_the_optimum(expr, inv_x):
+    """The single-node cut (N-1)/B⁻(v) is the bottleneck of these circulants (1 GB/s links), so every arc is
+    saturated at the optimum; the translated trees reach it exactly and the schedule verifies."""
+    topo = parse_topology(expr)
+    f = forestcoll(topo)
+    assert f.inv_x_star == inv_x and f.algbw == f.optimal_algbw
+    assert f.packing_method in ("cyclic", "greedy")
+    assert_sound(topo, f)
+    again = forestcoll(topo, pack_method="cyclic")
+    assert again.packing_method == "cyclic" and (again.k, again.u) == (f.k, f.u)
+    assert len(again.batches) <= 4 * topo.n                 # a few shapes per root, shifted
+    assert_sound(topo, again)
+
+
+def test_cyclic_packing_matches_algorithm_5_on_small_circulants():
+    """Same k, U as Algorithm 5 from the start (the oracle: Theorems 10-12 guarantee Algorithm 5's packing)."""
+    for expr in ("circulant(12,[1,3])", "circulant(16,[1,2,4])", "ring(7)"):
+        topo = parse_topology(expr)
+        exact = forestcoll(topo, pack_method="exact")
+        cyc = forestcoll(topo, pack_method="cyclic")
+        assert (cyc.inv_x_star, cyc.k, cyc.u) == (exact.inv_x_star, exact.k, exact.u)
+        assert_sound(topo, cyc)
+
+
+def test_cyclic_method_refuses_a_fabric_that_is_not_cyclic():
+    from solvers.forestcoll.packing import PackingError
+
+    with pytest.raises(PackingError, match="not cyclic"):
+        forestcoll(parse_topology("gkautz(2,12)"), pack_method="cyclic")
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(5, 24), st.lists(st.integers(1, 11), min_size=1, max_size=3, unique=True))
+def test_random_circulants_by_translation(n, gens):
+    """Random connected circulants: where the translation packs (it may decline), k, U are the optimum's and the
+    schedule verifies; the default pipeline always reaches the optimum."""
+    from math import gcd
+
+    from solvers.forestcoll.packing import PackingError
+
+    gens = sorted({g % n for g in gens} - {0})
+    if not gens or gcd(n, *gens) != 1:
+        return
+    topo = parse_topology(f"circulant({n},[{','.join(map(str, gens))}])")
+    f = forestcoll(topo)
+    assert f.algbw == f.optimal_algbw
+    assert_sound(topo, f)
+    try:
+        cyc = forestcoll(topo, pack_method="cyclic")
+    except PackingError:
+        return
+    assert (cyc.inv_x_star, cyc.k, cyc.u) == (f.inv_x_star, f.k, f.u)
+    assert_sound(topo, cyc)
