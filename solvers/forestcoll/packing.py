@@ -129,7 +129,7 @@ class _MuOracle:
         self.base = sum(b.mult for b, _ in others)
         self.inf = sum(g.values()) + self.base + 1
         pos, sigma, inf = self.pos, self.sigma, self.inf
-        arcs = {(pos[x], pos[y]): c for (x, y), c in g.items()}
+        arcs = {(pos[x], pos[y]): c for (x, y), c in g.items() if c > 0}     # g never rises again
         for i, (b, _) in enumerate(others):
             arcs[(sigma, n + i)] = b.mult
         for i, inner, members in _nested(others):
