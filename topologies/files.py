@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 from pathlib import Path
 
 from .model import COMPUTE, Link, Topology, TopologyError
@@ -240,29 +239,13 @@ def _graphml_reader():
     return _READER[0]
 
 
-def read_bytes(path: str | os.PathLike, limit: int) -> bytes:
-    """At most ``limit`` bytes of the file at ``path``, read as such whatever its size on disk says (a link to
-    ``/dev/zero`` stops at the limit); TopologyError, one line, above the limit, for a FIFO or socket (whose
-    reading could wait forever) and when the file cannot be read."""
-    p = Path(path)
-    try:
-        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    except OSError as exc:
-        raise TopologyError(f"cannot read {p}: {exc.strerror or exc}") from None
-    with os.fdopen(fd, "rb") as fh:
-        try:
-            info = os.fstat(fd)
-            if stat.S_ISFIFO(info.st_mode) or stat.S_ISSOCK(info.st_mode):
-                raise TopologyError(f"cannot read {p}: a FIFO or socket, not a file")
-            if stat.S_ISREG(info.st_mode) and info.st_size > limit:
-                raise _too_large(p.name, limit)
-            os.set_blocking(fd, True)
-            data = fh.read(limit + 1)
-        except OSError as exc:
-            raise TopologyError(f"cannot read {p}: {exc.strerror or exc}") from None
-    if len(data) > limit:
-        raise _too_large(p.name, limit)
-    return data
+def read_bytes(path: str | os.PathLike, limit: int, what: str = "topology file") -> bytes:
+    """At most ``limit`` bytes of the regular file at ``path``, through the one reader of named files
+    (``input_file.read_input``: a FIFO, socket, device or folder refused without waiting, one line naming the
+    path; above the limit refused whatever the size on disk says)."""
+    from .input_file import read_input
+
+    return read_input(path, limit, what)
 
 
 def read_topology(path: str | os.PathLike, max_nodes: int | None = None) -> Topology:

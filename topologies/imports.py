@@ -128,20 +128,9 @@ def import_texts(files: list[tuple[str, str]], max_nodes: int | None = None) -> 
 
 def read_import(spec: str | os.PathLike, max_nodes: int | None = None) -> Imported:
     """``import_texts`` of the files ``spec`` names (``import_paths``: comma-joined paths, a folder or a glob of
-    ``.xml`` files are boxes), each read at most ``MAX_IMPORT_BYTES`` (``files.read_bytes``: no FIFO, no unbounded
-    read) and decoded as UTF-8."""
-    from .files import read_bytes
+    ``.xml`` files are boxes), each through the one reader of named files (``input_file.read_input_text``: a
+    regular file only, at most ``MAX_IMPORT_BYTES``, UTF-8, one line naming the path)."""
+    from .input_file import read_input_text
 
-    files = []
-    for p in import_paths(spec):
-        if os.path.isdir(p):            # a folder that appeared since: named, not "3: Is a directory"
-            raise TopologyError(f"{p} is a folder, not a file")
-        try:
-            data = read_bytes(p, MAX_IMPORT_BYTES)
-        except OSError as exc:          # what files.read_bytes lets through (a folder swapped in meanwhile)
-            raise TopologyError(f"cannot read {p}: {exc.strerror or exc}") from None
-        try:
-            files.append((p, data.decode("utf-8")))
-        except UnicodeDecodeError as exc:
-            raise TopologyError(f"cannot read {p}: not UTF-8 text (byte {exc.start})") from None
+    files = [(p, read_input_text(p, MAX_IMPORT_BYTES, "machine description")) for p in import_paths(spec)]
     return import_texts(files, max_nodes=max_nodes)
