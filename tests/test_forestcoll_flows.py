@@ -173,3 +173,52 @@ def test_random_circulants_by_translation(n, gens):
         return
     assert (cyc.inv_x_star, cyc.k, cyc.u) == (f.inv_x_star, f.k, f.u)
     assert_sound(topo, cyc)
+
+
+# --------------------------------------------------------- greedy restarts resumed from the last run's trace
+def restarts_from_nothing(nodes, arcs, k):
+    """``packing._greedy`` as it was before the traces: every restart from a fresh state."""
+    from solvers.forestcoll.packing import MAX_RESTARTS, PATIENCE, Growth, _packing
+
+    watched, best, idle = [], -1, 0
+    for _ in range(MAX_RESTARTS + 1):
+        ran_with = list(watched)
+        growth = Growth.fresh(nodes, arcs, k)
+        batches, stuck = _packing(nodes, arcs, k, False, None, ran_with, growth)
+        if batches is not None:
+            return batches, ran_with, len(batches)
+        best, idle = (len(growth.done), 0) if len(growth.done) > best else (best, idle + 1)
+        if stuck in watched or idle >= PATIENCE:
+            break
+        watched.append(stuck)
+    return None, ran_with, len(growth.done)
+
+
+def same_greedy(topo) -> int:
+    from solvers.forestcoll.packing import _greedy
+    from solvers.forestcoll.search import fabric, optimal_ratio
+    from solvers.forestcoll.splitting import remove_switches
+
+    fab = fabric(topo)
+    opt = optimal_ratio(fab)
+    caps = {a: int(opt.u * c) for a, c in fab.arcs.items()}
+    arcs = remove_switches(fab.n, fab.compute, caps, opt.k, "unchecked").arcs
+    old = restarts_from_nothing(fab.compute, arcs, opt.k)
+    new = _greedy(fab.compute, arcs, opt.k)
+    shape = lambda r: (None if r[0] is None else [(b.root, b.mult, b.edges) for b in r[0]], r[1], r[2])
+    assert shape(new) == shape(old)
+    return len(old[1])
+
+
+@pytest.mark.parametrize("expr, restarts", [("gkautz(4,128)", 11), ("mi250(clusters=2)", 11),
+                                            ("circulant(64,[1,2,4,8])", 4)])
+def test_restarts_from_the_trace_take_the_same_steps(expr, restarts):
+    """The restarts run from the last snapshot before the new watched set first binds; the batches, the watched
+    sets and the count finished are those of restarts from nothing."""
+    assert same_greedy(parse_topology(expr)) == restarts
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(fabrics())
+def test_random_fabrics_restarts_from_the_trace(topo):
+    same_greedy(topo)
