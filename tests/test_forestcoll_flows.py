@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from solvers.core.maxflow import FlowGraph, Network, backend, use_backend
 from solvers.forestcoll import forestcoll
+from solvers.forestcoll.packing import Batch
 from topologies import parse_topology
 
 from tests.test_forestcoll import assert_sound, brute_inv_x, fabrics
@@ -222,3 +223,56 @@ def test_restarts_from_the_trace_take_the_same_steps(expr, restarts):
 @given(fabrics())
 def test_random_fabrics_restarts_from_the_trace(topo):
     same_greedy(topo)
+
+
+# ------------------------------------------------------------------ eq. (5)'s oracle against D̄ built literally
+@st.composite
+def open_batches(draw):
+    """Residual capacities on 3-7 nodes and 0-5 open batches with random node sets and multiplicities (some of
+    one root and nested, as splits make them)."""
+    n = draw(st.integers(3, 7))
+    nodes = list(range(n))
+    g = {(x, y): draw(st.integers(0, 3)) for x in nodes for y in nodes if x != y and draw(st.booleans())}
+    others = []
+    for _ in range(draw(st.integers(0, 5))):
+        members = set(draw(st.lists(st.sampled_from(nodes), min_size=1, max_size=n)))
+        root = min(members)
+        others.append((Batch(root, draw(st.integers(1, 3))), members))
+        if draw(st.booleans()):                       # a nested split of the same root
+            inner = {root} | set(draw(st.lists(st.sampled_from(sorted(members)), max_size=len(members))))
+            others.append((Batch(root, draw(st.integers(1, 3))), inner))
+    return nodes, g, others
+
+
+@settings(max_examples=150, deadline=None)
+@given(open_batches())
+def test_mu_oracle_matches_the_literal_d_bar(case):
+    """F(x, y; D̄) with D̄ = the residual graph plus s_i per other batch (x -> s_i of capacity m(R_i), s_i -> every
+    node of R_i unbounded), built as written and solved by networkx, on every pair (x, y), after lowering one
+    capacity as the growth does."""
+    from solvers.forestcoll.packing import _MuOracle
+
+    nodes, g, others = case
+    n = len(nodes)
+
+    def literal(x, y):
+        arcs = {a: c for a, c in g.items() if c > 0}
+        for i, (b, members) in enumerate(others):
+            arcs[(x, n + i)] = arcs.get((x, n + i), 0) + b.mult
+            for v in members:
+                arcs[(n + i, v)] = 10 ** 6
+        return nx_value(n + len(others), arcs, x, y)
+
+    for name in BACKENDS:
+        with use_backend(name):
+            oracle = _MuOracle(nodes, g, others)
+            for x in nodes:
+                for y in nodes:
+                    if x != y:
+                        assert oracle.flow(x, y) == literal(x, y), (name, x, y)
+            lowered = [a for a, c in g.items() if c > 0][:1]
+            for a in lowered:
+                g[a] -= 1
+                oracle.set(*a, g[a])
+                assert all(oracle.flow(x, y) == literal(x, y) for x in nodes for y in nodes if x != y)
+                g[a] += 1

@@ -120,38 +120,64 @@ def _nested(others: list[tuple[Batch, set]]):
 class _MuOracle:
     """Eq. (5) for the batch being grown while the other open batches stay fixed: D̄ as one ``FlowGraph`` whose
     residual capacities are updated in place. The arcs x -> s_i of eq. (5) become σ -> s_i from a fixed node σ
-    joined to x by an unbounded arc for the query (σ and x then act as one node); nested open sets share their
-    arcs (``_nested``)."""
+    joined to x by an unbounded arc for the query (σ and x then act as one node), and the flow goes to a node τ
+    joined from y. Two reductions keep the flow values and shrink the graph (Algorithm 5's flows are its cost):
+
+    * nested open sets share their arcs (``_nested``);
+    * s_i -> v is left out for an *interior* v of R_i, one whose residual arcs all stay inside R_i. In a
+      minimum cut that keeps s_i on σ's side, the interior nodes left on τ's side can join σ's side at no cost
+      (their arcs lead into R_i, all of whose other nodes are then on σ's side), so the value is that of D̄,
+      except where y itself is interior: then the arcs s_i -> τ of the R_i holding it stand in for s_i -> y
+      for that query. R_i stays fixed and g only falls while the oracle lives, so interior nodes stay so."""
 
     def __init__(self, nodes: list[int], g: dict, others: list[tuple[Batch, set]]):
         self.pos = {v: i for i, v in enumerate(nodes)}
         n, nb = len(nodes), len(others)
-        self.sigma = n + nb
+        self.sigma, self.tau = n + nb, n + nb + 1
         self.base = sum(b.mult for b, _ in others)
         self.inf = sum(g.values()) + self.base + 1
-        pos, sigma, inf = self.pos, self.sigma, self.inf
+        pos, sigma, tau, inf = self.pos, self.sigma, self.tau, self.inf
         arcs = {(pos[x], pos[y]): c for (x, y), c in g.items() if c > 0}     # g never rises again
+        out: dict[int, list[int]] = {}
+        for (x, y), c in g.items():
+            if c > 0:
+                out.setdefault(x, []).append(y)
+        self.inside: dict[int, list[int]] = {}          # node -> the s_i whose arc to it was left out
         for i, (b, _) in enumerate(others):
             arcs[(sigma, n + i)] = b.mult
+            arcs[(n + i, tau)] = 0
         for i, inner, members in _nested(others):
             if inner is not None:
                 arcs[(n + i, n + inner)] = inf
+            whole = others[i][1]
             for v in members:
-                arcs[(n + i, pos[v])] = inf
+                if all(w in whole for w in out.get(v, ())):
+                    self.inside.setdefault(v, []).append(n + i)
+                else:
+                    arcs[(n + i, pos[v])] = inf
         for v in nodes:
             arcs[(sigma, pos[v])] = 0
-        self.graph = FlowGraph(n + nb + 1, arcs, 2 * inf)
+            arcs[(pos[v], tau)] = 0
+        self.graph = FlowGraph(n + nb + 2, arcs, 2 * inf)
 
     def set(self, x: int, y: int, value: int) -> None:
         self.graph.set(self.pos[x], self.pos[y], value)
 
     def flow(self, x: int, y: int) -> int:
-        j = self.pos[x]
-        self.graph.set(self.sigma, j, self.inf)
+        graph, inf = self.graph, self.inf
+        j, t = self.pos[x], self.pos[y]
+        held = self.inside.get(y, ())
+        graph.set(self.sigma, j, inf)
+        graph.set(t, self.tau, inf)
+        for s in held:
+            graph.set(s, self.tau, inf)
         try:
-            return self.graph.flow(self.sigma, self.pos[y])
+            return graph.flow(self.sigma, self.tau)
         finally:
-            self.graph.set(self.sigma, j, 0)
+            graph.set(self.sigma, j, 0)
+            graph.set(t, self.tau, 0)
+            for s in held:
+                graph.set(s, self.tau, 0)
 
     def mu(self, x: int, y: int, cap: int) -> int:
         """min(cap, F(x, y; D̄) - Σ_{i≠1} m(R_i)), at least 0."""
