@@ -470,7 +470,8 @@ def pack_trees(nodes, arcs: dict, k: int | dict, method: str = "auto", progress=
     error where it does not apply), "greedy" or "exact" (module docstring). Where the greedy got stuck,
     Algorithm 5 takes over from the last point of its run that still meets condition (3) (``resumed_packing``;
     method "greedy+exact"). Algorithm 5 needs Theorem 10's condition: ``ready``, when given, is asked first,
-    and (None, "") comes back where it says no (the caller then mends the graph). Whatever built them, the batches pass ``check_packing`` before they are returned."""
+    and (None, "") comes back where it says no (the caller then mends the graph). Whatever built them, the
+    batches pass ``check_packing`` before they are returned."""
     if method not in ("auto", "flat", "boxes", "cyclic", "greedy", "exact"):
         raise ValueError(f"unknown packing method {method!r}")
     batches, used, stuck = None, "exact", None
