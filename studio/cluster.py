@@ -5,12 +5,30 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 from contextlib import contextmanager
 from typing import Iterator
 
 
 class ClusterError(RuntimeError):
     """A scheduler that cannot be reached, or a local cluster that does not start; one line."""
+
+
+@contextmanager
+def _main_not_rerun() -> Iterator[None]:
+    """While worker processes start: a ``__main__`` run from a file (a Streamlit page, which the script runner
+    installs as ``__main__``; pytest's AppTest leaves its own there) without its ``__file__``, so that
+    multiprocessing's spawn does not run that script again in every worker (where it would draw the page, or fail)."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if main is None or path is None or getattr(getattr(main, "__spec__", None), "name", None):
+        yield                               # a module run with -m, or an interactive main: spawn imports by name
+        return
+    del main.__file__
+    try:
+        yield
+    finally:
+        main.__file__ = path
 
 
 @contextmanager
@@ -42,8 +60,9 @@ def executor(scheduler: str | None = None, workers: int | None = None) -> Iterat
         return
     count = workers or os.cpu_count() or 1
     try:
-        cluster = LocalCluster(n_workers=count, threads_per_worker=1, processes=True, dashboard_address=None,
-                               silence_logs=logging.ERROR)
+        with _main_not_rerun():
+            cluster = LocalCluster(n_workers=count, threads_per_worker=1, processes=True, dashboard_address=None,
+                                   silence_logs=logging.ERROR)
     except Exception as exc:                  # noqa: BLE001 - any start-up failure becomes one line
         raise ClusterError(f"the local Dask cluster did not start ({type(exc).__name__}: {exc})") from None
     client = Client(cluster)

@@ -196,3 +196,25 @@ def test_compare_page_sweep_tab_runs_on_the_embedded_cluster():
     assert "ring allgather" in spec and "sptree allgather" in spec
     at.text_input(key="sw_params").set_value("N=a").run()
     assert any("not a list of integers" in e.value for e in at.error)
+
+
+def test_embedded_cluster_workers_do_not_run_the_main_script_again(tmp_path, monkeypatch):
+    """A Streamlit page (or pytest's AppTest) is installed as ``__main__`` from a file; spawned Dask workers used to
+    run that file again, so a sweep from the Sweep page ran the page script in every worker (and, after an AppTest
+    in the same process, the workers died on its free names). The workers start with a plain main now."""
+    import math
+    import sys
+
+    from studio.cluster import executor
+
+    marker = tmp_path / "ran"
+    script = tmp_path / "page.py"
+    script.write_text(f"open({str(marker)!r}, 'w').close()\nraise SystemExit('the page ran in a worker')\n")
+    main = sys.modules["__main__"]
+    monkeypatch.setattr(main, "__file__", str(script), raising=False)
+    monkeypatch.setattr(main, "__spec__", None, raising=False)
+    with executor(None, 1) as (pool, where, count):
+        assert "LocalCluster (1 worker" in where and count == 1
+        assert pool.submit(math.sqrt, 16.0).result(timeout=60) == 4.0
+    assert not marker.exists()
+    assert main.__file__ == str(script)
