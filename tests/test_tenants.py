@@ -148,7 +148,7 @@ def test_cli_schedule_and_compare_tenants(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("setup,message", [
-    ("fifo", "a FIFO or socket"),
+    ("fifo", "the tenants file is a FIFO (named pipe), not a regular file"),
     ("missing", "cannot read"),
     ("bad", "unknown keys"),
 ])

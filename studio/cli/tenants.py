@@ -21,7 +21,7 @@ def tenants_from(path: str):
     from solvers.tenants import MAX_FILE_BYTES
 
     try:
-        data = read_bytes(path, MAX_FILE_BYTES)
+        data = read_bytes(path, MAX_FILE_BYTES, "tenants file")
         return read_tenants(data)
     except (TopologyError, TenantsError) as exc:
         raise UsageError(f"{path}: {exc}" if not str(exc).startswith(("cannot read", path)) else str(exc)) from None
