@@ -231,15 +231,10 @@ MAX_LINE = 2**20                        # bytes of one rows-file line: far above
 
 
 def _not_regular(mode: int) -> str:
-    import stat
+    """What a file that is not a regular file is, in words (``topologies.input_file.file_kind``)."""
+    from topologies.input_file import file_kind
 
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return "a socket" if stat.S_ISSOCK(mode) else "not a regular file"
+    return file_kind(mode) or "not a regular file"
 
 
 def read_rows(path, columns: Sequence[str]) -> list[dict]:

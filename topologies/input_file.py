@@ -31,7 +31,8 @@ import stat
 from .model import TopologyError
 from .numbers import MAX_DIGITS, MAX_EXPONENT, MAX_TEXT, shown
 
-__all__ = ["InputFileError", "display_name", "read_input", "read_input_text", "read_figure", "figure_problem"]
+__all__ = ["InputFileError", "display_name", "file_kind", "read_input", "read_input_text", "read_figure",
+           "figure_problem"]
 
 _NUMBER = re.compile(r"([+-]?)([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]+))?", re.ASCII)
 _PLAIN = re.compile(r"[0-9]{1,15}", re.ASCII)
@@ -47,7 +48,7 @@ class InputFileError(TopologyError):
         self.why = why
 
 
-def _kind(mode: int) -> str | None:
+def file_kind(mode: int) -> str | None:
     """What a file that is not a regular file is, in words; None for a regular file."""
     if stat.S_ISREG(mode):
         return None
@@ -91,7 +92,7 @@ def read_input(path: str | os.PathLike, limit: int, what: str = "file") -> bytes
         raise InputFileError(shown_name, f"cannot read the {what}: {_why(exc)}") from None
     try:
         info = os.fstat(fd)
-        kind = _kind(info.st_mode)
+        kind = file_kind(info.st_mode)
         if kind is not None:
             raise InputFileError(shown_name, f"the {what} is {kind}, not a regular file")
         if info.st_size > limit:
