@@ -218,3 +218,22 @@ def test_clusters_page_solves_the_lp_on_request():
     assert float(shown["LP rate (GB/s)"]) == pytest.approx(2) and shown["RS+AG rate (GB/s)"] == "2.00"
     shares = at.dataframe[0].value
     assert len(shares) == 4 and shares["share of M"].sum() == pytest.approx(1)
+
+
+def test_cli_answers_a_repeated_question_from_the_results_cache(capsys, monkeypatch, tmp_path):
+    """The LP takes 10-130 s on real clusters, so ``allreduce-lp`` keeps its whole reply as the other solving
+    commands do: the same question again is answered word for word from the cache, ``--no-cache`` solves again."""
+    from studio.cli import main
+
+    monkeypatch.setenv("TOPOLOGY_STUDIO_CACHE", str(tmp_path / "cache"))
+    argv = ["allreduce-lp", "cluster(2,2,10,1)", "--json"]
+    assert main(argv) == 0
+    first = capsys.readouterr()
+    assert "answered from the results cache" not in first.err
+    assert main(argv) == 0
+    again = capsys.readouterr()
+    assert again.out == first.out and "answered from the results cache" in again.err
+    assert main(argv + ["--no-cache"]) == 0
+    fresh = capsys.readouterr()
+    assert "answered from the results cache" not in fresh.err
+    assert json.loads(fresh.out)["lp_rate_GBps"] == json.loads(first.out)["lp_rate_GBps"]

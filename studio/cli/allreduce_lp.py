@@ -13,14 +13,14 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from .common import UsageError, design_parent, json_parent, json_text, print_table
+from .common import UsageError, cache_parent, design_parent, json_parent, json_text, print_table
 
 ROUTING_HELP = ("how the LP routes the logical links through switches: source (one flow per source GPU; the same "
                 "optimum, fewer variables, the default) or pair (one flow per GPU pair, as the paper writes it)")
 
 
 def add_parser(sub) -> None:
-    lp = sub.add_parser("allreduce-lp", parents=[design_parent(), json_parent()],
+    lp = sub.add_parser("allreduce-lp", parents=[design_parent(), json_parent(), cache_parent()],
                         help="ForestColl's allreduce LP (App. E): the best allreduce rate with every GPU's root "
                              "share, beside reduce-scatter + allgather's N x*/2")
     lp.add_argument("--time-limit", type=float, default=None, metavar="S",

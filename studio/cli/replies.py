@@ -28,7 +28,8 @@ import time
 from functools import lru_cache
 from pathlib import Path
 
-REPLIED = frozenset({"forestcoll", "schedule", "find", "alltoall", "compare", "failures", "calibrate"})
+REPLIED = frozenset({"forestcoll", "schedule", "find", "alltoall", "compare", "failures", "calibrate",
+                     "allreduce-lp"})
 NOT_IN_KEY = frozenset({"no_cache", "progress", "quiet", "workers", "scheduler", "in_process", "force"})
 WRITES = ("output", "plot")
 FORMAT = 1
