@@ -1,0 +1,214 @@
+"""What one design charges a training job for its collectives (issue 57; the direct-connect paper's App. A.4).
+
+A design is priced once and the figures are kept (``DesignPrices``), so that every size afterwards is closed form:
+
+* **allreduce**: every candidate synthesizer of the registry (``ALLREDUCE_ALGOS``; the textbook rings, DBT, RH&D,
+  the expansions and BFB) is run through ``solvers.synthesize`` (which verifies the schedule); each verified
+  schedule keeps its comm steps T_L and bandwidth factor T_B. A bucket of M bytes costs the cheapest of them by the
+  step model T_L alpha + T_B M / B, the paper's alpha-beta model (App. A.2, A.4), row ``priced_by`` "step model".
+  With ``runtime=True`` (and a schedule of at most ``RUNTIME_MAX_TRANSFERS`` transfers), that schedule is instead
+  run through the studio's runtime model (``Workload.price``: pipelined, links shared), ``priced_by`` "runtime
+  model"; the step model stays the choice of schedule.
+* **all-to-all**: the MCF rate f of LP (3) (``solvers.directconnect.alltoall.mcf_rate``, App. A.5): every node
+  sending M bytes in all takes (M/B) d / (N f) -- it drives the iteration, as in the paper. Beside it, where the
+  fabric is small enough (``SCHEDULE_MAX_NODES``), the studio's synthesized all-to-all schedule (every piece on one
+  shortest path, ``direct_alltoall``), verified by the simulator and priced by its step model, is shown, not used.
+
+The figures are kept as one JSON record per (design, candidate list) in the results cache
+(``ResultsCache.put_record``; the key holds the topology's digest and the code version), so a second run prices
+the design without solving anything.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import time
+from dataclasses import asdict, dataclass
+from fractions import Fraction
+
+from topologies.model import Topology
+from topologies.properties import degree
+
+from ..core.cost import alpha_beta_us
+from ..core.errors import NotApplicable, ScheduleError
+
+__all__ = ["ALLREDUCE_ALGOS", "DesignPrices", "design_prices"]
+
+ALLREDUCE_ALGOS = ("ring", "shifted_ring", "dbt", "rhd", "hierarchical", "expansion", "bfb")
+# at many nodes the Hamiltonian-cycle searches of the ring baselines take minutes: there BFB and the expansions
+# (the paper's own schedules) and DBT/RH&D (closed form) are tried
+LARGE_NODES = 128
+LARGE_ALGOS = ("dbt", "rhd", "hierarchical", "expansion", "bfb")
+SCHEDULE_MAX_NODES = 64
+RUNTIME_MAX_TRANSFERS = 200_000
+FORMAT = 1
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One verified allreduce schedule: its synthesizer, comm steps and bandwidth factor (exact, as text)."""
+
+    algo: str
+    steps: int
+    tb: str
+    transfers: int
+
+    @property
+    def tb_factor(self) -> float:
+        return float(Fraction(self.tb))
+
+
+@dataclass(frozen=True)
+class DesignPrices:
+    """A design's priced collectives (module docstring). ``mcf``: (f, certified upper or None, seconds, method)
+    or None with ``mcf_note`` saying why; ``alltoall_schedule``: a Candidate or None with ``alltoall_note``."""
+
+    design: str
+    nodes: int
+    degree: int
+    allreduce: tuple[Candidate, ...]
+    mcf: tuple[float, float | None, float, str] | None
+    mcf_note: str
+    alltoall_schedule: Candidate | None
+    alltoall_note: str
+    seconds: float
+    cached: bool = False
+
+    def allreduce_us(self, total_bytes: float, alpha_us: float, bandwidth_gbs: float) -> tuple[float, str]:
+        """(time in us, synthesizer) of the cheapest verified allreduce of ``total_bytes`` by the step model."""
+        if not self.allreduce:
+            raise NotApplicable(f"no verified allreduce schedule on {self.design}")
+        return min((alpha_beta_us(c.steps, Fraction(c.tb), total_bytes, alpha_us, bandwidth_gbs), c.algo)
+                   for c in self.allreduce)
+
+    def alltoall_us(self, total_bytes: float, bandwidth_gbs: float) -> float:
+        """(M/B) d / (N f): every node sends ``total_bytes`` in all (App. A.5)."""
+        if self.mcf is None:
+            raise NotApplicable(f"no all-to-all rate on {self.design}: {self.mcf_note}")
+        return total_bytes / (bandwidth_gbs * 1e3) * self.degree / (self.nodes * self.mcf[0])
+
+    def alltoall_schedule_us(self, total_bytes: float, alpha_us: float, bandwidth_gbs: float) -> float | None:
+        c = self.alltoall_schedule
+        if c is None:
+            return None
+        # the schedule moves N shards of M/N: its T_B is per the whole vector M, which here is what a node sends
+        return alpha_beta_us(c.steps, Fraction(c.tb), total_bytes, alpha_us, bandwidth_gbs)
+
+    def record(self) -> dict:
+        out = asdict(self)
+        out.pop("cached")
+        return out
+
+    @classmethod
+    def from_record(cls, rec: dict) -> "DesignPrices":
+        cand = [Candidate(**c) for c in rec["allreduce"]]
+        sched = rec["alltoall_schedule"]
+        mcf = rec["mcf"]
+        return cls(rec["design"], int(rec["nodes"]), int(rec["degree"]), tuple(cand),
+                   None if mcf is None else tuple(mcf), rec["mcf_note"],
+                   None if sched is None else Candidate(**sched), rec["alltoall_note"], float(rec["seconds"]), True)
+
+
+def _key(topo: Topology, algos: tuple[str, ...], alltoall: bool) -> str:
+    from ..result_codec import topology_digest
+    from ..results_cache import code_version
+
+    text = json.dumps({"what": "training design prices", "format": FORMAT, "topology": topology_digest(topo),
+                       "algos": list(algos), "alltoall": alltoall, "code": code_version()}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _candidates(topo: Topology, algos) -> list[Candidate]:
+    from ..synthesize import synthesize
+
+    out = []
+    for algo in algos:
+        try:
+            result = synthesize(topo, algo, "allreduce")
+        except (NotApplicable, ScheduleError, ValueError):
+            continue
+        if result.verification.ok:
+            out.append(Candidate(algo, int(result.cost.steps), str(result.cost.tb_factor), int(result.schedule.count)))
+    return out
+
+
+def _mcf(topo: Topology) -> tuple[tuple | None, str]:
+    from ..directconnect.alltoall import mcf_rate
+
+    try:
+        a = mcf_rate(topo)
+    except NotApplicable as exc:
+        return None, str(exc)
+    if not (a.f > 0 and math.isfinite(a.f)):
+        return None, "the all-to-all LP found no positive rate"
+    note = f"LP (3) by {a.method} in {a.seconds:.1f} s"
+    if a.upper is not None:
+        note += f", certified f in [{a.f:.6g}, {a.upper:.6g}] (the lower end used)"
+    return (float(a.f), None if a.upper is None else float(a.upper), float(a.seconds), a.method), note
+
+
+def _alltoall_schedule(topo: Topology) -> tuple[Candidate | None, str]:
+    if topo.n > SCHEDULE_MAX_NODES:
+        return None, f"not built above {SCHEDULE_MAX_NODES} nodes (N^2 D(G) transfers)"
+    from ..core.cost import cost
+    from ..core.verify import verify
+    from ..directconnect.direct_alltoall import direct_alltoall
+
+    try:
+        schedule = direct_alltoall(topo)
+    except NotApplicable as exc:
+        return None, str(exc)
+    if not verify(topo, schedule).ok:
+        return None, "the shortest-path all-to-all schedule failed verification"
+    c = cost(topo, schedule)
+    return Candidate("direct", int(c.steps), str(c.tb_factor), int(schedule.count)), \
+        "every piece on one shortest path (direct_alltoall), verified, step model"
+
+
+_MEMO: dict[str, DesignPrices] = {}
+
+
+def design_prices(topo: Topology, algos: tuple[str, ...] | None = None, alltoall: bool = True,
+                  cache="default") -> DesignPrices:
+    """The priced collectives of ``topo`` (module docstring), from the results cache when it holds them.
+    ``algos``: the allreduce candidates (default ``ALLREDUCE_ALGOS``, ``LARGE_ALGOS`` above ``LARGE_NODES``
+    nodes); ``alltoall``: price the all-to-all too (expert parallelism); ``cache``: a ``ResultsCache``, None for
+    none, "default" for the user's."""
+    from ..results_cache import ResultsCache, UnsafeCache
+
+    if algos is None:
+        algos = LARGE_ALGOS if topo.n > LARGE_NODES else ALLREDUCE_ALGOS
+    algos = tuple(algos)
+    key = _key(topo, algos, alltoall)
+    if key in _MEMO:
+        return _MEMO[key]
+    store = ResultsCache.default() if cache == "default" else cache
+    if store is not None:
+        try:
+            rec = store.get_record(key, warn=None)
+        except (UnsafeCache, OSError):
+            store, rec = None, None
+        if rec is not None and rec.get("format") == FORMAT:
+            try:
+                prices = DesignPrices.from_record(rec["prices"])
+                _MEMO[key] = prices
+                return prices
+            except (KeyError, TypeError, ValueError):
+                pass
+    start = time.perf_counter()
+    cands = _candidates(topo, algos)
+    if alltoall:
+        mcf, note = _mcf(topo)
+        sched, snote = _alltoall_schedule(topo)
+    else:
+        mcf, note, sched, snote = None, "not asked (no expert parallelism)", None, "not asked"
+    prices = DesignPrices(topo.expr or topo.name or "design", topo.n, int(degree(topo)), tuple(cands), mcf, note,
+                          sched, snote, time.perf_counter() - start)
+    if store is not None:
+        try:
+            store.put_record(key, {"format": FORMAT, "prices": prices.record()})
+        except (UnsafeCache, OSError):
+            pass
+    _MEMO[key] = prices
+    return prices

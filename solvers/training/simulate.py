@@ -1,0 +1,455 @@
+"""One training iteration on a design: the direct-connect paper's simulator (App. A.4, Fig. 16), issue 57.
+
+Two streams. The **compute** stream runs the layers' forward passes in order, then their backward passes in
+reverse. The **communication** stream runs one collective at a time, in the order they are issued:
+
+* data parallelism (``dp``, PyTorch DDP): during backward each layer's gradients join the open bucket; once the
+  bucket holds at least its capacity (1 MB, 10 MB, 100 MB or 1 GB, MB = 2^20 bytes as the paper's tables) it is
+  allreduced, overlapping the backward compute that follows; the last, partial bucket goes when backward ends.
+  ``bucket="best"`` simulates the four capacities and keeps the fastest iteration (ties: the smaller bucket).
+* expert parallelism (``ep``): experts are sharded over all nodes (experts / nodes each; the number of experts must
+  be a multiple of the number of nodes), the other layers replicated and allreduced as in ``dp``; expert
+  parameters are never allreduced. Before and after each expert layer, forward and backward, an all-to-all moves
+  the node's routed tokens (tokens x d_model x bytes an element, uniform over the nodes); it waits for the
+  communication stream (an all-to-all never overlaps an allreduce) and blocks the compute stream until it ends.
+* beyond the paper, ``tp``: the whole design is one tensor-parallel group (a box of GPUs behind a switch, say):
+  every layer's compute is split N ways and each layer's output activations are allreduced once forward and once
+  backward, blocking compute; no gradient allreduce (one replica). ``pp``: the design's nodes are pipeline stages
+  in node order, layers split into contiguous stages of about equal compute, GPipe with the local batch as
+  microbatches; each microbatch's activations cross each stage boundary forward and back, each crossing priced
+  alpha + bytes / B. Their exposed communication is reported in ``allreduce_exposed_ms`` (what is neither compute
+  nor all-to-all); the pipeline's fill and drain are compute-stream time.
+
+Every allreduce is priced by the design's cheapest verified schedule (``solvers.training.pricing``), every
+all-to-all by the MCF rate. Times are kept as whole multiples of 2^-20 ms (about a nanosecond), so that sums are
+exact in floating point: ``compute_ms + allreduce_exposed_ms + alltoall_ms == iteration_ms`` holds bit for bit,
+and the timeline's last bar ends at ``iteration_ms``. ``compute_ms`` is the compute stream's busy time,
+``alltoall_ms`` the all-to-alls' total (each blocks compute, so all of it is exposed), and
+``allreduce_exposed_ms`` the rest: compute waiting for an allreduce to free the stream, and the allreduces still
+running after backward.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+from topologies.model import Topology
+
+from .jobs import Layer, ModelSpec, TrainingError, build_layers, preset, scaled
+
+__all__ = ["BUCKETS", "CollectiveCost", "Event", "Iteration", "PARALLEL", "simulate_iteration"]
+
+MB = 2 ** 20
+BUCKETS = {"1MB": MB, "10MB": 10 * MB, "100MB": 100 * MB, "1GB": 1024 * MB}
+PARALLEL = ("dp", "ep", "tp", "pp")
+_Q = float(2 ** 20)
+
+
+def _q(ms: float) -> float:
+    """``ms`` rounded to a whole multiple of 2^-20 ms (module docstring)."""
+    return round(ms * _Q) / _Q
+
+
+@dataclass(frozen=True)
+class Event:
+    """One bar of the timeline (App. A.4 Fig. 16)."""
+
+    stream: str       # "compute" | "comm"
+    kind: str         # "forward" | "backward" | "allreduce" | "alltoall" | "tp" | "pp"
+    label: str        # layer or bucket name
+    start_ms: float
+    end_ms: float
+    bytes: float | None = None
+
+
+@dataclass(frozen=True)
+class CollectiveCost:
+    """One row per (collective, size) priced: how many of them one iteration runs and what one costs."""
+
+    collective: str
+    bytes: float
+    count: int
+    ms_each: float
+    priced_by: str
+    algo: str | None = None
+
+
+@dataclass(frozen=True)
+class Iteration:
+    """One simulated iteration (module docstring). ``deps``: for each timeline event, the events it waited for
+    (indices into ``timeline``); ``notes``: how each figure was obtained."""
+
+    design: str
+    nodes: int
+    model: str
+    parallel: str
+    gpu: str
+    iteration_ms: float
+    compute_ms: float
+    allreduce_exposed_ms: float
+    alltoall_ms: float
+    bucket_bytes: float | None
+    collectives: tuple[CollectiveCost, ...]
+    timeline: tuple[Event, ...]
+    deps: tuple[tuple[int, ...], ...] = ()
+    buckets_tried: tuple[tuple[float, float], ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def alltoall_share(self) -> float:
+        return self.alltoall_ms / self.iteration_ms if self.iteration_ms else 0.0
+
+    def as_dict(self) -> dict:
+        """JSON-safe (the CLI's ``--json``)."""
+        return {"design": self.design, "nodes": self.nodes, "model": self.model, "parallel": self.parallel,
+                "gpu": self.gpu, "iteration_ms": self.iteration_ms, "compute_ms": self.compute_ms,
+                "allreduce_exposed_ms": self.allreduce_exposed_ms, "alltoall_ms": self.alltoall_ms,
+                "alltoall_share": self.alltoall_share, "bucket_bytes": self.bucket_bytes,
+                "buckets_tried": [{"bucket_bytes": b, "iteration_ms": t} for b, t in self.buckets_tried],
+                "collectives": [c.__dict__.copy() for c in self.collectives],
+                "timeline": [e.__dict__.copy() for e in self.timeline], "notes": list(self.notes)}
+
+    def trace_ops(self) -> list[dict]:
+        """The timeline as operations for an execution trace (Chakra): compute ops with their duration in ns,
+        collectives with their bytes, each with the indices of the ops it depends on (stream order and waits)."""
+        ops = []
+        for i, e in enumerate(self.timeline):
+            deps = list(self.deps[i]) if i < len(self.deps) else []
+            if e.stream == "compute":
+                ops.append({"kind": "compute", "ns": round((e.end_ms - e.start_ms) * 1e6), "label": e.label,
+                            "deps": deps})
+            else:
+                kind = "alltoall" if e.kind == "alltoall" else "allreduce"
+                ops.append({"kind": kind, "bytes": float(e.bytes or 0.0), "label": e.label, "deps": deps,
+                            "what": e.kind})
+        return ops
+
+
+# ------------------------------------------------------------------------------------------------ the two streams
+class _Streams:
+    def __init__(self):
+        self.events: list[Event] = []
+        self.deps: list[tuple[int, ...]] = []
+        self.compute_free = 0.0
+        self.comm_free = 0.0
+        self.last_compute: int | None = None
+        self.last_comm: int | None = None
+        self.compute_ms = 0.0
+        self.alltoall_ms = 0.0
+
+    def _add(self, event: Event, deps) -> int:
+        self.events.append(event)
+        self.deps.append(tuple(sorted({d for d in deps if d is not None})))
+        return len(self.events) - 1
+
+    def compute(self, kind: str, label: str, ms: float, wait: int | None = None) -> int:
+        start = self.compute_free
+        ms = _q(ms)
+        i = self._add(Event("compute", kind, label, start, start + ms), (self.last_compute, wait))
+        self.compute_free = start + ms
+        self.compute_ms += ms
+        self.last_compute = i
+        return i
+
+    def comm(self, kind: str, label: str, ms: float, nbytes: float, blocking: bool) -> int:
+        """A collective issued now (after the last compute): it starts when the stream is free; ``blocking``
+        (all-to-all, TP, PP): the compute stream waits for its end."""
+        ms = _q(ms)
+        start = max(self.compute_free, self.comm_free)
+        i = self._add(Event("comm", kind, label, start, start + ms, nbytes), (self.last_compute, self.last_comm))
+        self.comm_free = start + ms
+        self.last_comm = i
+        if blocking:
+            self.compute_free = start + ms
+            if kind == "alltoall":
+                self.alltoall_ms += ms
+        return i
+
+    @property
+    def end(self) -> float:
+        return max(self.compute_free, self.comm_free)
+
+
+class _Prices:
+    """Per-size memo of the design's prices, and the ``CollectiveCost`` rows they make."""
+
+    def __init__(self, prices, workload, topo, runtime: bool):
+        self.p, self.w, self.topo, self.runtime = prices, workload, topo, runtime
+        self.memo: dict = {}
+        self.counts: dict = {}
+
+    def allreduce(self, nbytes: float) -> float:
+        key = ("allreduce", nbytes)
+        if key not in self.memo:
+            us, algo = self.p.allreduce_us(nbytes, self.w.alpha_us, self.w.bandwidth_gbs)
+            how = "step model"
+            if self.runtime:
+                run = _runtime_us(self.topo, algo, nbytes, self.w, self.p)
+                if run is not None:
+                    us, how = run, "runtime model"
+            self.memo[key] = (us / 1e3, how, algo)
+        self.counts[key] = self.counts.get(key, 0) + 1
+        return self.memo[key][0]
+
+    def alltoall(self, nbytes: float) -> float:
+        key = ("alltoall", nbytes)
+        if key not in self.memo:
+            self.memo[key] = (self.p.alltoall_us(nbytes, self.w.bandwidth_gbs) / 1e3, "MCF", None)
+        self.counts[key] = self.counts.get(key, 0) + 1
+        return self.memo[key][0]
+
+    def point(self, nbytes: float, what: str) -> float:
+        key = (what, nbytes)
+        self.memo.setdefault(key, ((self.w.alpha_us + nbytes / (self.w.bandwidth_gbs * 1e3)) / 1e3,
+                                   "alpha + bytes / B", None))
+        self.counts[key] = self.counts.get(key, 0) + 1
+        return self.memo[key][0]
+
+    def rows(self) -> tuple[CollectiveCost, ...]:
+        out = []
+        for (coll, nbytes), count in sorted(self.counts.items()):
+            ms, how, algo = self.memo[(coll, nbytes)]
+            out.append(CollectiveCost(coll, nbytes, count, ms, how, algo))
+            if coll == "alltoall":
+                sched = self.p.alltoall_schedule_us(nbytes, self.w.alpha_us, self.w.bandwidth_gbs)
+                if sched is not None:
+                    out.append(CollectiveCost("alltoall", nbytes, 0, sched / 1e3,
+                                              "alltoall schedule (shown, not used)", self.p.alltoall_schedule.algo))
+        return tuple(out)
+
+
+def _runtime_us(topo, algo, nbytes, workload, prices) -> float | None:
+    from ..results_cache import ResultsCache, cached_synthesize
+    from ..runtime import Workload
+    from .pricing import RUNTIME_MAX_TRANSFERS
+
+    cand = next(c for c in prices.allreduce if c.algo == algo)
+    if cand.transfers > RUNTIME_MAX_TRANSFERS:
+        return None
+    result, _ = cached_synthesize(topo, algo, "allreduce", cache=ResultsCache.default(), warn=None)
+    w = Workload(nbytes, workload.prices, workload.alpha_us, workload.bandwidth_gbs, workload.source)
+    return w.price(result.topology, result.schedule, costs=result.cost).time_us
+
+
+def _dp_ep(layers: Sequence[Layer], ep: bool, cap: float | None, prices: _Prices) -> _Streams:
+    s = _Streams()
+    for layer in layers:
+        if ep and layer.expert:
+            s.comm("alltoall", f"{layer.name} dispatch", prices.alltoall(layer.activation_bytes),
+                   layer.activation_bytes, True)
+            s.compute("forward", layer.name, layer.forward_ms, s.last_comm)
+            s.comm("alltoall", f"{layer.name} combine", prices.alltoall(layer.activation_bytes),
+                   layer.activation_bytes, True)
+        else:
+            s.compute("forward", layer.name, layer.forward_ms, s.last_comm if ep else None)
+    bucket, names, n = 0.0, [], 0
+
+    def flush():
+        nonlocal bucket, names, n
+        if bucket > 0:
+            label = f"bucket {n}: {names[0]}" + (f" .. {names[-1]}" if len(names) > 1 else "")
+            s.comm("allreduce", label, prices.allreduce(bucket), bucket, False)
+            n += 1
+        bucket, names = 0.0, []
+
+    for layer in reversed(layers):
+        wait = None
+        if ep and layer.expert:
+            wait = s.comm("alltoall", f"{layer.name} combine grad", prices.alltoall(layer.activation_bytes),
+                          layer.activation_bytes, True)
+        elif ep and s.last_comm is not None and s.events[s.last_comm].kind == "alltoall":
+            wait = s.last_comm
+        s.compute("backward", layer.name, layer.backward_ms, wait)
+        if ep and layer.expert:
+            s.comm("alltoall", f"{layer.name} dispatch grad", prices.alltoall(layer.activation_bytes),
+                   layer.activation_bytes, True)
+            continue
+        if layer.param_bytes > 0:
+            bucket += layer.param_bytes
+            names.append(layer.name)
+            if cap is not None and bucket >= cap:
+                flush()
+    flush()
+    return s
+
+
+def _tp(layers: Sequence[Layer], nodes: int, prices: _Prices) -> _Streams:
+    s = _Streams()
+    parts = scaled(layers, 1.0 / nodes)
+    for layer in parts:
+        s.compute("forward", layer.name, layer.forward_ms, s.last_comm)
+        if layer.activation_bytes > 0 and nodes > 1:
+            s.comm("tp", f"{layer.name} activations", prices.allreduce(layer.activation_bytes),
+                   layer.activation_bytes, True)
+    for layer in reversed(parts):
+        s.compute("backward", layer.name, layer.backward_ms, s.last_comm)
+        if layer.activation_bytes > 0 and nodes > 1:
+            s.comm("tp", f"{layer.name} input grads", prices.allreduce(layer.activation_bytes),
+                   layer.activation_bytes, True)
+    return s
+
+
+def _stages(layers: Sequence[Layer], stages: int) -> list[list[Layer]]:
+    """Contiguous stages of about equal forward + backward compute (a greedy cut at each 1/stages of the total)."""
+    total = sum(l.forward_ms + l.backward_ms for l in layers)
+    out: list[list[Layer]] = [[] for _ in range(stages)]
+    done, k = 0.0, 0
+    for i, layer in enumerate(layers):
+        left_layers, left_stages = len(layers) - i, stages - k
+        if out[k] and (done >= total * (k + 1) / stages or left_layers <= left_stages - 1) and k < stages - 1:
+            k += 1
+        out[k].append(layer)
+        done += layer.forward_ms + layer.backward_ms
+    return out
+
+
+def _pp(layers: Sequence[Layer], nodes: int, microbatches: int, prices: _Prices) -> _Streams:
+    """GPipe on ``nodes`` stages: the timeline is the last stage's (it finishes last)."""
+    stages = _stages(layers, min(nodes, len(layers)))
+    m = microbatches
+    fwd = [sum(l.forward_ms for l in st) / m for st in stages]
+    bwd = [sum(l.backward_ms for l in st) / m for st in stages]
+    edge = [st[-1].activation_bytes / m for st in stages[:-1]]
+    s = _Streams()
+    # the first microbatch reaches the last stage after every earlier stage and crossing; the rest follow at the
+    # pace of the slowest stage (each crossing overlaps the next microbatch's compute)
+    slow_f, slow_b = max(fwd), max(bwd)
+    fill = sum(fwd[:-1])
+    s.compute("forward", "pipeline fill (stages before the last)", fill)
+    for b in edge:
+        s.comm("pp", "activations to the next stage", prices.point(b, "pp send"), b, True)
+    for j in range(m):
+        s.compute("forward", f"microbatch {j} (pace of the slowest stage)", fwd[-1] if j == 0 else slow_f)
+    for j in range(m):
+        s.compute("backward", f"microbatch {j} (pace of the slowest stage)", bwd[-1] if j == 0 else slow_b)
+    for b in reversed(edge):
+        s.comm("pp", "gradients to the previous stage", prices.point(b, "pp send"), b, True)
+    s.compute("backward", "pipeline drain (stages before the last)", sum(bwd[:-1]))
+    return s
+
+
+def _finish(s: _Streams, design: str, nodes: int, model: str, parallel: str, gpu_name: str, bucket,
+            prices: _Prices, tried, notes) -> Iteration:
+    end = s.end
+    compute, a2a = s.compute_ms, s.alltoall_ms
+    exposed = end - compute - a2a
+    assert exposed >= 0 and compute + exposed + a2a == end, (compute, exposed, a2a, end)
+    return Iteration(design, nodes, model, parallel, gpu_name, end, compute, exposed, a2a, bucket, prices.rows(),
+                     tuple(s.events), tuple(s.deps), tuple(tried), tuple(notes))
+
+
+def _layers(model, profile, nodes, parallel, gpu_name, efficiency, bytes_per_param) -> tuple[list[Layer], str]:
+    if profile is not None:
+        from .profile import read_profile
+
+        layers = list(profile) if not isinstance(profile, (str, bytes)) and not hasattr(profile, "__fspath__") \
+            else read_profile(profile)
+        name = model if isinstance(model, str) and model else "profile"
+        if parallel == "ep":
+            _check_ep(None, nodes, layers)
+        return layers, name
+    spec = model if isinstance(model, ModelSpec) else preset(model)
+    if parallel == "ep":
+        _check_ep(spec, nodes, None)
+    if not spec.per_gpu_batch and spec.batch < nodes and parallel in ("dp", "ep"):
+        raise TrainingError(f"{spec.name}'s global batch of {spec.batch} sequences gives {nodes} nodes less than "
+                            f"one sequence each")
+    layers = build_layers(spec, nodes, gpu_name, efficiency, bytes_per_param, expert_parallel=parallel == "ep")
+    return layers, spec.name
+
+
+def _check_ep(spec: ModelSpec | None, nodes: int, layers) -> None:
+    if spec is not None:
+        if not spec.moe:
+            raise TrainingError(f"expert parallelism needs a mixture-of-experts model; {spec.name} has no experts")
+        if spec.experts < nodes or spec.experts % nodes:
+            raise TrainingError(f"expert parallelism shards {spec.name}'s {spec.experts} experts over all {nodes} "
+                                f"nodes: the experts must be a whole multiple of the nodes")
+    elif not any(l.expert for l in layers):
+        raise TrainingError("expert parallelism needs a profile with at least one expert layer")
+
+
+def simulate_iteration(model, design, parallel: str = "dp", gpu: str = "A100", bucket="best", profile=None,
+                       workload=None, efficiency: float | None = None, bytes_per_param: float = 2, *,
+                       runtime: bool = False, algos=None, cache="default", microbatches: int | None = None,
+                       prices=None) -> Iteration:
+    """One iteration of ``model`` (a preset's name or a ``ModelSpec``; with ``profile``, a label) on ``design``
+    (an expression or a Topology) under ``parallel`` (module docstring). ``profile``: a CSV path or a list of
+    ``Layer``s (then ``gpu`` and ``efficiency`` are not used); ``workload``: the prices (alpha, B; default the
+    paper's 10 us and 100 Gb/s); ``bucket``: "best", a name of ``BUCKETS`` or bytes; ``runtime``: price allreduces
+    by the runtime model where the schedule is small enough; ``algos``: the allreduce candidates; ``prices``: a
+    ``DesignPrices`` already made for this design."""
+    from ..runtime import Workload
+    from .jobs import gpu as gpu_of
+    from .pricing import design_prices
+
+    if parallel not in PARALLEL:
+        raise TrainingError(f"unknown parallelism {str(parallel)[:20]!r} (choose from {', '.join(PARALLEL)})")
+    g = gpu_of(gpu)
+    topo = _topology(design)
+    nodes = topo.n
+    layers, name = _layers(model, profile, nodes, parallel, gpu, efficiency, bytes_per_param)
+    if not layers:
+        raise TrainingError("the job has no layers")
+    w = workload if workload is not None else Workload(1.0, "uniform", 10.0, 12.5)
+    if prices is None:
+        prices = design_prices(topo, algos, alltoall=parallel == "ep", cache=cache)
+    label = prices.design
+    notes = [f"compute: {'profile' if profile is not None else 'FLOPs model on ' + g.name}",
+             f"allreduce: cheapest of {', '.join(c.algo for c in prices.allreduce) or 'none'} "
+             f"({'runtime model where small enough' if runtime else 'step model T_L alpha + T_B M/B'})",
+             f"prices: alpha {w.alpha_us:g} us, B {w.bandwidth_gbs:g} GB/s per node"]
+    if parallel == "ep":
+        notes.append(f"all-to-all: MCF ({prices.mcf_note}); schedule: {prices.alltoall_note}")
+    head = (label, nodes, name, parallel, g.name)
+    if parallel == "tp":
+        p = _Prices(prices, w, topo, runtime)
+        return _finish(_tp(layers, nodes, p), *head, None, p, (), notes)
+    if parallel == "pp":
+        spec = None if profile is not None else (model if isinstance(model, ModelSpec) else preset(model))
+        m = microbatches or (spec.batch if spec is not None and spec.per_gpu_batch else 8)
+        p = _Prices(prices, w, topo, runtime)
+        return _finish(_pp(layers, nodes, m, p), *head, None, p, (), notes)
+    caps = _caps(bucket)
+    best, tried = None, []
+    for cap in caps:
+        p = _Prices(prices, w, topo, runtime)
+        s = _dp_ep(layers, parallel == "ep", cap, p)
+        tried.append((cap, s.end))
+        if best is None or s.end < best[1].end:
+            best = (cap, s, p)
+    cap, s, p = best
+    if len(caps) > 1:
+        notes.append(f"bucket: best of {', '.join(_name(c) for c in caps)} by iteration time")
+    return _finish(s, *head, cap, p, tried if len(caps) > 1 else (), notes)
+
+
+def _name(cap: float) -> str:
+    for k, v in BUCKETS.items():
+        if v == cap:
+            return k
+    return f"{cap:g} B"
+
+
+def _caps(bucket) -> list[float]:
+    if bucket is None or bucket == "best":
+        return list(BUCKETS.values())
+    if isinstance(bucket, str):
+        key = bucket.strip().upper().replace(" ", "").replace("IB", "B")
+        for k, v in BUCKETS.items():
+            if key == k.upper():
+                return [float(v)]
+        raise TrainingError(f"unknown bucket {bucket[:20]!r} (best, {', '.join(BUCKETS)}, or bytes)")
+    if isinstance(bucket, bool) or not isinstance(bucket, (int, float)) or not math.isfinite(bucket) or bucket <= 0:
+        raise TrainingError(f"a bucket capacity must be a positive number of bytes, got {bucket!r}"[:100])
+    return [float(bucket)]
+
+
+def _topology(design) -> Topology:
+    if isinstance(design, Topology):
+        return design
+    from topologies import parse_topology
+
+    return parse_topology(str(design), max_nodes=4096)
+
