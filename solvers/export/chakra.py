@@ -234,12 +234,15 @@ def _as_dict(msg) -> dict:
             "attrs": {a.name: attr_value(a) for a in msg.attr}, "duration_micros": msg.duration_micros}
 
 
-def read_traces(folder: str, name: str) -> dict[int, list[dict]]:
-    """The traces ``folder/<name>.<rank>.et`` for rank 0, 1, ... while the files exist, read back through the
-    schema (regular files only, each at most 4 GiB). ChakraError for none found or a file that does not parse."""
+def read_traces(folder: str, name: str, ranks: int | None = None) -> dict[int, list[dict]]:
+    """The traces ``folder/<name>.<rank>.et`` for rank 0, 1, ... while the files exist (or for ``ranks`` ranks),
+    read back through the schema (regular files only, each at most 4 GiB). ChakraError for none found, a missing
+    rank or a file that does not parse."""
     check_name(name)
     traces = {}
-    while os.path.lexists(path := os.path.join(folder, f"{name}.{len(traces)}.et")):
+    while (len(traces) < ranks if ranks is not None
+           else os.path.lexists(os.path.join(folder, f"{name}.{len(traces)}.et"))):
+        path = os.path.join(folder, f"{name}.{len(traces)}.et")
         try:
             bodies = unframe(read_input(path, MAX_FILE_BYTES, "Chakra trace"))
         except (SchemaError, OSError, ValueError) as exc:

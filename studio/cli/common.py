@@ -96,8 +96,8 @@ def check_start(args) -> None:
     max_nodes_from_env()
     if args.command in REPLIED or args.command in ("schedule", "cache", "failures"):
         _check_cache_folder()
-    if getattr(args, "output", None) is not None:
-        check_output(args.output, getattr(args, "force", False))
+    if getattr(args, "output", None) is not None and getattr(args, "format", None) != "chakra":
+        check_output(args.output, getattr(args, "force", False))   # export --format chakra: -o is a folder
 
 
 def _check_cache_folder() -> None:
