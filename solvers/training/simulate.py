@@ -440,6 +440,10 @@ def _caps(bucket) -> list[float]:
         for k, v in BUCKETS.items():
             if key == k.upper():
                 return [float(v)]
+        try:
+            return _caps(float(bucket))
+        except ValueError:
+            pass
         raise TrainingError(f"unknown bucket {bucket[:20]!r} (best, {', '.join(BUCKETS)}, or bytes)")
     if isinstance(bucket, bool) or not isinstance(bucket, (int, float)) or not math.isfinite(bucket) or bucket <= 0:
         raise TrainingError(f"a bucket capacity must be a positive number of bytes, got {bucket!r}"[:100])

@@ -5,7 +5,8 @@
   model's curves), ``check-xml``, ``check-plan`` (synthesizer flags generated from the registry by ``synth_flags``);
 - ``genmodel``: ``genmodel plans | gentree | fit``;
 - ``calibrate``: ``calibrate LOG --topo EXPR``, prices fitted to an nccl-tests / rccl-tests log;
-- ``failures``: ``failures EXPR --algo A --links K [--samples S]``, what failed elements do to a design.
+- ``failures``: ``failures EXPR --algo A --links K [--samples S]``, what failed elements do to a design;
+- ``training``: ``train MODEL --topo EXPR [--parallel dp|ep|tp|pp]``, one training iteration on each design.
 
 Every command takes an expression (``biring(8)``) or the path of a topology file (``.json``, ``.graphml``) or of a
 machine's own description (``.xml`` NCCL topology, comma-joined for several boxes; ``.txt`` nvidia-smi topo -m or
@@ -22,12 +23,12 @@ import sys
 from solvers import NotApplicable, ScheduleError
 from topologies import TopologyError
 
-from . import calibrate, designs, failures, genmodel, schedules, sweeps
+from . import calibrate, designs, failures, genmodel, schedules, sweeps, training
 from .common import EXIT_BAD_INPUT, Parser, UsageError, check_start
 from .replies import answered
 
 COMMANDS = {**designs.COMMANDS, **schedules.COMMANDS, "genmodel": genmodel.run, "sweep": sweeps.sweep,
-            "calibrate": calibrate.run, "failures": failures.failures}
+            "calibrate": calibrate.run, "failures": failures.failures, **training.COMMANDS}
 
 
 def parser() -> argparse.ArgumentParser:
@@ -40,6 +41,7 @@ def parser() -> argparse.ArgumentParser:
     sweeps.add_parser(sub)
     calibrate.add_parser(sub)
     failures.add_parser(sub)
+    training.add_parser(sub)
     return p
 
 

@@ -29,7 +29,7 @@ from functools import lru_cache
 from pathlib import Path
 
 REPLIED = frozenset({"forestcoll", "schedule", "find", "alltoall", "compare", "failures", "calibrate",
-                     "allreduce-lp"})
+                     "allreduce-lp", "train"})
 NOT_IN_KEY = frozenset({"no_cache", "progress", "quiet", "workers", "scheduler", "in_process", "force"})
 WRITES = ("output", "plot")
 FORMAT = 1
