@@ -77,7 +77,8 @@ def test_switched_fabric_becomes_gpu_to_gpu_sends_and_a_switch_dimension():
 
 def test_astra_inputs_beside_the_traces(tmp_path):
     r = _result("ring(8)")
-    out = astra_inputs(r.topology, str(tmp_path), "ar", "allreduce", M, Workload(alpha_us=0.5, bandwidth_gbs=50).execution)
+    prices = Workload(alpha_us=0.5, bandwidth_gbs=50).execution
+    out = astra_inputs(r.topology, str(tmp_path), "ar", "allreduce", M, prices)
     assert out["expressible"]
     text = (tmp_path / "network.yml").read_text()
     assert "topology: [ Ring ]" in text and "npus_count: [ 8 ]" in text and "latency: [ 500.0 ]" in text

@@ -110,8 +110,8 @@ def schedule_traces(topo: Topology, schedule: Schedule, total_bytes, tag_base: i
 def _coll_kind(kind: str) -> str:
     key = kind.lower().replace("-", "").replace(" ", "")
     if key not in COLL_KINDS:
-        raise ChakraError(f"op kind {kind!r}: expected compute, {', '.join(sorted(set(COLL_KINDS) - {'reduce_scatter'}))}"
-                          [:200])
+        known = ", ".join(sorted(set(COLL_KINDS) - {"reduce_scatter"}))
+        raise ChakraError(f"op kind {kind!r}: expected compute, {known}"[:200])
     return key.replace("_", "")
 
 
