@@ -14,9 +14,15 @@ def add_parsers(sub) -> None:
 
     sub.add_parser("topo", parents=[design, as_json], help="properties of a topology")
 
-    sub.add_parser("alltoall", parents=[design, as_json, work, cache_parent()],
-                   help="all-to-all throughput: the multi-commodity-flow LP (3); its time for M (what every node "
-                        "sends in total) at a node bandwidth B")
+    a2a = sub.add_parser("alltoall", parents=[design, as_json, work, progress, cache_parent()],
+                         help="all-to-all throughput: the multi-commodity-flow LP (3); its time for M (what every "
+                              "node sends in total) at a node bandwidth B")
+    a2a.add_argument("--time-limit", type=float, default=None, metavar="S",
+                     help="seconds for the solve (default 600 for PDLP, 60 for Frank-Wolfe from 513 nodes); "
+                          "Frank-Wolfe answers with the certified bracket it has when they run out")
+    a2a.add_argument("--method", choices=("auto", "fw", "pdlp", "ipm"), default="auto",
+                     help="fw (Frank-Wolfe bracket), pdlp (HiGHS PDLP bracket) or ipm (exact, small fabrics); "
+                          "auto: pdlp below 513 nodes, fw from there")
 
     fnd = sub.add_parser("find", parents=[as_json, work, cache_parent()],
                          help="the Pareto frontier of (steps, tb_factor) topologies for N nodes, degree d")
@@ -55,23 +61,31 @@ def topo(args) -> int:
 
 
 def alltoall(args) -> int:
+    import sys
+
     from solvers.directconnect.alltoall import mcf_rate, moore_rate_bound
 
     work = workload_from(args)
     if work.prices == "links":
         raise UsageError("the all-to-all time is M / (rate x B): give uniform or calibrated prices, not links")
+    if args.time_limit is not None and not 0 < args.time_limit <= 86400:
+        raise UsageError("--time-limit must be between 0 and 86400 seconds")
     topology = load(args.expr, max_nodes=args.max_nodes)
-    result = mcf_rate(topology)
+    say = (lambda line: print(line, file=sys.stderr, flush=True)) if args.progress or sys.stderr.isatty() else None
+    result = mcf_rate(topology, args.time_limit, None if args.method == "auto" else args.method, progress=say)
     bound = moore_rate_bound(result.nodes, result.degree) if not topology.switch_nodes else None
     out = {"topology": topology.expr, "nodes": result.nodes, "degree": result.degree, "mcf_rate": result.f,
-           "mcf_rate_upper": result.upper, "mcf_gap": result.gap, "method": result.method,
-           "mcf_rate_bound": float(bound) if bound else None,
+           "mcf_rate_upper": result.upper, "mcf_gap": result.gap, "mcf_gap_reached": result.reached,
+           "method": result.method, "mcf_rate_bound": float(bound) if bound else None,
            "alltoall_time_us": result.time_us(work.total_bytes, work.bandwidth_gbs), "bytes": work.total_bytes,
            "bandwidth_gbs": work.bandwidth_gbs, "prices": work.price_label, "solve_seconds": result.seconds}
     if args.json:
         print(json_text(out))
     else:
         print_table(out)
+        if not result.reached:
+            print(f"bracket [{result.f:.6g}, {result.upper:.6g}] after {result.seconds:.0f} s (time limit): "
+                  f"mcf_rate is the certified lower end, the optimum is at most {result.upper:.6g}")
     return 0
 
 
