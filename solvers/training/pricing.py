@@ -36,10 +36,14 @@ from ..core.errors import NotApplicable, ScheduleError
 __all__ = ["ALLREDUCE_ALGOS", "DesignPrices", "design_prices"]
 
 ALLREDUCE_ALGOS = ("ring", "shifted_ring", "dbt", "rhd", "hierarchical", "expansion", "bfb")
-# at many nodes the Hamiltonian-cycle searches of the ring baselines take minutes: there BFB and the expansions
-# (the paper's own schedules) and DBT/RH&D (closed form) are tried
+# Above LARGE_NODES the Hamiltonian-cycle searches of the ring baselines take minutes (shifted_ring(1024): over
+# 40 s), and BFB and the expansion synthesizer each take up to half a minute: there DBT and RH&D (closed forms that
+# refuse a fabric in a second) are tried with the paper's own schedule for the design, the expansion synthesizer
+# for an expansion (line graph, power, product, degree expansion, torus) and BFB for any other graph.
 LARGE_NODES = 128
-LARGE_ALGOS = ("dbt", "rhd", "hierarchical", "expansion", "bfb")
+LARGE_BASE_ALGOS = ("dbt", "rhd", "bfb")
+LARGE_EXPANSION_ALGOS = ("dbt", "rhd", "expansion")
+EXPANSIONS = ("line(", "power(", "product(", "degree(", "torus(")
 SCHEDULE_MAX_NODES = 64
 RUNTIME_MAX_TRANSFERS = 200_000
 FORMAT = 1
@@ -110,12 +114,13 @@ class DesignPrices:
                    None if sched is None else Candidate(**sched), rec["alltoall_note"], float(rec["seconds"]), True)
 
 
-def _key(topo: Topology, algos: tuple[str, ...], alltoall: bool) -> str:
+def _key(topo: Topology, algos: tuple[str, ...], alltoall: bool, mcf_time_limit) -> str:
     from ..result_codec import topology_digest
     from ..results_cache import code_version
 
     text = json.dumps({"what": "training design prices", "format": FORMAT, "topology": topology_digest(topo),
-                       "algos": list(algos), "alltoall": alltoall, "code": code_version()}, sort_keys=True)
+                       "algos": list(algos), "alltoall": alltoall, "mcf_time_limit": mcf_time_limit,
+                       "code": code_version()}, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -133,11 +138,11 @@ def _candidates(topo: Topology, algos) -> list[Candidate]:
     return out
 
 
-def _mcf(topo: Topology) -> tuple[tuple | None, str]:
+def _mcf(topo: Topology, time_limit: float | None) -> tuple[tuple | None, str]:
     from ..directconnect.alltoall import mcf_rate
 
     try:
-        a = mcf_rate(topo)
+        a = mcf_rate(topo) if time_limit is None else mcf_rate(topo, time_limit=time_limit)
     except NotApplicable as exc:
         return None, str(exc)
     if not (a.f > 0 and math.isfinite(a.f)):
@@ -145,6 +150,8 @@ def _mcf(topo: Topology) -> tuple[tuple | None, str]:
     note = f"LP (3) by {a.method} in {a.seconds:.1f} s"
     if a.upper is not None:
         note += f", certified f in [{a.f:.6g}, {a.upper:.6g}] (the lower end used)"
+    if not getattr(a, "reached", True):
+        note += ", stopped by its time limit before the target gap"
     return (float(a.f), None if a.upper is None else float(a.upper), float(a.seconds), a.method), note
 
 
@@ -169,18 +176,26 @@ def _alltoall_schedule(topo: Topology) -> tuple[Candidate | None, str]:
 _MEMO: dict[str, DesignPrices] = {}
 
 
+def default_algos(topo: Topology) -> tuple[str, ...]:
+    """The allreduce candidates tried on ``topo`` (``ALLREDUCE_ALGOS``; above ``LARGE_NODES`` see there)."""
+    if topo.n <= LARGE_NODES:
+        return ALLREDUCE_ALGOS
+    expr = (topo.expr or "").replace(" ", "").lower()
+    return LARGE_EXPANSION_ALGOS if expr.startswith(EXPANSIONS) else LARGE_BASE_ALGOS
+
+
 def design_prices(topo: Topology, algos: tuple[str, ...] | None = None, alltoall: bool = True,
-                  cache="default") -> DesignPrices:
+                  cache="default", mcf_time_limit: float | None = None) -> DesignPrices:
     """The priced collectives of ``topo`` (module docstring), from the results cache when it holds them.
-    ``algos``: the allreduce candidates (default ``ALLREDUCE_ALGOS``, ``LARGE_ALGOS`` above ``LARGE_NODES``
-    nodes); ``alltoall``: price the all-to-all too (expert parallelism); ``cache``: a ``ResultsCache``, None for
-    none, "default" for the user's."""
+    ``algos``: the allreduce candidates (default ``default_algos``); ``alltoall``: price the all-to-all too (expert
+    parallelism); ``cache``: a ``ResultsCache``, None for none, "default" for the user's; ``mcf_time_limit``:
+    handed to ``mcf_rate`` (its own default when None; on a time limit the certified lower end is used)."""
     from ..results_cache import ResultsCache, UnsafeCache
 
     if algos is None:
-        algos = LARGE_ALGOS if topo.n > LARGE_NODES else ALLREDUCE_ALGOS
+        algos = default_algos(topo)
     algos = tuple(algos)
-    key = _key(topo, algos, alltoall)
+    key = _key(topo, algos, alltoall, mcf_time_limit)
     if key in _MEMO:
         return _MEMO[key]
     store = ResultsCache.default() if cache == "default" else cache
@@ -199,7 +214,7 @@ def design_prices(topo: Topology, algos: tuple[str, ...] | None = None, alltoall
     start = time.perf_counter()
     cands = _candidates(topo, algos)
     if alltoall:
-        mcf, note = _mcf(topo)
+        mcf, note = _mcf(topo, mcf_time_limit)
         sched, snote = _alltoall_schedule(topo)
     else:
         mcf, note, sched, snote = None, "not asked (no expert parallelism)", None, "not asked"

@@ -1,0 +1,236 @@
+"""The training wing (issue 57; the direct-connect paper's App. A.4): the job model, the FLOPs model against public
+and hand-computed figures, profiles (and hostile ones), the iteration simulator's exact invariants, the best bucket
+against brute force, expert parallelism's collectives and refusals, and the design prices' cache."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from solvers.results_cache import ResultsCache
+from solvers.training import (BUCKETS, TrainingError, build_layers, design_prices, model_presets, parameters,
+                              parse_profile, preset, read_profile, simulate_iteration)
+from solvers.training.simulate import _caps
+from topologies import parse_topology
+
+SMALL = [("gpt2-small", "biring(8)", "dp"), ("resnet50", "torus(4,4)", "dp"), ("vgg16", "biring(8)", "dp"),
+         ("switch-base-128", "gkautz(2,16)", "ep"), ("switch-base-128", "torus(4,4)", "dp"),
+         ("gpt2-small", "torus(4,4)", "tp"), ("gpt2-medium", "biring(8)", "pp")]
+
+
+@pytest.fixture(scope="module")
+def runs():
+    return {key: simulate_iteration(key[0], key[1], key[2], cache=None) for key in SMALL}
+
+
+# ------------------------------------------------------------------------------------------------ invariants
+@pytest.mark.parametrize("key", SMALL)
+def test_breakdown_adds_up_exactly(runs, key):
+    it = runs[key]
+    assert it.compute_ms + it.allreduce_exposed_ms + it.alltoall_ms == it.iteration_ms
+    assert max(e.end_ms for e in it.timeline) == it.iteration_ms
+    assert it.allreduce_exposed_ms >= 0 and it.compute_ms > 0
+    # the compute stream's bars never overlap and add up to compute_ms
+    bars = sorted((e.start_ms, e.end_ms) for e in it.timeline if e.stream == "compute")
+    assert all(a[1] <= b[0] for a, b in zip(bars, bars[1:]))
+    assert sum(e - s for s, e in bars) == it.compute_ms
+    # the communication stream runs one collective at a time
+    comm = sorted((e.start_ms, e.end_ms) for e in it.timeline if e.stream == "comm")
+    assert all(a[1] <= b[0] for a, b in zip(comm, comm[1:]))
+
+
+@pytest.mark.parametrize("key", [k for k in SMALL if k[2] in ("dp", "ep")])
+def test_best_bucket_is_brute_force(runs, key):
+    it = runs[key]
+    times = {cap: simulate_iteration(key[0], key[1], key[2], bucket=name, cache=None).iteration_ms
+             for name, cap in BUCKETS.items()}
+    best = min(times.values())
+    assert it.iteration_ms == best
+    assert it.bucket_bytes == min(cap for cap, t in times.items() if t == best)
+    assert dict(it.buckets_tried) == times
+
+
+def test_alltoall_blocks_compute_and_never_overlaps_allreduce(runs):
+    it = runs[("switch-base-128", "gkautz(2,16)", "ep")]
+    a2a = [e for e in it.timeline if e.kind == "alltoall"]
+    experts = [l for l in build_layers(preset("switch-base-128"), 16) if l.expert]
+    assert len(a2a) == 4 * len(experts)                 # before and after each expert layer, forward and backward
+    assert sum(e.end_ms - e.start_ms for e in a2a) == it.alltoall_ms
+    compute = [e for e in it.timeline if e.stream == "compute"]
+    for e in a2a:                                       # no compute runs while an all-to-all does
+        assert not any(c.start_ms < e.end_ms and e.start_ms < c.end_ms for c in compute)
+    assert {c.priced_by for c in it.collectives if c.collective == "alltoall" and c.count} == {"MCF"}
+    shown = [c for c in it.collectives if c.priced_by.startswith("alltoall schedule")]
+    assert shown and all(c.count == 0 and c.algo == "direct" for c in shown)
+
+
+def test_expert_parameters_are_not_allreduced():
+    spec = preset("switch-base-128")
+    ep = simulate_iteration(spec, "gkautz(2,16)", "ep", bucket="1GB", cache=None)
+    dp = simulate_iteration(spec, "gkautz(2,16)", "dp", bucket="1GB", cache=None)
+    dense, expert = parameters(spec)
+    reduced = lambda it: sum(e.bytes for e in it.timeline if e.kind == "allreduce")  # noqa: E731
+    assert reduced(ep) == 2 * dense                                  # BF16: 2 bytes a parameter
+    assert reduced(dp) == 2 * (dense + expert)
+    assert dp.alltoall_ms == 0 and not any(e.kind == "alltoall" for e in dp.timeline)
+
+
+def test_trace_ops_depend_only_on_earlier_ops(runs):
+    for it in runs.values():
+        ops = it.trace_ops()
+        assert len(ops) == len(it.timeline)
+        for i, op in enumerate(ops):
+            assert all(0 <= d < i for d in op["deps"])
+            assert op["kind"] in ("compute", "allreduce", "alltoall")
+            assert (op["ns"] >= 0) if op["kind"] == "compute" else (op["bytes"] > 0)
+
+
+def test_as_dict_is_json(runs):
+    import json
+
+    d = runs[("switch-base-128", "gkautz(2,16)", "ep")].as_dict()
+    json.dumps(d, allow_nan=False)
+    assert {"iteration_ms", "compute_ms", "allreduce_exposed_ms", "alltoall_ms", "bucket_bytes", "collectives",
+            "timeline"} <= set(d)
+
+
+# ------------------------------------------------------------------------------------------------ the FLOPs model
+def test_public_parameter_counts():
+    # torchvision's published counts (exact) and the papers' totals
+    assert parameters(preset("vgg16"))[0] == 138_357_544
+    assert parameters(preset("resnet50"))[0] == 25_557_032
+    for name, published, tol in (("switch-base-256", 14.7e9, 0.02), ("switch-c-2048", 1.571e12, 0.01),
+                                 ("switch-base-128", 7.4e9, 0.03), ("gpt2-small", 124e6, 0.01),
+                                 ("gpt2-medium", 355e6, 0.01), ("gpt2-large", 774e6, 0.01)):
+        assert abs(sum(parameters(preset(name))) - published) <= tol * published, name
+
+
+def test_flops_of_one_layer_by_hand():
+    layers = {l.name: l for l in build_layers(preset("gpt2-small"), 8, "A100", 0.5)}
+    attn = layers["h0.attn"]
+    # 8 sequences x 1024 tokens; q, k, v, o: 4 x 768 x 768 weights; scores and values: 4 x 1024 x 768 a token
+    assert attn.flops == 2 * 2_359_296 * 8192 + 25_769_803_776 == 64_424_509_440
+    assert attn.forward_ms == pytest.approx(64_424_509_440 / (312e12 * 0.5) * 1e3, rel=1e-12)
+    assert attn.backward_ms == 2 * attn.forward_ms
+    conv = {l.name: l for l in build_layers(preset("vgg16"), 8, "H100", 0.25)}["conv1_1"]
+    assert conv.param_bytes == 2 * 1792                 # 3x3x3x64 weights + 64 biases, BF16
+    assert conv.flops == 2 * 86_704_128 * 64            # 3x3x3x64 MACs at each of 224x224 pixels, batch 64
+    assert conv.forward_ms == pytest.approx(conv.flops / (989e12 * 0.25) * 1e3, rel=1e-12)
+
+
+def test_switch_expert_layers_are_sharded():
+    layers = build_layers(preset("switch-c-2048"), 1024)
+    experts = [l for l in layers if l.expert]
+    assert len(experts) == 30                                        # every FFN of 15 + 15 blocks
+    assert experts[0].param_bytes == 2 * 2 * 2080 * 6144 * 2        # two experts a node, two matrices, BF16
+    assert experts[0].tokens == 2 * 512                              # 2048 sequences / 1024 nodes
+    assert experts[0].activation_bytes == 2 * 512 * 2080 * 2
+
+
+# ------------------------------------------------------------------------------------------------ refusals
+@pytest.mark.parametrize("model, design, why", [
+    ("switch-base-128", "torus(4,6)", "whole multiple"),          # 128 experts over 24 nodes
+    ("switch-base-128", "gkautz(2,256)", "whole multiple"),       # fewer experts than nodes
+    ("gpt2-small", "biring(8)", "no experts"),
+])
+def test_ep_refusals(model, design, why):
+    with pytest.raises(TrainingError, match=why) as exc:
+        simulate_iteration(model, design, "ep", cache=None)
+    assert "\n" not in str(exc.value)
+
+
+@pytest.mark.parametrize("kw, why", [({"gpu": "V100"}, "unknown GPU"), ({"efficiency": 0.0}, "efficiency"),
+                                     ({"efficiency": 1.5}, "efficiency"), ({"parallel": "zp"}, "parallelism"),
+                                     ({"bucket": "3 parsecs"}, "bucket"), ({"bucket": -1.0}, "bucket")])
+def test_bad_requests(kw, why):
+    with pytest.raises(TrainingError, match=why):
+        simulate_iteration(kw.pop("model", "gpt2-small"), "biring(8)", cache=None, **kw)
+
+
+def test_unknown_model_and_bucket_sizes():
+    with pytest.raises(TrainingError, match="unknown model"):
+        preset("gpt-5")
+    assert _caps("10MB") == [10 * 2 ** 20] and _caps(3e6) == [3e6] and len(_caps("best")) == 4
+    assert set(model_presets()) >= {"switch-base-256", "switch-c-2048", "gpt2-small", "resnet50", "vgg16"}
+
+
+# ------------------------------------------------------------------------------------------------ profiles
+GOOD = """# name, times in ms, bytes
+name,forward_ms,backward_ms,param_bytes,activation_bytes,expert,tokens
+embed,0.1,0.2,1000000,4096,0,0
+moe,1.5,3.0,8000000,65536,1,16
+head,0.5,1.0,2000000,4096,false,
+"""
+
+
+def test_profile_parses_and_runs(tmp_path):
+    path = tmp_path / "p.csv"
+    path.write_text(GOOD)
+    layers = read_profile(path)
+    assert [l.name for l in layers] == ["embed", "moe", "head"]
+    assert layers[1].expert and layers[1].tokens == 16 and not layers[2].expert
+    it = simulate_iteration("mine", "gkautz(2,16)", "ep", profile=str(path), cache=None)
+    assert it.compute_ms == 0.1 + 0.2 + 1.5 + 3.0 + 0.5 + 1.0 or \
+        abs(it.compute_ms - 6.3) < 1e-5
+    assert it.compute_ms + it.allreduce_exposed_ms + it.alltoall_ms == it.iteration_ms
+    assert sum(e.bytes for e in it.timeline if e.kind == "allreduce") == 3_000_000    # the expert layer's kept
+
+
+@pytest.mark.parametrize("text, why", [
+    (GOOD.replace("1.5,3.0", "-1.5,3.0"), "forward_ms must be a finite number of at least 0"),
+    (GOOD.replace("1.5,3.0", "nan,3.0"), "forward_ms must be a finite number"),
+    (GOOD.replace("1.5,3.0", "1e999,3.0"), "forward_ms"),
+    (GOOD.replace(",activation_bytes", ""), "lacks the column 'activation_bytes'"),
+    (GOOD.replace("expert,tokens", "expert,tokens,colour"), "fields where the header has|unknown column"),
+    (GOOD.replace("1,16", "2,16"), "expert must be 0 or 1"),
+    (GOOD.replace("1,16", "1,0"), "routed tokens"),
+    ("name,forward_ms,backward_ms,param_bytes,activation_bytes\n", "no layers"),
+    ("", "no header"),
+])
+def test_hostile_profiles_are_one_line(text, why):
+    with pytest.raises(TrainingError, match=why) as exc:
+        parse_profile(text, "p.csv")
+    assert "\n" not in str(exc.value)
+
+
+def test_hostile_profile_files(tmp_path):
+    big = tmp_path / "big.csv"
+    big.write_bytes(b"x" * (10 * 2 ** 20))
+    with pytest.raises(TrainingError, match="above the limit"):
+        read_profile(big)
+    link = tmp_path / "link.csv"
+    good = tmp_path / "good.csv"
+    good.write_text(GOOD)
+    link.symlink_to(good)
+    with pytest.raises(TrainingError, match="symbolic link"):
+        read_profile(link)
+    fifo = tmp_path / "fifo.csv"
+    os.mkfifo(fifo)
+    with pytest.raises(TrainingError, match="FIFO"):
+        read_profile(fifo)
+    with pytest.raises(TrainingError, match="cannot read"):
+        read_profile(tmp_path / "missing.csv")
+    (tmp_path / "bin.csv").write_bytes(b"\xff\xfe\x00garbage")
+    with pytest.raises(TrainingError, match="UTF-8"):
+        read_profile(tmp_path / "bin.csv")
+
+
+# ------------------------------------------------------------------------------------------------ the prices' cache
+def test_design_prices_come_back_from_the_cache(tmp_path, monkeypatch):
+    from solvers.training import pricing
+
+    store = ResultsCache(tmp_path / "cache")
+    os.chmod(tmp_path, 0o700)
+    topo = parse_topology("torus(4,4)")
+    monkeypatch.setattr(pricing, "_MEMO", {})
+    first = design_prices(topo, cache=store)
+    assert not first.cached and first.mcf is not None and first.allreduce
+    monkeypatch.setattr(pricing, "_MEMO", {})
+    monkeypatch.setattr(pricing, "_candidates", lambda *a: pytest.fail("solved again"))
+    second = design_prices(topo, cache=store)
+    assert second.cached and second.allreduce == first.allreduce and second.mcf == first.mcf
+    # the cheapest verified schedule at each size, by the step model
+    for m in (1e3, 1e9):
+        us, algo = second.allreduce_us(m, 10.0, 12.5)
+        assert us == min(10.0 * c.steps + c.tb_factor * m / 12.5e3 for c in first.allreduce) or \
+            abs(us - min(10.0 * c.steps + c.tb_factor * m / 12.5e3 for c in first.allreduce)) < 1e-9 * us
