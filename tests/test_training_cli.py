@@ -1,0 +1,99 @@
+"""``python -m studio train`` (issue 57): the --json keys, several designs compared, a profile, one-line errors
+with exit 2 for bad input, and the reply kept in the results cache."""
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from studio.cli import main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_json_keys_and_comparison(capsys):
+    code, out, err = run(capsys, "train", "gpt2-small", "--topo", "biring(8)", "--topo", "bipartite(4)", "--json")
+    assert code == 0, err
+    reply = json.loads(out)
+    assert reply["model"] == "gpt2-small" and reply["parallel"] == "dp" and len(reply["results"]) == 2
+    for r in reply["results"]:
+        assert {"iteration_ms", "compute_ms", "allreduce_exposed_ms", "alltoall_ms", "bucket_bytes", "collectives",
+                "ratio_to_best", "design", "nodes"} <= set(r)
+        assert "timeline" not in r
+        assert r["compute_ms"] + r["allreduce_exposed_ms"] + r["alltoall_ms"] == r["iteration_ms"]
+        assert all({"collective", "bytes", "count", "ms_each", "priced_by", "algo"} <= set(c)
+                   for c in r["collectives"])
+    best = min(reply["results"], key=lambda r: r["iteration_ms"])
+    assert reply["best"] == best["design"] and best["ratio_to_best"] == 1.0
+
+
+def test_text_reply_and_ep(capsys):
+    code, out, err = run(capsys, "train", "switch-base-128", "--topo", "gkautz(2,16)", "--parallel", "ep",
+                         "--bucket", "10MB")
+    assert code == 0, err
+    assert "iteration_ms" in out and "alltoall_ms" in out and "MCF" in out and "bucket 10 MB" in out
+
+
+def test_timeline_and_profile(capsys, tmp_path):
+    prof = tmp_path / "p.csv"
+    prof.write_text("name,forward_ms,backward_ms,param_bytes,activation_bytes\na,1,2,4000000,1000\n"
+                    "b,2,4,8000000,1000\n")
+    code, out, err = run(capsys, "train", "mine", "--profile", str(prof), "--topo", "torus(4,4)", "--json",
+                         "--timeline")
+    assert code == 0, err
+    r = json.loads(out)["results"][0]
+    assert r["compute_ms"] == 9.0 and r["model"] == "mine"
+    assert max(e["end_ms"] for e in r["timeline"]) == r["iteration_ms"]
+
+
+@pytest.mark.parametrize("argv, why", [
+    (["nosuch", "--topo", "biring(8)"], "unknown model"),
+    (["gpt2-small", "--topo", "biring(8)", "--gpus", "0.1"], "whole number of GPUs"),
+    (["gpt2-small", "--topo", "biring(8)", "--gpus", "4"], "every node"),
+    (["gpt2-small", "--topo", "biring(8)", "--gpu", "V100"], "unknown GPU"),
+    (["gpt2-small", "--topo", "biring(8)", "--efficiency", "2"], "efficiency"),
+    (["gpt2-small", "--topo", "biring(8)", "--bytes-per-param", "0"], "bytes-per-param"),
+    (["gpt2-small", "--topo", "biring(8)", "--bucket", "lots"], "unknown bucket"),
+    (["gpt2-small", "--topo", "biring(8)", "--parallel", "ep"], "no experts"),
+    (["switch-base-128", "--topo", "gkautz(2,256)", "--parallel", "ep"], "whole multiple of the nodes"),
+    (["switch-base-128", "--topo", "torus(4,6)", "--parallel", "ep"], "whole multiple of the nodes"),
+    (["gpt2-small", "--topo", "nosuch(3)"], ""),
+    (["gpt2-small", "--topo", "gkautz(4,{N})", "--sweep", "N=x"], "sweep"),
+    (["gpt2-small", "--topo", "biring(8)", "--sweep", "N=8:16:8"], "no {N}"),
+])
+def test_bad_input_is_one_line(capsys, argv, why):
+    code, out, err = run(capsys, "train", *argv)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and why in err
+
+
+def test_bad_profile_is_one_line(capsys, tmp_path):
+    prof = tmp_path / "p.csv"
+    prof.write_text("name,forward_ms,backward_ms,param_bytes,activation_bytes\na,-1,2,4000000,1000\n")
+    code, out, err = run(capsys, "train", "mine", "--profile", str(prof), "--topo", "torus(4,4)")
+    assert code == 2 and err.count("\n") == 1 and "line 2" in err and "forward_ms" in err
+
+
+def test_sweep_in_process(capsys):
+    code, out, err = run(capsys, "train", "resnet50", "--topo", "biring({N})", "--sweep", "N=4:8:4", "--in-process",
+                         "--json")
+    assert code == 0, err
+    rows = json.loads(out)["results"]
+    assert [(r["N"], r["nodes"]) for r in rows] == [(4, 4), (8, 8)]
+
+
+def test_reply_from_the_cache(capsys, tmp_path, monkeypatch):
+    folder = tmp_path / "cache"
+    os.chmod(tmp_path, 0o700)
+    monkeypatch.setenv("TOPOLOGY_STUDIO_CACHE", str(folder))
+    argv = ["train", "resnet50", "--topo", "torus(4,4)", "--json"]
+    code, first, _ = run(capsys, *argv)
+    assert code == 0
+    monkeypatch.setattr("solvers.training.simulate_iteration", lambda *a, **k: pytest.fail("simulated again"))
+    code, second, err = run(capsys, *argv)
+    assert code == 0 and second == first and "cache" in err
