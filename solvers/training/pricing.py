@@ -185,21 +185,22 @@ def default_algos(topo: Topology) -> tuple[str, ...]:
 
 
 def design_prices(topo: Topology, algos: tuple[str, ...] | None = None, alltoall: bool = True,
-                  cache="default", mcf_time_limit: float | None = None) -> DesignPrices:
+                  cache="default", mcf_time_limit: float | None = None, refresh: bool = False) -> DesignPrices:
     """The priced collectives of ``topo`` (module docstring), from the results cache when it holds them.
     ``algos``: the allreduce candidates (default ``default_algos``); ``alltoall``: price the all-to-all too (expert
     parallelism); ``cache``: a ``ResultsCache``, None for none, "default" for the user's; ``mcf_time_limit``:
-    handed to ``mcf_rate`` (its own default when None; on a time limit the certified lower end is used)."""
+    handed to ``mcf_rate`` (its own default when None; on a time limit the certified lower end is used);
+    ``refresh``: price again and replace what the cache holds."""
     from ..results_cache import ResultsCache, UnsafeCache
 
     if algos is None:
         algos = default_algos(topo)
     algos = tuple(algos)
     key = _key(topo, algos, alltoall, mcf_time_limit)
-    if key in _MEMO:
+    if key in _MEMO and not refresh:
         return _MEMO[key]
     store = ResultsCache.default() if cache == "default" else cache
-    if store is not None:
+    if store is not None and not refresh:
         try:
             rec = store.get_record(key, warn=None)
         except (UnsafeCache, OSError):

@@ -359,6 +359,19 @@ def _layers(model, profile, nodes, parallel, gpu_name, efficiency, bytes_per_par
     return layers, spec.name
 
 
+def check_request(model, profile, nodes: int) -> None:
+    """Expert parallelism's refusals (``_check_ep``) for ``model`` or ``profile`` on ``nodes`` nodes, before any
+    pricing."""
+    if profile is not None:
+        from .profile import read_profile
+
+        layers = list(profile) if not isinstance(profile, (str, bytes)) and not hasattr(profile, "__fspath__") \
+            else read_profile(profile)
+        _check_ep(None, nodes, layers)
+    else:
+        _check_ep(model if isinstance(model, ModelSpec) else preset(model), nodes, None)
+
+
 def _check_ep(spec: ModelSpec | None, nodes: int, layers) -> None:
     if spec is not None:
         if not spec.moe:

@@ -12,6 +12,9 @@ import time
 
 from .common import UsageError, cache_parent, json_parent, json_text
 
+AUTO_MCF_LIMIT_S = 12.0      # the MCF's share of the command's 20 s at 1024 nodes (issue 57's target)
+AUTO_MCF_NODES = 513         # from here the MCF is the time-limited first-order solve
+
 
 def add_parser(sub) -> None:
     p = sub.add_parser("train", parents=[json_parent(), cache_parent()],
@@ -40,6 +43,9 @@ def add_parser(sub) -> None:
     p.add_argument("--runtime-model", action="store_true",
                    help="price allreduces by the runtime model where the schedule is small enough (default: the "
                         "alpha-beta step model, as the paper)")
+    p.add_argument("--mcf-time-limit", type=float, default=None, metavar="SECONDS",
+                   help=f"stop the all-to-all LP after this long and use its certified lower end (default "
+                        f"{AUTO_MCF_LIMIT_S:g} s above {AUTO_MCF_NODES - 1} nodes, the solver's own limit below)")
     p.add_argument("--sweep", default=None, metavar="N=a:b:c", help="run every --topo template at these sizes")
     p.add_argument("--timeline", action="store_true", help="with --json: include every bar of the timeline")
     p.add_argument("--max-nodes", type=int, default=None, help="refuse larger designs (default 4096)")
@@ -68,6 +74,8 @@ def _request(args) -> dict:
         raise UsageError(f"--bytes-per-param must be above 0 and at most 16, got {args.bytes_per_param:g}")
     if args.efficiency is not None and not (0 < args.efficiency <= 1):
         raise UsageError(f"--efficiency must be above 0 and at most 1, got {args.efficiency:g}")
+    if args.mcf_time_limit is not None and not (0 < args.mcf_time_limit <= 86400):
+        raise UsageError(f"--mcf-time-limit must be above 0 and at most 86400 s, got {args.mcf_time_limit:g}")
     if not (0 <= args.alpha <= 1e6) or not (1e-3 <= args.bandwidth <= 1e7):
         raise UsageError("--alpha must be 0 to 1e6 us and --bandwidth 1e-3 to 1e7 GB/s")
     gpu(args.gpu)
@@ -83,21 +91,32 @@ def _request(args) -> dict:
     return {"model": args.model, "parallel": args.parallel, "gpu": args.gpu, "bucket": args.bucket,
             "profile": profile, "efficiency": args.efficiency, "bytes_per_param": args.bytes_per_param,
             "alpha": args.alpha, "bandwidth": args.bandwidth, "runtime": args.runtime_model,
-            "max_nodes": args.max_nodes, "gpus": args.gpus, "no_cache": args.no_cache}
+            "max_nodes": args.max_nodes, "gpus": args.gpus, "no_cache": args.no_cache,
+            "mcf_time_limit": args.mcf_time_limit}
 
 
 def run_one(expr: str, req: dict) -> dict:
     """One design's iteration as a dict (a sweep task runs this on a worker)."""
+    import solvers.training as training
+    from solvers.results_cache import ResultsCache
     from solvers.runtime import Workload
-    from solvers.training import simulate_iteration
     from topologies import load
 
     topo = load(expr, max_nodes=req["max_nodes"])
     _gpus(req["gpus"], topo.n)
-    it = simulate_iteration(req["model"], topo, req["parallel"], req["gpu"], req["bucket"], req["profile"],
-                            Workload(1.0, "uniform", req["alpha"], req["bandwidth"]), req["efficiency"],
-                            req["bytes_per_param"], runtime=req["runtime"],
-                            cache=None if req["no_cache"] else "default")
+    limit = req["mcf_time_limit"]
+    if limit is None and topo.n >= AUTO_MCF_NODES:
+        limit = AUTO_MCF_LIMIT_S
+    prices = None
+    if req["parallel"] == "ep":         # checked first, so a refused request never waits for the LP
+        training.simulate.check_request(req["model"], req["profile"], topo.n)
+    # --no-cache solves again and replaces the stored prices
+    store = ResultsCache.default()
+    prices = training.design_prices(topo, alltoall=req["parallel"] == "ep", mcf_time_limit=limit,
+                                    cache=store, refresh=req["no_cache"])
+    it = training.simulate_iteration(req["model"], topo, req["parallel"], req["gpu"], req["bucket"], req["profile"],
+                                     Workload(1.0, "uniform", req["alpha"], req["bandwidth"]), req["efficiency"],
+                                     req["bytes_per_param"], runtime=req["runtime"], prices=prices)
     out = it.as_dict()
     out["design"] = expr
     return out
