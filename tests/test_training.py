@@ -96,9 +96,11 @@ def test_as_dict_is_json(runs):
 
 # ------------------------------------------------------------------------------------------------ the FLOPs model
 def test_public_parameter_counts():
-    # torchvision's published counts (exact) and the papers' totals
-    assert parameters(preset("vgg16"))[0] == 138_357_544
-    assert parameters(preset("resnet50"))[0] == 25_557_032
+    # torchvision's published parameter counts (exact) and GMACs an image, and the papers' totals
+    for name, params, gmacs in (("vgg16", 138_357_544, 15.47), ("vgg19", 143_667_240, 19.63),
+                                ("resnet50", 25_557_032, 4.09), ("resnet101", 44_549_160, 7.80)):
+        assert parameters(preset(name))[0] == params, name
+        assert round(sum(row[2] for row in preset(name).cnn) / 1e9, 2) == gmacs, name
     for name, published, tol in (("switch-base-256", 14.7e9, 0.02), ("switch-c-2048", 1.571e12, 0.01),
                                  ("switch-base-128", 7.4e9, 0.03), ("gpt2-small", 124e6, 0.01),
                                  ("gpt2-medium", 355e6, 0.01), ("gpt2-large", 774e6, 0.01)):

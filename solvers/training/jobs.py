@@ -158,15 +158,19 @@ def _vgg(depths) -> tuple:
 
 
 def _resnet(blocks) -> tuple:
+    """ResNet's bottleneck stages, one layer per convolution (with its batch norm) as PyTorch holds them; ResNet-50
+    comes to 25,557,032 parameters and 4.09 GMACs an image (torchvision's published figures)."""
     rows = [_conv("conv1", 3, 64, 7, 112)]
     cin = 64
     for stage, (n, mid, hw) in enumerate(zip(blocks, (64, 128, 256, 512), (56, 28, 14, 7))):
         out = 4 * mid
         for i in range(n):
-            parts = [_conv("a", cin, mid, 1, hw), _conv("b", mid, mid, 3, hw), _conv("c", mid, out, 1, hw)]
+            name = f"layer{stage + 1}.{i}"
+            first = 2 * hw if i == 0 and stage > 0 else hw      # the stride is on the 3x3 (torchvision's v1.5)
+            rows += [_conv(f"{name}.conv1", cin, mid, 1, first), _conv(f"{name}.conv2", mid, mid, 3, hw),
+                     _conv(f"{name}.conv3", mid, out, 1, hw)]
             if i == 0:
-                parts.append(_conv("proj", cin, out, 1, hw))
-            rows.append((f"layer{stage + 1}.{i}", sum(p[1] for p in parts), sum(p[2] for p in parts), out * hw * hw))
+                rows.append(_conv(f"{name}.downsample", cin, out, 1, hw))
             cin = out
     rows.append(("fc", 2048 * 1000 + 1000, 2048 * 1000, 1000))
     return tuple(rows)

@@ -125,16 +125,22 @@ def _key(topo: Topology, algos: tuple[str, ...], alltoall: bool, mcf_time_limit)
 
 
 def _candidates(topo: Topology, algos) -> list[Candidate]:
+    """The verified allreduce schedules of ``algos`` on ``topo``; when none applies, BFB's (which runs on any
+    strongly connected graph: an expansion that is not reverse-symmetric has no expansion allreduce)."""
     from ..synthesize import synthesize
 
-    out = []
-    for algo in algos:
+    def one(algo):
         try:
             result = synthesize(topo, algo, "allreduce")
         except (NotApplicable, ScheduleError, ValueError):
-            continue
-        if result.verification.ok:
-            out.append(Candidate(algo, int(result.cost.steps), str(result.cost.tb_factor), int(result.schedule.count)))
+            return None
+        if not result.verification.ok:
+            return None
+        return Candidate(algo, int(result.cost.steps), str(result.cost.tb_factor), int(result.schedule.count))
+
+    out = [c for c in map(one, algos) if c is not None]
+    if not out and "bfb" not in algos:
+        out = [c for c in [one("bfb")] if c is not None]
     return out
 
 
