@@ -83,6 +83,8 @@ def test_astra_inputs_beside_the_traces(tmp_path):
     text = (tmp_path / "network.yml").read_text()
     assert "topology: [ Ring ]" in text and "npus_count: [ 8 ]" in text and "latency: [ 500.0 ]" in text
     assert json.loads((tmp_path / "system.json").read_text())["all-reduce-implementation-custom"] == ["ar"]
+    with pytest.raises(ChakraError, match="workload"):
+        astra_inputs(r.topology, str(tmp_path), "workload", "allreduce", M, prices)
     two = load("dgx_a100(boxes=2)")
     out = astra_inputs(two, str(tmp_path / "two"), "ar", "allreduce", M, Workload().execution)
     assert not out["expressible"] and not (tmp_path / "two" / "network.yml").exists()

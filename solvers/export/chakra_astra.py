@@ -24,7 +24,7 @@ from topologies.model import Topology
 
 from ..runtime import Execution
 from .chakra import ET_VERSION, _message
-from .chakra_files import check_name, output_folder, write_whole
+from .chakra_files import ChakraError, check_name, output_folder, write_whole
 from .chakra_schema import COLLECTIVE_TYPES, GlobalMetadata, attr, frame
 
 __all__ = ["CUSTOM_KEYS", "GIB", "astra_inputs", "network_dims"]
@@ -117,6 +117,8 @@ def astra_inputs(topo: Topology, folder: str, name: str, collective: str, total_
     alltoall) in ``folder``; returns {"files", "dims", "note", "expressible"}. ``execution``: the runtime model's
     prices (``Workload.execution``)."""
     check_name(name)
+    if name == WORKLOAD:
+        raise ChakraError(f"the traces may not be named {WORKLOAD!r}: ASTRA-sim's workload files take that name here")
     output_folder(folder)
     ranks = len(topo.compute_nodes) if ranks is None else ranks
     dims, note = network_dims(topo, execution)
