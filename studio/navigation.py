@@ -41,6 +41,9 @@ _PAGES = [("studio.pages.home", "Home", ":material/home:", "home", "What the stu
           ("studio.pages.failures", "Failures", ":material/link_off:", "failures",
            "What failed links, GPUs, NICs, switches or boxes do to your designs and their schedules: the CDF of "
            "algbw over every failure set, the worst set drawn, and any set opened on Schedule."),
+          ("studio.pages.training", "Training", ":material/model_training:", "training",
+           "One training iteration (data, expert, tensor or pipeline parallel) on each design: compute, exposed "
+           "allreduce and all-to-all per design, the iteration's timeline, and any collective opened on Schedule."),
           ("studio.genmodel_view", "GenModel", ":material/calculate:", "genmodel",
            "AllReduce plans priced by the GenModel cost model, calibration from measurements, and GenTree on "
            "switch trees."),
