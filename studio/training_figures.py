@@ -21,6 +21,7 @@ SEGMENTS = (("compute_ms", "compute", "#1f77b4"), ("allreduce_exposed_ms", "expo
             ("alltoall_ms", "all-to-all", "#d62728"))
 KIND_COLORS = {"forward": "#1f77b4", "backward": "#6baed6", "allreduce": "#ff7f0e", "alltoall": "#d62728",
                "tp": "#9467bd", "pp": "#8c564b"}
+KIND_NAMES = {"alltoall": "all-to-all", "tp": "TP allreduce", "pp": "PP send"}
 STREAMS = ("compute", "comm")
 MAX_TIMELINE_BARS = 20000
 MB = 2 ** 20
@@ -137,7 +138,7 @@ def breakdown_figure(results: Sequence[dict], title: str | None = None) -> Figur
                   xaxis=dict(title=dict(text="design"), type="category", automargin=True),
                   yaxis=dict(title=dict(text="time per iteration (ms)"), range=[0, top * 1.12], rangemode="tozero",
                              automargin=True, gridcolor="#e5e5e5"),
-                  margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h", y=-0.2))
+                  margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h", y=-0.2, traceorder="normal"))
     return FigureSpec(data, titled(layout))
 
 
@@ -158,13 +159,14 @@ def timeline_figure(result: dict, max_bars: int = MAX_TIMELINE_BARS) -> FigureSp
         rows = [e for e in shown if e["kind"] == kind]
         if not rows:
             continue
-        data.append(dict(type="bar", orientation="h", name=kind, y=[e["stream"] for e in rows],
+        name = KIND_NAMES.get(kind, kind)
+        data.append(dict(type="bar", orientation="h", name=name, y=[e["stream"] for e in rows],
                          base=[e["start_ms"] for e in rows], x=[e["end_ms"] - e["start_ms"] for e in rows],
                          marker=dict(color=color, line=dict(width=0.5, color="white")),
                          customdata=[[e["label"], _bytes_text(e.get("bytes")), e["start_ms"], e["end_ms"]]
                                      for e in rows],
                          hovertemplate="%{customdata[0]}<br>%{customdata[2]:.4g} → %{customdata[3]:.4g} ms"
-                                       "<br>%{customdata[1]}<extra>" + kind + "</extra>"))
+                                       "<br>%{customdata[1]}<extra>" + name + "</extra>"))
     cut = f" (the first {max_bars:,} of {len(events):,} bars)" if len(events) > max_bars else ""
     layout = dict(title=f"One iteration of {result['model']} on {result['design']}: the compute and communication "
                         f"streams over {result['iteration_ms']:.4g} ms{cut}",

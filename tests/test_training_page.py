@@ -65,7 +65,7 @@ def test_two_designs_stacked_bars_add_up_to_the_iteration_and_the_timeline_has_b
     streams = {y for t in timeline["data"] for y in t["y"]}
     assert streams == {"compute", "comm"}
     kinds = {t["name"] for t in timeline["data"]}
-    assert {"forward", "backward", "alltoall", "allreduce"} <= kinds
+    assert {"forward", "backward", "all-to-all", "allreduce"} <= kinds
     end = max(b + x for t in timeline["data"] for b, x in zip(t["base"], t["x"]))
     assert abs(end - float(table["iteration (ms)"][0])) <= 1e-9 * end     # the first design's timeline
     colls = at.dataframe[1].value
