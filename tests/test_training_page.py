@@ -104,6 +104,7 @@ def test_a_design_the_job_cannot_use_is_one_error_line():
 
 def test_open_in_schedule_sets_the_schedule_pages_state():
     at = open_training("biring(8)")
+    at.session_state["workload_open"] = True       # the sidebar's M is a widget on this run: set before it is made
     at.selectbox(key="tr_model").set_value("gpt2-small").run()
     at.selectbox(key="tr_parallel").set_value("dp").run()
     run(at)
@@ -118,6 +119,7 @@ def test_open_in_schedule_sets_the_schedule_pages_state():
     expr = at.query_params["expr"]
     assert expr in ("biring(8)", ["biring(8)"])
     assert any("Verified by the simulator" in s.value for s in at.success)
+    assert any(f"M = {float(row['bytes']):.4g} bytes" in c.value for c in at.sidebar.caption)   # what it prices
 
 
 def test_the_pure_helpers():
