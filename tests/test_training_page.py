@@ -100,6 +100,9 @@ def test_a_design_the_job_cannot_use_is_one_error_line():
     assert not at.get("plotly_chart")
     at = open_training("biring(8)\nnot_a_design(3)")
     assert len(at.error) == 1 and "not_a_design(3)" in at.error[0].value
+    at = open_training("biring(8)")
+    at.selectbox(key="tr_model").set_value("gpt2-small").run()          # expert parallel without experts
+    assert len(at.error) == 1 and "gpt2-small has no expert layers" in at.error[0].value
 
 
 def test_open_in_schedule_sets_the_schedule_pages_state():

@@ -111,6 +111,10 @@ def _inputs():
     if len(designs) > MAX_DESIGNS:
         st.error(f"{len(designs)} designs: at most {MAX_DESIGNS} on the page.")
         return None
+    if parallel == "ep" and not (presets[model].moe if profile is None else any(layer.expert for layer in profile)):
+        st.error(f"Expert parallelism needs a mixture-of-experts model: {model} has no expert layers (choose a "
+                 "Switch model, or dp).")
+        return None
     for expr in designs:            # every design loads and suits the job before anything is priced
         try:
             topo = load(expr)
