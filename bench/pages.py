@@ -53,7 +53,7 @@ TARGET_SETTLED_S = 5.0
 TARGET_EDIT_S = 2.0             # the edit on Compose
 
 # The url paths of studio/navigation.py, in menu order (home is the default page, at "/").
-PAGES = ["home", "compose", "schedule", "compare", "finder", "clusters", "failures", "genmodel", "learn"]
+PAGES = ["home", "compose", "schedule", "compare", "finder", "clusters", "failures", "training", "genmodel", "learn"]
 
 # Whether the page shows Streamlit as busy: its status widget present, or a spinner visible. A quick rerun never
 # shows the status widget (the front end waits before showing it), so the script's runs are also followed on the
