@@ -38,13 +38,13 @@ def bracket(topo, gap=1e-3, limit=20.0):
 @given(strongly_connected_topologies(max_nodes=8, switches=False))
 def test_bracket_holds_the_optimum_on_random_digraphs(topo):
     exact = mcf_rate(topo, method="ipm").f
-    b = bracket(topo, gap=1e-2, limit=5.0)
+    b = bracket(topo, gap=1e-2, limit=0.3)        # the bracket holds however far it got
     assert b.lower <= exact * (1 + REL) and exact <= b.upper * (1 + REL)
     check_flow(topo, b.lower, b.flow)
 
 
-@pytest.mark.parametrize("expr, gap", [("circulant(16,[3,4])", 1e-3), ("kautz(2,3)", 1e-2), ("torus(4,4)", 1e-3),
-                                       ("gkautz(3,32)", 3e-2), ("torus(8,8)", 1e-2), ("gkautz(4,64)", 5e-2)])
+@pytest.mark.parametrize("expr, gap", [("circulant(16,[3,4])", 1e-3), ("kautz(2,3)", 1e-3), ("torus(4,4)", 1e-3),
+                                       ("gkautz(3,32)", 5e-3), ("torus(8,8)", 1e-9), ("gkautz(4,64)", 1e-2)])
 def test_bracket_meets_its_target_around_the_exact_optimum(expr, gap):
     topo = parse_topology(expr)
     exact = mcf_rate(topo, method="ipm").f

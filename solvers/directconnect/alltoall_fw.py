@@ -9,14 +9,21 @@ on link l summed over all sources) have congestion lambda = max_l x_l / c_l, and
 1. takes link lengths w_l = the gradient of the smoothed maximum  Phi(x) = log(sum_l exp(beta x_l / c_l)) / beta
    at the current loads (a softmax over the links' utilisations, divided by c_l);
 2. computes all-pairs shortest paths under w (``scipy.sparse.csgraph.dijkstra``, all sources in one call, with
-   predecessors) and routes every source's demand along its shortest-path tree: the flow on the tree link into
-   v is the size of v's subtree, accumulated for all sources at once by walking the nodes from the farthest in;
-3. moves the current routing toward that one by the step that minimises Phi on the segment (exact line search:
+   predecessors) and routes every source's demand along its shortest-path tree: the flow on the tree link into v
+   is the size of v's subtree, accumulated for all sources at once by walking the nodes from the farthest in;
+3. mixes that routing with the previous step's target so that the new direction is conjugate to the previous one
+   under Phi's Hessian (the conjugate Frank-Wolfe method of traffic assignment, Mitradjieva and Lindberg 2013),
+   then moves the current routing toward it by the step that minimises Phi on the segment (exact line search:
    Phi is convex along it);
 4. reads both bounds: lower = 1 / lambda of the current routing, upper = sum_l c_l w_l / sum_{s != t} dist_w(s, t)
-   (weak duality of the maximum concurrent flow, valid for any w >= 0; the tree routing's cost is that sum).
+   (weak duality of the maximum concurrent flow, valid for any w >= 0; the shortest-path routing's cost is that
+   sum).
 
-beta grows as the bracket narrows (the smoothing costs at most log(m) / beta in lambda). The best lower and upper
+The first routing is on hop lengths with every node's demand split evenly over its shortest in-links
+(``dag_flows``, ECMP): on edge-transitive fabrics (tori, circulants) that is already optimal and meets the hop
+bound, so the bracket closes at once.
+beta = log(m) / (8 gap lambda) grows as the bracket narrows (the smoothing costs at most log(m) / beta in
+lambda; smoothing more than the gap measured better than less, the factor 8 the best of 0.5 .. 16). The best lower and upper
 over all iterations are kept; it stops when (upper - lower) / upper <= the target gap or at the time limit. The
 first lengths are the hop counts (on unit links that upper bound is |E| / sum of distances, Table 7's bound).
 
@@ -37,6 +44,8 @@ from typing import Callable
 
 import numpy as np
 
+SMOOTHING = 8.0     # beta = log(m) / (SMOOTHING * gap * lambda): measured best of 0.5 .. 16 on gkautz, de Bruijn
+
 
 @dataclass
 class Bracket:
@@ -55,6 +64,45 @@ class Bracket:
         return (self.upper - self.lower) / self.upper
 
 
+def in_table(n: int, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every node's in-links padded to the largest in-degree: (links, tails), -1 where there is none."""
+    deg = np.bincount(dst, minlength=n)
+    links = np.full((n, max(int(deg.max()), 1)), -1, dtype=np.int64)
+    order = np.argsort(dst, kind="stable")
+    slot = np.arange(len(dst)) - np.repeat(np.cumsum(deg) - deg, deg)
+    links[dst[order], slot] = order
+    tails = np.where(links >= 0, src[np.maximum(links, 0)], -1)
+    return links, tails
+
+
+def dag_flows(dist: np.ndarray, w: np.ndarray, links: np.ndarray, tails: np.ndarray, tol: float = 1e-9) -> np.ndarray:
+    """Every source's unit demand to every other node routed on its shortest paths, split evenly where they tie:
+    node v's in-links (u, v) with dist(s, u) < dist(s, v) and dist(s, u) + w_uv <= (1 + tol) dist(s, v) share
+    equally what v takes in (its own unit and all it passes on), walked for all sources at once from the farthest
+    node in. Returns amounts[s, v, j], the flow from s on v's j-th in-link (``in_table``)."""
+    n = dist.shape[0]
+    rows = np.arange(n)
+    real = (links >= 0)[None]
+    du = dist[:, np.maximum(tails, 0)]                                      # [s, v, j]
+    cost = np.where(real, du + w[np.maximum(links, 0)][None], np.inf)
+    dv = dist[:, :, None]
+    tight = real & (du < dv) & (cost <= dv * (1 + tol))
+    best = np.argmin(cost, axis=2)[:, :, None]
+    np.put_along_axis(tight, best, True, axis=2)                            # the shortest in-link always
+    tight[rows, rows] = False
+    frac = tight / np.maximum(tight.sum(axis=2, keepdims=True), 1)
+    order = np.argsort(dist, axis=1, kind="stable")
+    need = np.ones((n, n))
+    need[rows, rows] = 0.0
+    t = np.maximum(tails, 0)
+    for k in range(n - 1, 0, -1):       # farthest first: all that v passes on is known before v shares it out
+        v = order[:, k]
+        share = frac[rows, v] * need[rows, v][:, None]                      # [s, j]
+        for j in range(links.shape[1]):
+            need[rows, t[v, j]] += share[:, j]
+    return frac * need[:, :, None]
+
+
 def tree_flows(dist: np.ndarray, pred: np.ndarray, eid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Every source's unit demand to every other node routed on its shortest-path tree: (columns, sizes), where
     row s's tree link into v is link ``columns[s, v]`` and carries ``sizes[s, v]`` (v's subtree size); the
@@ -71,6 +119,7 @@ def tree_flows(dist: np.ndarray, pred: np.ndarray, eid: np.ndarray) -> tuple[np.
     columns = eid[parent, np.arange(n)[None, :]]
     columns[rows, rows] = eid.max() + 1
     return columns, size
+
 
 
 def _line_search(u: np.ndarray, ut: np.ndarray, beta: float) -> float:
@@ -111,68 +160,70 @@ def certify(flow: np.ndarray, src: np.ndarray, dst: np.ndarray, cap: np.ndarray)
 
 
 def solve(n: int, src: np.ndarray, dst: np.ndarray, cap: np.ndarray, target_gap: float = 5e-3,
-          time_limit: float = 60.0, progress: Callable[[str], None] | None = None,
-          keep_flow: bool = True) -> Bracket:
-    """The bracket of LP (3) on n nodes and merged links (src, dst, cap) (module docstring); without
-    ``keep_flow`` the lower end is 1 / lambda of the loads alone (no flow kept, no check)."""
+          time_limit: float = 60.0, progress: Callable[[str], None] | None = None) -> Bracket:
+    """The bracket of LP (3) on n nodes and merged links (src, dst, cap) (module docstring)."""
     from scipy.sparse import csr_matrix
     from scipy.sparse.csgraph import dijkstra
 
     start = time.perf_counter()
     m = len(cap)
+    links, tails = in_table(n, src, dst)
     eid = np.zeros((n, n), dtype=np.int64)
     eid[src, dst] = np.arange(m)
-    rows = np.arange(n)
+    column = np.broadcast_to(np.where(links >= 0, links, m)[None], (n,) + links.shape)   # m: padding
+    rows = np.arange(n)[:, None, None]
     log_m = math.log(max(m, 2))
 
-    def route(w: np.ndarray):
-        dist, pred = dijkstra(csr_matrix((w, (src, dst)), shape=(n, n)), return_predecessors=True)
-        columns, size = tree_flows(dist, pred, eid)
-        load = np.bincount(columns.ravel(), size.ravel(), m + 1)[:m]
-        return float(dist.sum()), columns, size, load
+    def route(w: np.ndarray, ecmp: bool):
+        """(sum of distances, the routing's y[s, l] with a padding column m, its loads)."""
+        y = np.zeros((n, m + 1))
+        if ecmp:
+            dist = dijkstra(csr_matrix((w, (src, dst)), shape=(n, n)))
+            y[rows, column] = dag_flows(dist, w, links, tails)     # each (source, link) once; padding gets 0
+        else:
+            dist, pred = dijkstra(csr_matrix((w, (src, dst)), shape=(n, n)), return_predecessors=True)
+            columns, size = tree_flows(dist, pred, eid)
+            y[rows[:, :, 0], columns] = size                        # each (source, tree link) once
+        return float(dist.sum()), y, y[:, :m].sum(axis=0)
 
-    # hop lengths first
-    total, columns, size, x = route(1.0 / cap)
+    total, flow, x = route(1.0 / cap, True)             # hop lengths, shortest paths split evenly
     upper = float(np.dot(cap, 1.0 / cap) / total)
-    flow = np.zeros((n, m + 1)) if keep_flow else None
-    if keep_flow:
-        flow[rows[:, None], columns] += size
-    lam = float(np.max(x / cap))
-    best_lower, best_flow_scale = 1.0 / lam, 1.0 / lam
-    best_flow = flow.copy() if keep_flow else None
-    it = 1
-    eps = 0.5
+    best_lower = 1.0 / float(np.max(x / cap))
+    best_flow = flow.copy()
+    it, previous = 1, None
     while True:
         gap = (upper - best_lower) / upper
         if gap <= target_gap or time.perf_counter() - start > time_limit:
             break
-        eps = min(eps, max(gap / 2, target_gap / 4))
         u = x / cap
-        lam = float(u.max())
-        beta = log_m / (eps * lam)
+        beta = log_m / (max(SMOOTHING * gap, target_gap / 4) * float(u.max()))
         z = beta * u
         p = np.exp(z - z.max())
-        w = p / p.sum() / cap
-        w = np.maximum(w, 1e-12 * w.max())
-        total, columns, size, xt = route(w)
+        p /= p.sum()
+        w = np.maximum(p / cap, 1e-12 * float(np.max(p / cap)))
+        total, target, xt = route(w, False)
         upper = min(upper, float(np.dot(cap, w) / total))
+        if previous is not None:        # conjugate direction: mix in the last target, Hessian-conjugate to d
+            old, xold, d = previous
+            hd = beta * (p * (d / cap) - p * float(np.dot(p, d / cap))) / cap
+            num, den = float(np.dot(hd, xt - x)), float(np.dot(hd, xt - xold))
+            mix = min(max(num / den, 0.0), 0.99) if den != 0 else 0.0
+            if mix > 0:
+                target = mix * old + (1 - mix) * target
+                xt = mix * xold + (1 - mix) * xt
         gamma = _line_search(u, xt / cap, beta)
+        previous = (target, xt, xt - x)
         x = (1 - gamma) * x + gamma * xt
-        if keep_flow:
-            flow *= 1 - gamma
-            flow[rows[:, None], columns] += gamma * size
-        lam = float(np.max(x / cap))
-        if 1.0 / lam > best_lower:
-            best_lower = 1.0 / lam
-            if keep_flow:
-                best_flow = flow.copy()
+        flow *= 1 - gamma
+        flow += gamma * target
+        if 1.0 / float(np.max(x / cap)) > best_lower:
+            best_lower = 1.0 / float(np.max(x / cap))
+            best_flow = flow.copy()
         it += 1
         if progress and it % 25 == 0:
             progress(f"Frank-Wolfe iteration {it}: f in [{best_lower:.5g}, {upper:.5g}], gap {gap:.2%}, "
                      f"{time.perf_counter() - start:.0f} s")
-    if keep_flow:                        # the lower end is what the kept flow certifies, checked against LP (3)
-        best_flow = best_flow[:, :m] * best_lower
-        best_lower = certify(best_flow, src, dst, cap)
+    best_flow = best_flow[:, :m] * best_lower   # the lower end is what the kept flow certifies against LP (3)
+    best_lower = certify(best_flow, src, dst, cap)
     reached = (upper - best_lower) / upper <= target_gap
     return Bracket(best_lower, upper, time.perf_counter() - start, it, reached, best_flow)
-
