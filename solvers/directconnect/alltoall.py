@@ -13,9 +13,9 @@ every other at f B/d, and an all-to-all in which every node sends M in total (M/
 T = (M/B) d / (N f), with no alpha term (A.5.2). The Moore bound (``moore_rate_bound``, unit links) stays an
 upper bound on that f, since no capacity is above 1.
 
-``mcf_rate`` solves it with HiGHS on sparse matrices. The default, ``method="pdlp"``, is HiGHS's first-order
-primal-dual solver (PDLP), which scales to N = 256 in seconds and N = 1024 in minutes where the interior point
-method (``method="ipm"``, the reference) needs minutes at N = 128. A first-order solution is only approximately
+``mcf_rate`` solves it with HiGHS on sparse matrices. The default below ``FW_MIN_NODES`` nodes,
+``method="pdlp"``, is HiGHS's first-order primal-dual solver (PDLP), which scales to N = 256 in seconds and N = 512
+in about a minute where the interior point method (``method="ipm"``, the reference) needs minutes at N = 128. A first-order solution is only approximately
 feasible, so its value is not reported as is; it is turned into a certified bracket lower <= f* <= upper:
 
 - lower: clip the flows at 0, scale them down until no link exceeds its capacity, and take the least net inflow
@@ -23,13 +23,14 @@ feasible, so its value is not reported as is; it is turned into a certified brac
 - upper: weak duality of the maximum concurrent flow, f* <= sum_l c_l w_l / sum_{s != t} dist_w(s, t) for any
   link lengths w >= 0; the capacity rows' dual values are used as w (plus 1e-12, so no length is zero).
 
-``f`` is the lower end. Above ``FW_MIN_NODES`` nodes the default is ``method="fw"`` instead
-(``alltoall_fw.py``): Frank-Wolfe on a smoothed maximum link load with all-pairs shortest paths per iteration,
-which answers within its time limit (60 s by default) with a certified bracket of whatever width it reached
-(``reached`` says whether the target gap was met) where PDLP at N = 1024 needs more than ten minutes. The threshold
-is measured: PDLP closes the bracket to 1e-6 at N = 256 in seconds and at N = 512 in about 70 s, better than
-Frank-Wolfe does in that time; at N = 1024 PDLP ran 600 s and 3.6 GB without an answer, Frank-Wolfe brackets
-gkautz(4,1024) within about 8 % in 60 s. ``mcf_model`` is the same LP as a Pyomo model, the readable reference
+``f`` is the lower end. From ``FW_MIN_NODES`` nodes on the default is ``method="fw"`` instead
+(``alltoall_fw.py``): conjugate Frank-Wolfe on a smoothed maximum link load with all-pairs shortest paths per
+iteration, which stops at its target gap (0.5 %) or answers at its time limit (55 s by default, so that the whole
+``alltoall`` command takes at most a minute) with the certified bracket it reached (``reached`` says which). The
+threshold is measured on two shared cores: PDLP closes the bracket to 1e-6 at N = 256 in seconds and at N = 512 in
+about 70 s; at N = 1024 it ran 600 s and 3.6 GB and stopped with gkautz(4,1024) only known within 1.7 %, where
+Frank-Wolfe brackets it within 1.8 % in 60 s and 290 MB ([7.930e-4, 8.076e-4]; Table 7 prints 8.01e-4).
+``mcf_model`` is the same LP as a Pyomo model, the readable reference
 (``solvers.directconnect.bfb_lp.write_lp`` writes it as an .lp file).
 """
 from __future__ import annotations
@@ -45,7 +46,7 @@ from topologies.properties import degree, is_strongly_connected, moore_diameter_
 from ..core.errors import NotApplicable
 
 MCF_TIME_LIMIT_S = 600
-FW_TIME_LIMIT_S = 55  # the Frank-Wolfe default (the whole alltoall command within 60 s): then it answers with its bracket
+FW_TIME_LIMIT_S = 55  # Frank-Wolfe's default: the whole alltoall command within 60 s, then the bracket it has
 FW_GAP_TARGET = 5e-3  # Frank-Wolfe stops once (upper - lower) / upper is at most this
 FW_MIN_NODES = 513    # the default method is "fw" from this many nodes, "pdlp" below (module docstring)
 GAP_TARGET = 1e-6     # PDLP re-solves with a tighter tolerance until upper - lower <= this * upper (twice at most)
@@ -94,7 +95,7 @@ def mcf_rate(topo: Topology, time_limit: float | None = None, method: str | None
              tolerance: float = 1e-7, target_gap: float = FW_GAP_TARGET, progress=None) -> AllToAll:
     """The optimal per-pair rate f of LP (3): a certified lower bound with ``upper`` and ``gap`` bracketing the
     optimum (``method="pdlp"``, the default below ``FW_MIN_NODES`` nodes, or ``"fw"``, the default from there), or
-    the interior point optimum (``method="ipm"``). ``time_limit`` defaults to 600 s (60 s for ``"fw"``);
+    the interior point optimum (``method="ipm"``). ``time_limit`` defaults to 600 s (55 s for ``"fw"``);
     ``target_gap`` and ``progress`` (a callable taking one line) are Frank-Wolfe's."""
     if method is None:
         method = "fw" if topo.num_nodes >= FW_MIN_NODES else "pdlp"

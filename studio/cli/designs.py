@@ -18,7 +18,7 @@ def add_parsers(sub) -> None:
                          help="all-to-all throughput: the multi-commodity-flow LP (3); its time for M (what every "
                               "node sends in total) at a node bandwidth B")
     a2a.add_argument("--time-limit", type=float, default=None, metavar="S",
-                     help="seconds for the solve (default 600 for PDLP, 60 for Frank-Wolfe from 513 nodes); "
+                     help="seconds for the solve (default 600 for PDLP, 55 for Frank-Wolfe from 513 nodes); "
                           "Frank-Wolfe answers with the certified bracket it has when they run out")
     a2a.add_argument("--method", choices=("auto", "fw", "pdlp", "ipm"), default="auto",
                      help="fw (Frank-Wolfe bracket), pdlp (HiGHS PDLP bracket) or ipm (exact, small fabrics); "
