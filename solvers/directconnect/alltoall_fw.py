@@ -21,9 +21,11 @@ on link l summed over all sources) have congestion lambda = max_l x_l / c_l, and
 
 The first routing is on hop lengths with every node's demand split evenly over its shortest in-links
 (``dag_flows``, ECMP): on edge-transitive fabrics (tori, circulants) that is already optimal and meets the hop
-bound, so the bracket closes at once. beta = log(m) / (8 gap lambda) grows as the bracket narrows (the smoothing
-costs at most log(m) / beta in lambda; smoothing more than the gap measured better than less, 8 the best factor
-of 0.5 .. 16 on gkautz and de Bruijn graphs). The best lower and upper over all iterations are kept; it stops when
+bound, so the bracket closes at once. The smoothing eps = log(m) / (beta lambda) (the most it can cost in
+lambda) starts at 10 and only decreases: to 8 times the current gap (smoothing more than the gap measured better
+than less, 8 the best factor of 0.5 .. 16 on gkautz and de Bruijn graphs), and by half after 30 iterations in a row
+that did not narrow the bracket (else a fabric whose routing is already optimal, such as the DBT graph, keeps a
+smooth w and a loose upper end). The best lower and upper over all iterations are kept; it stops when
 (upper - lower) / upper <= the target gap or at the time limit.
 
 The lower end is certified by the flow itself, not by the loads' bookkeeping: the source-aggregated flow y[s, l]
@@ -45,7 +47,8 @@ from typing import Callable
 import numpy as np
 
 SMOOTHING = 8.0     # beta = log(m) / (SMOOTHING * gap * lambda): measured best of 0.5 .. 16 on gkautz, de Bruijn
-SMOOTHING_CAP = 10.0    # ... but never smoother than log(m) / (SMOOTHING_CAP * lambda)
+SMOOTHING_CAP = 10.0    # ... never smoother than log(m) / (SMOOTHING_CAP * lambda)
+STALLED = 30            # ... and half as smooth after this many iterations in a row that did not narrow the bracket
 
 
 @dataclass
@@ -191,13 +194,17 @@ def solve(n: int, src: np.ndarray, dst: np.ndarray, cap: np.ndarray, target_gap:
     upper = float(np.dot(cap, 1.0 / cap) / total)
     best_lower = 1.0 / float(np.max(x / cap))
     best_flow = flow.copy()
-    it, previous = 1, None
+    it, previous, smooth, last_gap, stalled = 1, None, SMOOTHING_CAP, 1.0, 0
     while True:
         gap = (upper - best_lower) / upper
         if gap <= target_gap or time.perf_counter() - start > time_limit:
             break
         u = x / cap
-        beta = log_m / (max(min(SMOOTHING * gap, SMOOTHING_CAP), target_gap / 4) * float(u.max()))
+        stalled = stalled + 1 if gap >= last_gap else 0
+        if stalled >= STALLED:
+            smooth, stalled = smooth / 2, 0
+        smooth, last_gap = min(SMOOTHING * gap, smooth), gap
+        beta = log_m / (max(smooth, target_gap / 4) * float(u.max()))
         z = beta * u
         p = np.exp(z - z.max())
         p /= p.sum()
