@@ -144,11 +144,12 @@ def _candidates(topo: Topology, algos) -> list[Candidate]:
     return out
 
 
-def _mcf(topo: Topology, time_limit: float | None) -> tuple[tuple | None, str]:
+def _mcf(topo: Topology, time_limit: float | None, method: str | None = None) -> tuple[tuple | None, str]:
     from ..directconnect.alltoall import mcf_rate
 
+    kw = {k: v for k, v in (("time_limit", time_limit), ("method", method)) if v is not None}
     try:
-        a = mcf_rate(topo) if time_limit is None else mcf_rate(topo, time_limit=time_limit)
+        a = mcf_rate(topo, **kw)
     except NotApplicable as exc:
         return None, str(exc)
     if not (a.f > 0 and math.isfinite(a.f)):
@@ -191,18 +192,20 @@ def default_algos(topo: Topology) -> tuple[str, ...]:
 
 
 def design_prices(topo: Topology, algos: tuple[str, ...] | None = None, alltoall: bool = True,
-                  cache="default", mcf_time_limit: float | None = None, refresh: bool = False) -> DesignPrices:
+                  cache="default", mcf_time_limit: float | None = None, refresh: bool = False,
+                  mcf_method: str | None = None) -> DesignPrices:
     """The priced collectives of ``topo`` (module docstring), from the results cache when it holds them.
     ``algos``: the allreduce candidates (default ``default_algos``); ``alltoall``: price the all-to-all too (expert
     parallelism); ``cache``: a ``ResultsCache``, None for none, "default" for the user's; ``mcf_time_limit``:
     handed to ``mcf_rate`` (its own default when None; on a time limit the certified lower end is used);
-    ``refresh``: price again and replace what the cache holds."""
+    ``refresh``: price again and replace what the cache holds; ``mcf_method``: ``mcf_rate``'s method (its own
+    default when None)."""
     from ..results_cache import ResultsCache, UnsafeCache
 
     if algos is None:
         algos = default_algos(topo)
     algos = tuple(algos)
-    key = _key(topo, algos, alltoall, mcf_time_limit)
+    key = _key(topo, algos, alltoall, (mcf_time_limit, mcf_method))
     if key in _MEMO and not refresh:
         return _MEMO[key]
     store = ResultsCache.default() if cache == "default" else cache
@@ -221,7 +224,7 @@ def design_prices(topo: Topology, algos: tuple[str, ...] | None = None, alltoall
     start = time.perf_counter()
     cands = _candidates(topo, algos)
     if alltoall:
-        mcf, note = _mcf(topo, mcf_time_limit)
+        mcf, note = _mcf(topo, mcf_time_limit, mcf_method)
         sched, snote = _alltoall_schedule(topo)
     else:
         mcf, note, sched, snote = None, "not asked (no expert parallelism)", None, "not asked"
