@@ -15,8 +15,9 @@ upper bound on that f, since no capacity is above 1.
 
 ``mcf_rate`` solves it with HiGHS on sparse matrices. The default below ``FW_MIN_NODES`` nodes,
 ``method="pdlp"``, is HiGHS's first-order primal-dual solver (PDLP), which scales to N = 256 in seconds and N = 512
-in about a minute where the interior point method (``method="ipm"``, the reference) needs minutes at N = 128. A first-order solution is only approximately
-feasible, so its value is not reported as is; it is turned into a certified bracket lower <= f* <= upper:
+in about a minute where the interior point method (``method="ipm"``, the reference) needs minutes at N = 128. A
+first-order solution is only approximately feasible, so its value is not reported as is; it is turned into a
+certified bracket lower <= f* <= upper:
 
 - lower: clip the flows at 0, scale them down until no link exceeds its capacity, and take the least net inflow
   of any (source, node) pair: a feasible point of LP (3) (excess inflow may stay at a node, as the ``<=`` allows);
@@ -29,7 +30,7 @@ iteration, which stops at its target gap (0.5 %) or answers at its time limit (5
 ``alltoall`` command takes at most a minute) with the certified bracket it reached (``reached`` says which). The
 threshold is measured on two shared cores: PDLP closes the bracket to 1e-6 at N = 256 in seconds and at N = 512 in
 about 70 s; at N = 1024 it ran 600 s and 3.6 GB and stopped with gkautz(4,1024) only known within 1.7 %, where
-Frank-Wolfe brackets it within 1.8 % in 60 s and 290 MB ([7.930e-4, 8.076e-4]; Table 7 prints 8.01e-4).
+Frank-Wolfe brackets it within 1.4 % in 55 s and 290 MB ([7.955e-4, 8.066e-4]; Table 7 prints 8.01e-4).
 ``mcf_model`` is the same LP as a Pyomo model, the readable reference
 (``solvers.directconnect.bfb_lp.write_lp`` writes it as an .lp file).
 """

@@ -32,10 +32,11 @@ The lower end is certified by the flow itself, not by the loads' bookkeeping: th
 of the best routing is kept (N x m floats) and ``certify`` checks it against LP (3) (scaled to fit every capacity,
 the least net inflow of any (source, node) pair is a feasible f), the check the PDLP path uses.
 
-Measured (two shared cores): an iteration costs about 0.4 s at N = 1024 and 1 ms at N = 64. gkautz(4,64)
-comes within 0.5 % of the interior point optimum in 0.5 s, gkautz(4,1024) is bracketed in [7.930e-4, 8.076e-4]
-(1.8 %; Table 7 prints 8.01e-4) after 55 s, where PDLP had it within 1.7 % after 600 s. The interior point and
-PDLP solves (``alltoall.py``) stay the exact references.
+Measured (two shared cores): an iteration costs about 0.26 s at N = 1024 and 1 ms at N = 64. gkautz(4,64) comes
+within 0.5 % of the interior point optimum in 0.3 s; ``python -m studio alltoall "gkautz(4,1024)"`` answers in
+56 s and 290 MB with f in [7.955e-4, 8.066e-4] (a 1.4 % bracket, both ends within 0.7 % of Table 7's 8.01e-4),
+where PDLP had it within 1.7 % after 600 s and 3.6 GB. The interior point and PDLP solves (``alltoall.py``) stay
+the exact references.
 """
 from __future__ import annotations
 
@@ -79,7 +80,8 @@ def in_table(n: int, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.n
     return links, tails
 
 
-def dag_flows(dist: np.ndarray, w: np.ndarray, links: np.ndarray, tails: np.ndarray, tol: float = 1e-9) -> np.ndarray:
+def dag_flows(dist: np.ndarray, w: np.ndarray, links: np.ndarray, tails: np.ndarray,
+              tol: float = 1e-9) -> np.ndarray:
     """Every source's unit demand to every other node routed on its shortest paths, split evenly where they tie:
     node v's in-links (u, v) with dist(s, u) < dist(s, v) and dist(s, u) + w_uv <= (1 + tol) dist(s, v) share
     equally what v takes in (its own unit and all it passes on), walked for all sources at once from the farthest
@@ -123,7 +125,6 @@ def tree_flows(dist: np.ndarray, pred: np.ndarray, eid: np.ndarray) -> tuple[np.
     columns = eid[parent, np.arange(n)[None, :]]
     columns[rows, rows] = eid.max() + 1
     return columns, size
-
 
 
 def _line_search(u: np.ndarray, ut: np.ndarray, beta: float) -> float:
