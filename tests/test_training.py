@@ -172,8 +172,7 @@ def test_profile_parses_and_runs(tmp_path):
     assert [l.name for l in layers] == ["embed", "moe", "head"]
     assert layers[1].expert and layers[1].tokens == 16 and not layers[2].expert
     it = simulate_iteration("mine", "gkautz(2,16)", "ep", profile=str(path), cache=None)
-    assert it.compute_ms == 0.1 + 0.2 + 1.5 + 3.0 + 0.5 + 1.0 or \
-        abs(it.compute_ms - 6.3) < 1e-5
+    assert abs(it.compute_ms - 6.3) <= 6 * 2 ** -20            # each bar a whole multiple of 2^-20 ms
     assert it.compute_ms + it.allreduce_exposed_ms + it.alltoall_ms == it.iteration_ms
     assert sum(e.bytes for e in it.timeline if e.kind == "allreduce") == 3_000_000    # the expert layer's kept
 
@@ -234,5 +233,4 @@ def test_design_prices_come_back_from_the_cache(tmp_path, monkeypatch):
     # the cheapest verified schedule at each size, by the step model
     for m in (1e3, 1e9):
         us, algo = second.allreduce_us(m, 10.0, 12.5)
-        assert us == min(10.0 * c.steps + c.tb_factor * m / 12.5e3 for c in first.allreduce) or \
-            abs(us - min(10.0 * c.steps + c.tb_factor * m / 12.5e3 for c in first.allreduce)) < 1e-9 * us
+        assert us == pytest.approx(min(10.0 * c.steps + c.tb_factor * m / 12.5e3 for c in first.allreduce), rel=1e-12)
