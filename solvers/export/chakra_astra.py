@@ -27,7 +27,7 @@ from .chakra import ET_VERSION, _message
 from .chakra_files import ChakraError, check_name, output_folder, write_whole
 from .chakra_schema import COLLECTIVE_TYPES, GlobalMetadata, attr, frame
 
-__all__ = ["CUSTOM_KEYS", "GIB", "astra_inputs", "network_dims"]
+__all__ = ["CUSTOM_KEYS", "GIB", "astra_inputs", "iteration_inputs", "network_dims"]
 
 GIB = 2 ** 30
 CUSTOM_KEYS = {"allreduce": ("all-reduce-implementation-custom", "ALL_REDUCE"),
@@ -149,6 +149,40 @@ def astra_inputs(topo: Topology, folder: str, name: str, collective: str, total_
                          "--network-configuration=network.yml   (reported cycles are ns)")
         if len(dims) > 1:
             lines.append("Several dimensions run on the congestion-unaware backend only (the aware one takes one).")
+    else:
+        lines.append(f"No network.yml: ASTRA-sim's analytical backend cannot express {topo.name or topo.expr}: "
+                     f"{note}. The traces are still written; give ASTRA-sim a network of your own.")
+    files.append(write_whole(folder, "README.txt", ("\n".join(lines) + "\n").encode()))
+    return {"files": files, "dims": dims, "note": note, "expressible": dims is not None}
+
+
+NATIVE_KEYS = {"all-reduce-implementation": "ring", "all-gather-implementation": "ring",
+               "reduce-scatter-implementation": "ring", "all-to-all-implementation": "direct"}
+
+
+def iteration_inputs(topo: Topology, folder: str, execution: Execution, expanded: int, native: int) -> dict:
+    """ASTRA-sim's inputs beside a training iteration's traces, which are the workload itself
+    (``folder/workload.<rank>.et``, written by the caller from ``chakra.iteration_traces``): the network YAML where
+    the fabric is expressible, a system JSON whose collectives are ASTRA-sim's own (ring, direct: they run only the
+    ``native`` collectives that had no verified schedule to expand), the remote-memory JSON and a README. Returns
+    {"files", "dims", "note", "expressible"}; ``expanded`` counts the collectives written as sends and receives."""
+    output_folder(folder)
+    dims, note = network_dims(topo, execution)
+    per_dim = 1 if dims is None else len(dims)
+    system = {"scheduling-policy": "FIFO", "preferred-dataset-splits": 1, "active-chunks-per-dimension": 1,
+              "local-mem-bw": 50, **{k: [v] * per_dim for k, v in NATIVE_KEYS.items()}}
+    files = [write_whole(folder, "system.json", (json.dumps(system, indent=2) + "\n").encode()),
+             write_whole(folder, "memory.json", b'{\n  "memory-type": "NO_MEMORY_EXPANSION"\n}\n')]
+    lines = [f"One training iteration as ASTRA-sim's workload ({WORKLOAD}.<rank>.et): {expanded} collectives written "
+             f"as the studio's verified schedules (sends and receives), {native} as collective nodes that ASTRA-sim "
+             "runs with its own algorithms (system.json)."]
+    if dims is not None:
+        files.append(write_whole(folder, "network.yml", _yaml(dims).encode()))
+        binary = "AstraSim_Analytical_Congestion_Aware" if len(dims) == 1 else "AstraSim_Analytical_Congestion_Unaware"
+        lines.append(f"Network: {note}; bandwidth in GB/s of 2^30 bytes, latency in ns (network.yml).")
+        lines.append(f"Run from this folder: {binary} --workload-configuration={WORKLOAD} "
+                     "--system-configuration=system.json --remote-memory-configuration=memory.json "
+                     "--network-configuration=network.yml   (reported cycles are ns)")
     else:
         lines.append(f"No network.yml: ASTRA-sim's analytical backend cannot express {topo.name or topo.expr}: "
                      f"{note}. The traces are still written; give ASTRA-sim a network of your own.")

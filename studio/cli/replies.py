@@ -31,7 +31,7 @@ from pathlib import Path
 REPLIED = frozenset({"forestcoll", "schedule", "find", "alltoall", "compare", "failures", "calibrate",
                      "allreduce-lp", "train"})
 NOT_IN_KEY = frozenset({"no_cache", "progress", "quiet", "workers", "scheduler", "in_process", "force"})
-WRITES = ("output", "plot")
+WRITES = ("output", "plot", "chakra")
 FORMAT = 1
 MAX_HASHED_BYTES = 1 << 30        # the files a run names are hashed up to this much in all (sizes are in the key too)
 

@@ -52,6 +52,10 @@ def add_parser(sub) -> None:
     p.add_argument("--scheduler", default=None, metavar="tcp://HOST:8786", help="--sweep on this Dask cluster")
     p.add_argument("--workers", type=int, default=None, help="--sweep: worker processes of the embedded cluster")
     p.add_argument("--in-process", action="store_true", help="--sweep without a cluster, one size after another")
+    p.add_argument("--chakra", default=None, metavar="DIR",
+                   help="also write the iteration as Chakra execution traces for ASTRA-sim (DIR/workload.<rank>.et, "
+                        "one --topo): each collective as its verified schedule's sends and receives where it has "
+                        "one, with ASTRA-sim's network and system inputs beside them")
 
 
 def _gpus(text: str | None, nodes: int) -> None:
@@ -97,6 +101,13 @@ def _request(args) -> dict:
 
 def run_one(expr: str, req: dict) -> dict:
     """One design's iteration as a dict (a sweep task runs this on a worker)."""
+    out = iteration_of(expr, req)[1].as_dict()
+    out["design"] = expr
+    return out
+
+
+def iteration_of(expr: str, req: dict):
+    """(topology, Iteration) of one design."""
     import solvers.training as training
     from solvers.results_cache import ResultsCache
     from solvers.runtime import Workload
@@ -117,9 +128,7 @@ def run_one(expr: str, req: dict) -> dict:
     it = training.simulate_iteration(req["model"], topo, req["parallel"], req["gpu"], req["bucket"], req["profile"],
                                      Workload(1.0, "uniform", req["alpha"], req["bandwidth"]), req["efficiency"],
                                      req["bytes_per_param"], runtime=req["runtime"], prices=prices)
-    out = it.as_dict()
-    out["design"] = expr
-    return out
+    return topo, it
 
 
 def _sweep_exprs(templates: list[str], text: str) -> list[tuple[str, int]]:
@@ -139,9 +148,23 @@ def _sweep_exprs(templates: list[str], text: str) -> list[tuple[str, int]]:
 
 def train(args) -> int:
     req = _request(args)
+    if args.chakra is not None and (args.sweep or len(args.topo) != 1):
+        raise UsageError("--chakra writes one design's iteration: give one --topo and no --sweep")
+    if args.chakra is not None:
+        from solvers.export.chakra import ChakraError
+        from solvers.export.chakra_files import output_folder
+
+        try:
+            output_folder(args.chakra)
+        except ChakraError as exc:
+            raise UsageError(str(exc)) from None
     start = time.perf_counter()
     if args.sweep:
         results = _swept(args, req)
+    elif args.chakra is not None:
+        topo, it = iteration_of(args.topo[0], req)
+        _write_chakra(args.chakra, topo, it, req)
+        results = [{**it.as_dict(), "design": args.topo[0]}]
     else:
         results = [run_one(expr, req) for expr in args.topo]
     best = min(results, key=lambda r: r["iteration_ms"])
@@ -177,6 +200,55 @@ def _swept(args, req) -> list[dict]:
             return out
     except ClusterError as exc:
         raise UsageError(str(exc)) from None
+
+
+def _write_chakra(folder: str, topo, it, req: dict) -> None:
+    """The iteration's ``trace_ops`` as Chakra traces in ``folder`` (``solvers.export.chakra.iteration_traces``):
+    an allreduce as the verified schedule of the synthesizer that priced it, an all-to-all as the verified
+    shortest-path schedule (``direct_alltoall``, up to 64 nodes); the rest as collective nodes ASTRA-sim runs
+    itself. Read back and checked (every send matched by one receive) before the summary line."""
+    from solvers.core.errors import NotApplicable
+    from solvers.core.verify import verify
+    from solvers.directconnect.direct_alltoall import direct_alltoall
+    from solvers.export.chakra import ChakraError, check_traces, iteration_traces, read_traces, write_traces
+    from solvers.export.chakra_astra import WORKLOAD, iteration_inputs
+    from solvers.runtime.workload import Workload
+    from solvers.synthesize import synthesize
+
+    ops = it.trace_ops()
+    schedules, built = {}, {}
+    for c in it.collectives:
+        key = (c.collective, float(c.bytes))
+        if c.collective == "allreduce" and c.algo:
+            if c.algo not in built:
+                built[c.algo] = synthesize(topo, c.algo, "allreduce").schedule     # verified by synthesize
+            schedules[key] = (topo, built[c.algo])
+        elif c.collective == "alltoall" and topo.n <= 64:
+            if "alltoall" not in built:
+                try:
+                    schedule = direct_alltoall(topo)
+                except NotApplicable:
+                    schedule = None
+                built["alltoall"] = schedule if schedule is not None and verify(topo, schedule).ok else None
+            if built["alltoall"] is not None:
+                schedules[key] = (topo, built["alltoall"])
+    keyed = {(op["kind"], float(op.get("bytes", 0.0))) for op in ops if op["kind"] != "compute"}
+    expanded = sum(1 for op in ops if op["kind"] != "compute" and (op["kind"], float(op["bytes"])) in schedules)
+    try:
+        traces = iteration_traces(topo.n, ops, {k: v for k, v in schedules.items() if k in keyed}, topo)
+        write_traces(folder, WORKLOAD, traces)
+        work = Workload(1.0, "uniform", req["alpha"], req["bandwidth"])
+        inputs = iteration_inputs(topo, folder, work.execution, expanded, len(ops) - expanded
+                                  - sum(op["kind"] == "compute" for op in ops))
+        back = read_traces(folder, WORKLOAD, ranks=len(traces))
+        if back != traces:
+            raise ChakraError(f"{folder}: the traces read back differ from those written")
+        report = check_traces(back)
+    except ChakraError as exc:
+        raise UsageError(str(exc)) from None
+    where = "ASTRA-sim inputs beside them" if inputs["expressible"] else "no ASTRA-sim network (see README.txt)"
+    print(f"wrote {folder}/{WORKLOAD}.<0..{report['ranks'] - 1}>.et: one iteration, {report['nodes']} nodes, "
+          f"{report['sends']} sends each matched by a receive; read back and checked; {where}", file=sys.stderr)
 
 
 def _mb(b) -> str:
