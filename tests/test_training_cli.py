@@ -97,3 +97,38 @@ def test_reply_from_the_cache(capsys, tmp_path, monkeypatch):
     monkeypatch.setattr("solvers.training.simulate_iteration", lambda *a, **k: pytest.fail("simulated again"))
     code, second, err = run(capsys, *argv)
     assert code == 0 and second == first and "cache" in err
+
+
+def test_chakra_iteration_traces(capsys, tmp_path):
+    """--chakra writes one iteration as Chakra traces that read back through the schema with every send matched;
+    each allreduce is the verified schedule that priced it, so the bytes sent add up to the schedules' own."""
+    from solvers.export.chakra import check_traces, read_traces
+
+    folder = tmp_path / "iteration"
+    code, out, err = run(capsys, "train", "gpt2-small", "--topo", "biring(8)", "--bucket", "100MB", "--chakra",
+                         str(folder), "--json")
+    assert code == 0, err
+    reply = json.loads(out)["results"][0]
+    traces = read_traces(str(folder), "workload", ranks=8)
+    report = check_traces(traces)
+    assert report["ranks"] == 8 and report["sends"] > 0
+    assert sorted(os.listdir(folder)) == sorted([f"workload.{r}.et" for r in range(8)]
+                                                + ["README.txt", "memory.json", "network.yml", "system.json"])
+    assert "0 as collective nodes" in (folder / "README.txt").read_text()
+    compute_ns = sum(n["attrs"]["duration_ns"] for n in traces[0] if n["type"] == "COMP_NODE")
+    assert compute_ns == pytest.approx(reply["compute_ms"] * 1e6, rel=1e-6)
+    # a second run with the same arguments writes again (never answered from the reply cache)
+    for f in folder.iterdir():
+        f.unlink()
+    assert run(capsys, "train", "gpt2-small", "--topo", "biring(8)", "--bucket", "100MB", "--chakra",
+               str(folder), "--json")[0] == 0
+    assert len(list(folder.glob("workload.*.et"))) == 8
+
+
+@pytest.mark.parametrize("extra, message", [(["--topo", "ring(8)"], "one --topo"), ([], "not a folder")])
+def test_chakra_refusals(capsys, tmp_path, extra, message):
+    target = tmp_path / "file"
+    target.write_text("keep me")
+    code, out, err = run(capsys, "train", "gpt2-small", "--topo", "biring(8)", *extra, "--chakra", str(target))
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+    assert target.read_text() == "keep me"
