@@ -372,3 +372,7 @@ _rows_7_and_4()
 _rows_4_baselines()
 _rows_5()
 _rows_8()
+
+from bench.papers.training import SPECS as _TRAINING_SPECS  # noqa: E402  (Figs. 8 and 9: the training simulator)
+
+SPECS.extend(_TRAINING_SPECS)

@@ -1,6 +1,6 @@
 """The direct-connect paper's training results (§8.4, Figs. 8 and 9, App. A.4) from this studio's training simulator
-(``solvers.training``; see bench/papers/__init__.py for the Spec format). ``paper`` is this module's name,
-"training"; the figures are the direct-connect paper's.
+(``solvers.training``; see bench/papers/__init__.py for the Spec format). Its rows are the direct-connect paper's
+(``paper`` "directconnect", tables "Fig. 8" and "Fig. 9"): bench/papers/directconnect.py appends them to its own.
 
 **Fig. 9** (simulated expert-parallel Switch Transformers, alpha = 10 us, B = 100 Gb/s, d = 4): Switch-Base-256
 (14.7B) on 256 nodes and Switch-C (1.571T, 2048 experts) on 1024 nodes, each on Table 7's Pareto designs at that N
@@ -28,7 +28,7 @@ from functools import cache
 
 from bench.papers import Spec
 
-PAPER = "training"
+PAPER = "directconnect"
 ALPHA_US, GBS = 10.0, 12.5
 TESTBED_ALPHA_US, TESTBED_GBS = 13.33, 1.0 / 1.018e-4 / 1e3
 MCF_TIME_LIMIT_S = 20.0
