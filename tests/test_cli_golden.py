@@ -15,7 +15,8 @@ expansion or a BFB measurement, issue 23); 12 when TE-CCL's epoch search started
 runtime model's time, its bound and the prices it used; compare's rows say which synthesizer returned the same
 schedule and why a bound is out of reach). 12 again when TE-CCL's detail gained its epoch
 multiplier and its lower bound in microseconds with the gap to it (issue 43: ``multiplier``,
-``lower_bound_us``, ``lower_bound_gap``).
+``lower_bound_us``, ``lower_bound_gap``). 18 when the all-to-all answer said whether its bracket reached the
+gap target (issue 57: ``mcf_gap_reached``).
 
 Wall-clock figures (synthesis and solver seconds) are the only fields that differ between two runs of the same
 command; ``normalize`` replaces their values by ``<seconds>`` before comparing, and nothing else.
