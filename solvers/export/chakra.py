@@ -10,16 +10,22 @@ A trace here is ``{rank: [node dict]}``; a node dict is ``{"id", "name", "type",
 (ASTRA-sim reads ``comm_src``, ``comm_dst``, ``comm_tag``, ``comm_size`` of sends and receives, ``comm_type`` and
 ``comm_size`` of a collective node, ``is_cpu_op`` of every node, and a compute node's ``duration_micros``).
 
-* ``schedule_traces(topo, schedule, total_bytes)``: every transfer of the schedule as a COMM_SEND_NODE on its
-  sender and a COMM_RECV_NODE on its receiver with the same unique tag and its bytes, (hi - lo) x M/N. A send
-  depends (data_deps) on the receives on its rank, in earlier steps, of the same shard with an overlapping
-  interval: the receipts that delivered, or reduced into, what it sends. Receives depend on nothing: ASTRA-sim
+* ``schedule_traces(topo, schedule, total_bytes)``: everything a link carries in one step as one message (the
+  runtime model's send, ``solvers.runtime``): a COMM_SEND_NODE on its sender and a COMM_RECV_NODE on its receiver
+  with the same unique tag and its bytes, the sum of its pieces' (hi - lo) x M/N. (One message, not one per piece:
+  ASTRA-sim's congestion-unaware backend gives every message the link's whole bandwidth, so pieces sent apart on
+  one link would share it for free.) A send depends (data_deps) on the receives on its rank, in earlier steps, of
+  the same shard with an interval overlapping one of its pieces: the receipts that delivered, or reduced into,
+  what it sends. Receives depend on nothing: ASTRA-sim
   matches them by (peer, tag). A reducing receive needs no compute node (ASTRA-sim's CustomAlgorithm would charge
   at least 1 ns for one; the runtime model charges nothing). ASTRA-sim's network has no switch nodes, so a
   switched fabric's schedule is first seen as its GPU-to-GPU sends (``core.switch_paths.network_view``: each
   piece from the GPU that sent it to the GPU that took it, in the step it arrived) and the fabric becomes
   ASTRA-sim's Switch dimension (``chakra_astra.py``). Ranks are the compute nodes in the topology's order.
-* ``iteration_traces(n_ranks, ops, schedules)``: one iteration's compute and collectives, the same on every rank.
+* ``iteration_traces(n_ranks, ops, schedules)``: one iteration's compute and collectives, the same on every rank,
+  each collective with a schedule expanded into its sends and receives. ``iteration_collectives``: the same
+  iteration with every collective one node and the schedules as traces of their own, for ASTRA-sim's per-node
+  custom collectives (``chakra_astra.write_iteration``; why: ``iteration_traces``' docstring).
 * ``write_traces``, ``read_traces``, ``check_traces``: the files, written whole; read back through the schema;
   and checked (every send has exactly one receive with its peer, tag and size, dependencies point to existing
   earlier nodes, ids are unique).
@@ -41,8 +47,8 @@ from .chakra_files import ChakraError, check_name, output_folder, write_whole
 from .chakra_schema import (COLLECTIVE_TYPES, NODE_TYPES, GlobalMetadata, Node, SchemaError, attr, attr_value,
                             frame, unframe)
 
-__all__ = ["ChakraError", "ET_VERSION", "MAX_NODES", "check_traces", "iteration_traces", "read_traces",
-           "schedule_traces", "write_traces"]
+__all__ = ["ChakraError", "ET_VERSION", "MAX_NODES", "check_traces", "iteration_collectives", "iteration_traces",
+           "read_traces", "schedule_traces", "write_traces"]
 
 ET_VERSION = "0.0.4"
 MAX_NODES = 20_000_000                    # nodes over all ranks; ~100 bytes each on disk
@@ -65,8 +71,8 @@ def _shard_bytes(schedule: Schedule, ranks: int, total_bytes) -> Fraction:
 
 def schedule_traces(topo: Topology, schedule: Schedule, total_bytes, tag_base: int = 0) -> dict[int, list[dict]]:
     """{rank: nodes} of a verified schedule on ``topo`` for M = ``total_bytes`` (module docstring). Message sizes
-    are whole bytes: a piece's exact (hi - lo) x M/N rounded to the nearest byte; ChakraError where one is under a
-    byte. ``tag_base``: the first tag (another collective's traces in the same iteration use other tags)."""
+    are whole bytes: a message's exact sum of (hi - lo) x M/N rounded to the nearest byte; ChakraError where one
+    is under a byte. ``tag_base``: the first tag (another collective's traces in the same iteration use other tags)."""
     if schedule.collective is Collective.CUSTOM:
         raise ChakraError("a custom collective has no Chakra collective type: export a named collective")
     net, sched = network_view(topo, schedule)
@@ -81,26 +87,33 @@ def schedule_traces(topo: Topology, schedule: Schedule, total_bytes, tag_base: i
     tag = tag_base
     for step, transfers in sched.by_step().items():
         arrivals = []
+        by_link: dict[int, list] = defaultdict(list)       # one message per (step, link), as the runtime model
         for t in transfers:
-            link = net.links[t.link]
+            by_link[t.link].append(t)
+        for link_id, pieces in by_link.items():
+            link = net.links[link_id]
             src, dst = rank_of[link.src], rank_of[link.dst]
-            exact = (t.hi - t.lo) * shard
+            exact = sum(((t.hi - t.lo) * shard for t in pieces), Fraction(0))
             size = round(exact)
             if size < 1:
-                raise ChakraError(f"a piece of {float(exact):.3g} bytes in step {step}: M = {float(total_bytes):g} "
+                raise ChakraError(f"a message of {float(exact):.3g} bytes in step {step}: M = {float(total_bytes):g} "
                                   "is too small for this schedule's pieces (raise --bytes)")
             if tag > MAX_TAG:
                 raise ChakraError(f"over {MAX_TAG} messages: ASTRA-sim's tags run out")
-            held = receipts.get((src, t.shard), ())
-            deps = [nid for (s, lo, hi, nid) in held[:bisect_left(held, (step,))] if lo < t.hi and t.lo < hi]
-            piece = f"shard {t.shard} [{t.lo},{t.hi}) step {step}"
+            deps = set()
+            for t in pieces:
+                held = receipts.get((src, t.shard), ())
+                deps.update(nid for (_, lo, hi, nid) in held[:bisect_left(held, (step,))] if lo < t.hi and t.lo < hi)
+            t0 = pieces[0]
+            piece = f"shard {t0.shard} [{t0.lo},{t0.hi})" + (f" and {len(pieces) - 1} more" if len(pieces) > 1
+                                                               else "") + f" step {step}"
             common = {"comm_src": src, "comm_dst": dst, "comm_tag": tag, "comm_size": size}
             send = _node(len(traces[src]), f"send {piece} to {dst}", "COMM_SEND_NODE", deps, common)
             traces[src].append(send)
-            recv = _node(len(traces[dst]), f"recv {piece} from {src}" + (" reduce" if t.reduce else ""),
-                         "COMM_RECV_NODE", (), common)
+            reduce = " reduce" if any(t.reduce for t in pieces) else ""
+            recv = _node(len(traces[dst]), f"recv {piece} from {src}{reduce}", "COMM_RECV_NODE", (), common)
             traces[dst].append(recv)
-            arrivals.append(((dst, t.shard), (step, t.lo, t.hi, recv["id"])))
+            arrivals += [((dst, t.shard), (step, t.lo, t.hi, recv["id"])) for t in pieces]
             tag += 1
         for key, entry in arrivals:       # visible to sends of later steps only
             receipts[key].append(entry)
@@ -129,18 +142,46 @@ def iteration_traces(n_ranks: int, ops: list[dict], schedules=None, topo: Topolo
     """{rank: nodes} of one training iteration, the same ``ops`` on every rank (SPMD).
 
     ``ops[i]`` is ``{"kind": "compute", "ns": t, "label": s, "deps": [j < i]}`` or ``{"kind": "allreduce" |
-    "alltoall" | "allgather" | "reducescatter", "bytes": M, "label": s, "deps": [...]}``. A collective whose
+    "alltoall" | "allgather" | "reducescatter", "bytes": M, "label": s, "deps": [...]}`` (M: what one rank holds;
+    for an all-to-all, what each rank sends in all, so its schedule is exported at N x M). A collective whose
     verified schedule is ``schedules[(kind, bytes)]`` or ``schedules[kind]`` (a ``(topology, Schedule)`` pair, or a
     ``Schedule`` on ``topo``) becomes its sends and receives (``schedule_traces``), every send matched; otherwise one
     COMM_COLL_NODE with the collective type and ``comm_size`` = M, which ASTRA-sim runs with its own algorithm. A
     compute op is a COMP_NODE whose ``duration_micros`` is ``ns`` / 1000 rounded (ASTRA-sim replays whole
     microseconds, and a zero as 1 ns); the exact figure is kept in the attribute ``duration_ns``. An op waits for
     the last nodes of the ops it depends on (for an expanded collective: every node on that rank nothing else in it
-    waits for)."""
+    waits for).
+
+    Expanded sends are plain workload nodes, and ASTRA-sim's workload layer (``HardwareResource``) lets one rank
+    have only one GPU communication node in flight: a rank's sends run one after another even where the schedule
+    sends on several links at once (BFB on biring(8): twice the schedule's time). ``iteration_collectives`` writes
+    each collective as one node with its schedule beside it instead, which ASTRA-sim runs as the studio does."""
+    return _iteration(n_ranks, ops, schedules, topo, expand=True)[0]
+
+
+def iteration_collectives(n_ranks: int, ops: list[dict], schedules=None, topo: Topology | None = None,
+                          prefix: str = "coll") -> tuple[dict[int, list[dict]], dict[str, dict], dict[int, str]]:
+    """One iteration as ASTRA-sim runs it op for op like the studio's two streams (App. A.4: one collective at a
+    time on the communication stream, beside the compute stream): ``(workload, customs, per_node)``.
+
+    ``workload``: ``{rank: nodes}`` as ``iteration_traces``, but every collective is one COMM_COLL_NODE (with its
+    type and ``comm_size``), so that the workload layer holds each rank to one collective in flight, not one send.
+    ``customs``: ``{name: {rank: nodes}}``, the ``schedule_traces`` of each distinct (kind, bytes) that has a
+    verified schedule, named ``<prefix><k>``. ``per_node``: ``{node id: name}``, the collective nodes to run with
+    those traces (ASTRA-sim's ``per-node-custom-implementation``; the node ids are the same on every rank); the
+    other collective nodes run with ASTRA-sim's own algorithms."""
+    check_name(prefix)
+    return _iteration(n_ranks, ops, schedules, topo, expand=False, prefix=prefix)
+
+
+def _iteration(n_ranks, ops, schedules, topo, expand: bool, prefix: str = "coll"):
     if not isinstance(n_ranks, int) or n_ranks < 1:
         raise ChakraError(f"n_ranks must be a positive integer, got {n_ranks!r}"[:200])
     traces: dict[int, list[dict]] = {r: [] for r in range(n_ranks)}
     ends: list[dict[int, list[int]]] = []        # per op: rank -> the node ids later ops wait for
+    customs: dict[str, dict] = {}
+    names: dict[tuple, str] = {}
+    per_node: dict[int, str] = {}
     tag = 0
     for i, op in enumerate(ops):
         if not isinstance(op, dict):
@@ -155,37 +196,56 @@ def iteration_traces(n_ranks: int, ops: list[dict], schedules=None, topo: Topolo
             ns = op.get("ns")
             if isinstance(ns, bool) or not isinstance(ns, (int, float)) or not math.isfinite(ns) or ns < 0:
                 raise ChakraError(f"op {i} ({label}): ns must be a finite number >= 0, got {ns!r}"[:200])
-            mine = {}
-            for r in range(n_ranks):
-                node = _node(len(traces[r]), label, "COMP_NODE", waits[r], {"duration_ns": float(ns)},
-                             duration_micros=round(ns / 1000))
-                traces[r].append(node)
-                mine[r] = [node["id"]]
-            ends.append(mine)
+            ends.append(_one_node(traces, waits, label, "COMP_NODE", {"duration_ns": float(ns)}, round(ns / 1000)))
             continue
         coll = _coll_kind(kind)
         size = op.get("bytes")
         if isinstance(size, bool) or not isinstance(size, (int, float)) or not math.isfinite(size) or size <= 0:
             raise ChakraError(f"op {i} ({label}): bytes must be a finite number > 0, got {size!r}"[:200])
         given = _lookup(schedules, coll, size)
+        coll_attrs = {"comm_type": COLLECTIVE_TYPES[COLL_KINDS[coll]], "comm_size": int(round(size))}
         if given is None:
-            mine = {}
-            for r in range(n_ranks):
-                node = _node(len(traces[r]), label, "COMM_COLL_NODE", waits[r],
-                             {"comm_type": COLLECTIVE_TYPES[COLL_KINDS[coll]], "comm_size": int(round(size))})
-                traces[r].append(node)
-                mine[r] = [node["id"]]
-            ends.append(mine)
+            ends.append(_one_node(traces, waits, label, "COMM_COLL_NODE", coll_attrs))
             continue
         on, schedule = given if isinstance(given, tuple) else (topo, given)
         if on is None:
             raise ChakraError(f"op {i} ({label}): a schedule needs its topology (a (topology, schedule) pair)")
-        part = schedule_traces(on, schedule, size, tag_base=tag)
-        if len(part) != n_ranks:
-            raise ChakraError(f"op {i} ({label}): the schedule has {len(part)} ranks, the iteration {n_ranks}")
-        tag += sum(n["type"] == "COMM_SEND_NODE" for nodes in part.values() for n in nodes)
-        ends.append(_splice(traces, part, waits, label))
-    return traces
+        if expand or (coll, float(size)) not in names:
+            part = schedule_traces(on, schedule, _schedule_bytes(coll, size, schedule, n_ranks),
+                                   tag_base=tag if expand else 0)
+            if len(part) != n_ranks:
+                raise ChakraError(f"op {i} ({label}): the schedule has {len(part)} ranks, the iteration {n_ranks}")
+        if expand:
+            tag += sum(n["type"] == "COMM_SEND_NODE" for nodes in part.values() for n in nodes)
+            ends.append(_splice(traces, part, waits, label))
+            continue
+        if (coll, float(size)) not in names:
+            names[(coll, float(size))] = f"{prefix}{len(customs)}"
+            customs[names[(coll, float(size))]] = part
+        ends.append(_one_node(traces, waits, label, "COMM_COLL_NODE", coll_attrs))
+        per_node[ends[-1][0][0]] = names[(coll, float(size))]
+    return traces, customs, per_node
+
+
+def _schedule_bytes(coll: str, size, schedule: Schedule, n_ranks: int):
+    """The schedule's M for an op of ``size`` bytes. An op's bytes are what one rank holds (ASTRA-sim's
+    ``comm_size``; for an all-to-all, what each rank sends in all, App. A.5), and so is an allreduce's M; an
+    all-to-all schedule's M is the whole vector of all N shards (each rank owns one shard of M/N and sends a 1/N
+    piece of it to each rank), so M = bytes x N."""
+    if coll != "alltoall":
+        return size
+    members = len(schedule.group) if schedule.group is not None else n_ranks
+    return size * members
+
+
+def _one_node(traces, waits, label, kind, attrs, duration_micros: int = 0) -> dict[int, list[int]]:
+    """The same node appended on every rank (SPMD: the same id everywhere); its id per rank."""
+    mine = {}
+    for r in traces:
+        node = _node(len(traces[r]), label, kind, waits[r], attrs, duration_micros=duration_micros)
+        traces[r].append(node)
+        mine[r] = [node["id"]]
+    return mine
 
 
 def _splice(traces, part, waits, label) -> dict[int, list[int]]:

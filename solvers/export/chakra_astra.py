@@ -27,7 +27,8 @@ from .chakra import ET_VERSION, _message
 from .chakra_files import ChakraError, check_name, output_folder, write_whole
 from .chakra_schema import COLLECTIVE_TYPES, GlobalMetadata, attr, frame
 
-__all__ = ["CUSTOM_KEYS", "GIB", "astra_inputs", "iteration_inputs", "network_dims"]
+__all__ = ["CUSTOM_KEYS", "GIB", "PER_NODE", "astra_inputs", "iteration_inputs", "iteration_schedules", "network_dims",
+           "write_iteration"]
 
 GIB = 2 ** 30
 CUSTOM_KEYS = {"allreduce": ("all-reduce-implementation-custom", "ALL_REDUCE"),
@@ -160,22 +161,38 @@ NATIVE_KEYS = {"all-reduce-implementation": "ring", "all-gather-implementation":
                "reduce-scatter-implementation": "ring", "all-to-all-implementation": "direct"}
 
 
-def iteration_inputs(topo: Topology, folder: str, execution: Execution, expanded: int, native: int) -> dict:
+PER_NODE = "collectives.yml"
+
+
+def iteration_inputs(topo: Topology, folder: str, execution: Execution, expanded: int, native: int,
+                     per_node: dict[int, str] | None = None) -> dict:
     """ASTRA-sim's inputs beside a training iteration's traces, which are the workload itself
-    (``folder/workload.<rank>.et``, written by the caller from ``chakra.iteration_traces``): the network YAML where
-    the fabric is expressible, a system JSON whose collectives are ASTRA-sim's own (ring, direct: they run only the
-    ``native`` collectives that had no verified schedule to expand), the remote-memory JSON and a README. Returns
-    {"files", "dims", "note", "expressible"}; ``expanded`` counts the collectives written as sends and receives."""
+    (``folder/workload.<rank>.et``, written by the caller from ``chakra.iteration_traces`` or
+    ``iteration_collectives``): the network YAML where the fabric is expressible, a system JSON whose collectives
+    are ASTRA-sim's own (ring, direct: they run only the ``native`` collectives that had no verified schedule), the
+    remote-memory JSON and a README. ``per_node`` ({workload node id: trace prefix}, from ``iteration_collectives``):
+    also ``collectives.yml``, named by the system JSON's ``per-node-custom-implementation``, so that ASTRA-sim runs
+    each of those collective nodes with the studio's schedule (``<prefix>.<rank>.et``, written by the caller).
+    Returns {"files", "dims", "note", "expressible"}; ``expanded`` counts the collectives written as the studio's
+    schedules (sends and receives in the workload, or per-node custom collectives)."""
     output_folder(folder)
     dims, note = network_dims(topo, execution)
     per_dim = 1 if dims is None else len(dims)
     system = {"scheduling-policy": "FIFO", "preferred-dataset-splits": 1, "active-chunks-per-dimension": 1,
               "local-mem-bw": 50, **{k: [v] * per_dim for k, v in NATIVE_KEYS.items()}}
-    files = [write_whole(folder, "system.json", (json.dumps(system, indent=2) + "\n").encode()),
-             write_whole(folder, "memory.json", b'{\n  "memory-type": "NO_MEMORY_EXPANSION"\n}\n')]
+    files = []
+    if per_node:
+        for name in set(per_node.values()):
+            check_name(name)
+        body = "".join(f"{int(k)}: {v}\n" for k, v in sorted(per_node.items()))
+        files.append(write_whole(folder, PER_NODE, body.encode()))
+        system["per-node-custom-implementation"] = PER_NODE
+    files += [write_whole(folder, "system.json", (json.dumps(system, indent=2) + "\n").encode()),
+              write_whole(folder, "memory.json", b'{\n  "memory-type": "NO_MEMORY_EXPANSION"\n}\n')]
+    how = ("one collective node each, run by ASTRA-sim with the studio's verified schedule (collectives.yml names "
+           "each node's <prefix>.<rank>.et)" if per_node else "the studio's verified schedules (sends and receives)")
     lines = [f"One training iteration as ASTRA-sim's workload ({WORKLOAD}.<rank>.et): {expanded} collectives written "
-             f"as the studio's verified schedules (sends and receives), {native} as collective nodes that ASTRA-sim "
-             "runs with its own algorithms (system.json)."]
+             f"as {how}, {native} as collective nodes that ASTRA-sim runs with its own algorithms (system.json)."]
     if dims is not None:
         files.append(write_whole(folder, "network.yml", _yaml(dims).encode()))
         binary = "AstraSim_Analytical_Congestion_Aware" if len(dims) == 1 else "AstraSim_Analytical_Congestion_Unaware"
@@ -188,3 +205,48 @@ def iteration_inputs(topo: Topology, folder: str, execution: Execution, expanded
                      f"{note}. The traces are still written; give ASTRA-sim a network of your own.")
     files.append(write_whole(folder, "README.txt", ("\n".join(lines) + "\n").encode()))
     return {"files": files, "dims": dims, "note": note, "expressible": dims is not None}
+
+
+def write_iteration(topo: Topology, folder: str, ops: list[dict], schedules, execution: Execution) -> dict:
+    """One iteration (``Iteration.trace_ops``) with ASTRA-sim's inputs in ``folder``: the workload with every
+    collective one node (``chakra.iteration_collectives``), each distinct scheduled collective's traces
+    (``coll<k>.<rank>.et``), ``collectives.yml`` and the rest (``iteration_inputs``). Returns
+    ``iteration_inputs``' dict plus {"workload": traces, "customs": {name: traces}, "per_node": {id: name}}."""
+    from .chakra import iteration_collectives, write_traces
+
+    traces, customs, per_node = iteration_collectives(len(topo.compute_nodes), ops, schedules, topo)
+    files = write_traces(folder, WORKLOAD, traces)
+    for name, part in customs.items():
+        files += write_traces(folder, name, part)
+    colls = sum(op.get("kind") != "compute" for op in ops)
+    out = iteration_inputs(topo, folder, execution, len(per_node), colls - len(per_node), per_node)
+    out["files"] = files + out["files"]
+    return {**out, "workload": traces, "customs": customs, "per_node": per_node}
+
+
+def iteration_schedules(topo: Topology, collectives) -> dict:
+    """{(kind, bytes): (topology, verified schedule)} for an iteration's ``CollectiveCost`` rows: an allreduce as
+    the synthesizer that priced it (``synthesize`` verifies), an all-to-all as the verified shortest-path schedule
+    (``direct_alltoall``) up to 64 nodes; the rest have none (ASTRA-sim's own algorithms run them)."""
+    from ..core.errors import NotApplicable
+    from ..core.verify import verify
+    from ..directconnect.direct_alltoall import direct_alltoall
+    from ..synthesize import synthesize
+
+    schedules, built = {}, {}
+    for c in collectives:
+        key = (c.collective, float(c.bytes))
+        if c.collective == "allreduce" and c.algo:
+            if c.algo not in built:
+                built[c.algo] = synthesize(topo, c.algo, "allreduce").schedule
+            schedules[key] = (topo, built[c.algo])
+        elif c.collective == "alltoall" and topo.n <= 64:
+            if "alltoall" not in built:
+                try:
+                    schedule = direct_alltoall(topo)
+                except NotApplicable:
+                    schedule = None
+                built["alltoall"] = schedule if schedule is not None and verify(topo, schedule).ok else None
+            if built["alltoall"] is not None:
+                schedules[key] = (topo, built["alltoall"])
+    return schedules
