@@ -9,9 +9,10 @@ from fractions import Fraction
 import pytest
 
 from solvers import Collective, synthesize
-from solvers.export.chakra import (ChakraError, check_traces, iteration_traces, read_traces, schedule_traces,
-                                   write_traces)
-from solvers.export.chakra_astra import GIB, astra_inputs, network_dims
+from solvers.directconnect.direct_alltoall import direct_alltoall
+from solvers.export.chakra import (ChakraError, check_traces, iteration_collectives, iteration_traces, read_traces,
+                                   schedule_traces, write_traces)
+from solvers.export.chakra_astra import GIB, PER_NODE, astra_inputs, network_dims, write_iteration
 from solvers.export.chakra_schema import Node, frame, unframe
 from solvers.runtime.workload import Workload
 from studio.cli import main
@@ -113,6 +114,59 @@ def test_iteration_round_trips(tmp_path):
         iteration_traces(4, [{"kind": "compute", "ns": 1, "deps": [0]}])
     with pytest.raises(ChakraError, match="op kind"):
         iteration_traces(4, [{"kind": "broadcast", "bytes": 1}])
+
+
+def test_one_message_per_link_and_step():
+    """The runtime model's send is everything a link carries in one step (solvers.runtime); so is a trace's."""
+    topo = load("biring(8)")
+    s = direct_alltoall(topo)
+    traces = schedule_traces(topo, s, M)
+    report = check_traces(traces)
+    messages = {(t.step, t.link) for t in s.transfers}
+    assert report["sends"] == report["recvs"] == len(messages) < s.count      # the schedule has shared links
+    assert report["bytes"] == sum((t.hi - t.lo) * Fraction(M, 8) for t in s.transfers)
+    for nodes in traces.values():        # a send still waits only for receives of earlier steps
+        by_id = {n["id"]: n for n in nodes}
+        for n in nodes:
+            assert all(by_id[d]["type"] == "COMM_RECV_NODE" for d in n["data_deps"])
+
+
+def test_alltoall_op_is_what_each_rank_sends():
+    """App. A.5: in an all-to-all of M bytes every node sends M in all, M/N to each node (itself included). On
+    complete(8) every piece takes its one direct link, so each rank's sends add up to M (N - 1) / N."""
+    topo = load("complete(8)")
+    ops = [{"kind": "alltoall", "bytes": M, "label": "dispatch", "deps": []}]
+    for traces in (iteration_traces(8, ops, {"alltoall": (topo, direct_alltoall(topo))}),
+                   iteration_collectives(8, ops, {"alltoall": (topo, direct_alltoall(topo))})[1]["coll0"]):
+        for r, nodes in traces.items():
+            sent = sum(n["attrs"]["comm_size"] for n in nodes if n["type"] == "COMM_SEND_NODE")
+            assert sent == M * 7 // 8
+
+
+def test_iteration_collectives_for_astra_sim(tmp_path):
+    """Every collective one node, the same id on every rank (ASTRA-sim's workload then holds a rank to one
+    collective in flight, as the studio's communication stream), its schedule's traces beside it."""
+    r = _result("ring(4)")
+    ops = [{"kind": "compute", "ns": 2500.0, "label": "fwd", "deps": []},
+           {"kind": "allreduce", "bytes": M, "label": "grads 1", "deps": [0]},
+           {"kind": "allreduce", "bytes": M, "label": "grads 2", "deps": [1]},
+           {"kind": "allreduce", "bytes": 2 * M, "label": "grads 3", "deps": [2]},
+           {"kind": "alltoall", "bytes": 1e6, "label": "moe", "deps": [0]},
+           {"kind": "compute", "ns": 100.0, "label": "step", "deps": [3, 4]}]
+    given = {("allreduce", M): (r.topology, r.schedule), ("allreduce", 2 * M): (r.topology, r.schedule)}
+    traces, customs, per_node = iteration_collectives(4, ops, given)
+    assert all(nodes == traces[0] for nodes in traces.values())
+    assert [n["type"] for n in traces[0]] == ["COMP_NODE"] + ["COMM_COLL_NODE"] * 4 + ["COMP_NODE"]
+    assert per_node == {1: "coll0", 2: "coll0", 3: "coll1"}        # one trace set per distinct size
+    assert customs["coll0"] == schedule_traces(r.topology, r.schedule, M)
+    assert customs["coll1"] == schedule_traces(r.topology, r.schedule, 2 * M)
+    out = write_iteration(r.topology, str(tmp_path), ops, given, Workload(alpha_us=1, bandwidth_gbs=10).execution)
+    assert (tmp_path / PER_NODE).read_text() == "1: coll0\n2: coll0\n3: coll1\n"
+    system = json.loads((tmp_path / "system.json").read_text())
+    assert system["per-node-custom-implementation"] == PER_NODE
+    assert read_traces(str(tmp_path), "workload") == traces == out["workload"]
+    assert read_traces(str(tmp_path), "coll1") == customs["coll1"]
+    assert check_traces(customs["coll0"])["sends"] == r.schedule.count
 
 
 def test_check_traces_finds_faults():
