@@ -14,6 +14,14 @@ Prices follow the runtime model (``solvers.runtime``): a link's bandwidth and al
 ``Execution``; a Switch link's latency is half the GPU-to-GPU path's alpha, so a message pays the model's one alpha
 across both links. The system JSON points ``<collective>-implementation-custom`` at the traces' prefix; ASTRA-sim
 reads ``PREFIX.<rank>.et`` relative to its working folder, so the README runs it from the folder.
+
+A training iteration (``write_iteration``): the workload is the iteration with every collective one node, and
+``collectives.yml`` (the system JSON's ``per-node-custom-implementation``) names for each of those nodes the
+traces of the verified schedule that runs it (``iteration_schedules``). Sends written into the workload itself
+would not do: ASTRA-sim's workload layer (``workload/HardwareResource.cc``) lets a rank have one GPU
+communication node in flight (receives excepted), so a schedule that sends on several links in one step runs
+its sends one after another (BFB on biring(8): twice its time). As collective nodes, one collective at a time
+runs on a rank beside its compute, the direct-connect paper's two streams (App. A.4).
 """
 from __future__ import annotations
 
