@@ -155,6 +155,7 @@ def _price_file(text: str):
     return read_price_file(text.encode("utf-8", "surrogatepass"))
 
 
+PROFILE_DESIGN = "biring(4)"
 ROWS_RUN = dict(algos=("ring",), expr="biring(4)", kind="links", gpus=4,
                 stamp={"collective": "allreduce", "bytes": 1000000.0, "prices": "uniform alpha 10 µs, B 12.5 GB/s per "
                        "node"})
@@ -175,6 +176,16 @@ def _rows_file(text: str):
                               ROWS_RUN["gpus"])
     finally:
         path.unlink(missing_ok=True)
+
+
+def _profile(text: str):
+    """A training profile as ``train --profile FILE`` and the Training page's upload read it
+    (``solvers.training.parse_profile``), then one iteration simulated on it: the numbers it let through must not
+    break the simulator either."""
+    from solvers.training import parse_profile, simulate_iteration
+
+    layers = parse_profile(text, "profile")
+    return simulate_iteration("profile", PROFILE_DESIGN, "dp", profile=layers)
 
 
 def _rows_sample() -> str:
@@ -217,6 +228,7 @@ def targets() -> dict[str, Target]:
     from solvers.runtime.calibrate import FitError
     from solvers.runtime.measured import LogError
     from solvers.runtime.workload import WorkloadError
+    from solvers.training import TrainingError
     from topologies import TopologyError
 
     return {t.name: t for t in (
@@ -226,6 +238,7 @@ def targets() -> dict[str, Target]:
         Target("bench-log", _bench_log, (LogError, FitError)),
         Target("price-file", _price_file, (WorkloadError,)),
         Target("rows-file", _rows_file, (FailureError,)),
+        Target("training-profile", _profile, (TrainingError,)),
         Target("expression", _expression, (TopologyError,)),
         Target("json", _json, (TopologyError,)),
         Target("graphml", _graphml, (TopologyError,)),
@@ -258,7 +271,8 @@ def samples() -> dict[str, str]:
             "nvidia-smi": (examples / "nvidia-smi-topo-8gpu.txt").read_text(),
             "rocm-smi": (examples / "rocm-smi-showtopo-8gpu.txt").read_text(), "bench-log": short,
             "price-file": '{"alpha_us": 6.25, "bandwidth_gbs": 40.5, "source": "ring fit to a log"}\n',
-            "rows-file": _rows_sample()}
+            "rows-file": _rows_sample(),
+            "training-profile": (examples / "training-profile-gpt2-small.csv").read_text()}
 
 
 def mutate(text: str, rng: random.Random, edits: int) -> str:

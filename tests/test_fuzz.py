@@ -69,13 +69,17 @@ def test_mutated_files(kind):
         f"{m}  0  float  sum  -1  5.0  0.00  0.00  0  5.0  0.00  0.00  0\n" for m in (64, 64, 64, 64))),
     ("price-file", '{"alpha_us": ' + "9" * 400 + ', "bandwidth_gbs": 10, "source": "x"}'),
     ("price-file", '{"alpha_us": 1, "bandwidth_gbs": -' + "9" * 300 + ', "source": "x"}'),
+    ("training-profile", "name,forward_ms,backward_ms,param_bytes,activation_bytes\nl1,-1,2,100,100\n"),
+    ("training-profile", "name,forward_ms,backward_ms,param_bytes,activation_bytes\nl1,1,2," + "9" * 400 + ",1\n"),
+    ("training-profile", "name,forward_ms,backward_ms,param_bytes,activation_bytes,expert,tokens\nl1,1,2,3,4,1,0\n"),
 ])
 def test_inputs_that_crashed_before(kind, text):
     """Each raised AttributeError, ValueError or RecursionError before issue 23, or ran for minutes computing a
     size of millions of digits or building a million line graphs; three (issue 41) raised Python's ValueError for
     a GPU number of 5,000 digits and for a log of zero-byte rows; the last five (issue 58) raised OverflowError
     for a log size or a price of hundreds of digits, or fitted prices to times of 1e308 us and to a log of one
-    size; now one clean error."""
+    size; now one clean error. The training profiles (issue 57) are new: a negative time, a parameter count of 400
+    digits, an expert layer routing no tokens."""
     with pytest.raises(TARGETS[kind].clean):
         TARGETS[kind].run(text)
 
