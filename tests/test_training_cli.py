@@ -111,9 +111,13 @@ def test_chakra_iteration_traces(capsys, tmp_path):
     reply = json.loads(out)["results"][0]
     traces = read_traces(str(folder), "workload", ranks=8)
     report = check_traces(traces)
-    assert report["ranks"] == 8 and report["sends"] > 0
-    assert sorted(os.listdir(folder)) == sorted([f"workload.{r}.et" for r in range(8)]
-                                                + ["README.txt", "memory.json", "network.yml", "system.json"])
+    assert report["ranks"] == 8 and report["collectives"] == 8 * sum(c["count"] for c in reply["collectives"])
+    sizes = {c["bytes"] for c in reply["collectives"]}
+    customs = [f"coll{k}.{r}.et" for k in range(len(sizes)) for r in range(8)]
+    assert sorted(os.listdir(folder)) == sorted([f"workload.{r}.et" for r in range(8)] + customs
+                                                + ["README.txt", "collectives.yml", "memory.json", "network.yml",
+                                                   "system.json"])
+    assert all(check_traces(read_traces(str(folder), f"coll{k}"))["sends"] > 0 for k in range(len(sizes)))
     assert "0 as collective nodes" in (folder / "README.txt").read_text()
     compute_ns = sum(n["attrs"]["duration_ns"] for n in traces[0] if n["type"] == "COMP_NODE")
     assert compute_ns == pytest.approx(reply["compute_ms"] * 1e6, rel=1e-6)

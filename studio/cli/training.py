@@ -203,52 +203,32 @@ def _swept(args, req) -> list[dict]:
 
 
 def _write_chakra(folder: str, topo, it, req: dict) -> None:
-    """The iteration's ``trace_ops`` as Chakra traces in ``folder`` (``solvers.export.chakra.iteration_traces``):
-    an allreduce as the verified schedule of the synthesizer that priced it, an all-to-all as the verified
-    shortest-path schedule (``direct_alltoall``, up to 64 nodes); the rest as collective nodes ASTRA-sim runs
-    itself. Read back and checked (every send matched by one receive) before the summary line."""
-    from solvers.core.errors import NotApplicable
-    from solvers.core.verify import verify
-    from solvers.directconnect.direct_alltoall import direct_alltoall
-    from solvers.export.chakra import ChakraError, check_traces, iteration_traces, read_traces, write_traces
-    from solvers.export.chakra_astra import WORKLOAD, iteration_inputs
+    """The iteration's ``trace_ops`` with ASTRA-sim's inputs in ``folder`` (``chakra_astra.write_iteration``): the
+    workload with every collective one node; an allreduce run as the verified schedule of the synthesizer that
+    priced it, an all-to-all as the verified shortest-path schedule (``direct_alltoall``, up to 64 nodes), each as
+    ASTRA-sim's per-node custom collective (``coll<k>.<rank>.et``, named in ``collectives.yml``); the rest by
+    ASTRA-sim's own algorithms. Read back and checked (every send matched by one receive) before the summary."""
+    from solvers.export.chakra import ChakraError, check_traces, read_traces
+    from solvers.export.chakra_astra import WORKLOAD, iteration_schedules, write_iteration
     from solvers.runtime.workload import Workload
-    from solvers.synthesize import synthesize
 
-    ops = it.trace_ops()
-    schedules, built = {}, {}
-    for c in it.collectives:
-        key = (c.collective, float(c.bytes))
-        if c.collective == "allreduce" and c.algo:
-            if c.algo not in built:
-                built[c.algo] = synthesize(topo, c.algo, "allreduce").schedule     # verified by synthesize
-            schedules[key] = (topo, built[c.algo])
-        elif c.collective == "alltoall" and topo.n <= 64:
-            if "alltoall" not in built:
-                try:
-                    schedule = direct_alltoall(topo)
-                except NotApplicable:
-                    schedule = None
-                built["alltoall"] = schedule if schedule is not None and verify(topo, schedule).ok else None
-            if built["alltoall"] is not None:
-                schedules[key] = (topo, built["alltoall"])
-    keyed = {(op["kind"], float(op.get("bytes", 0.0))) for op in ops if op["kind"] != "compute"}
-    expanded = sum(1 for op in ops if op["kind"] != "compute" and (op["kind"], float(op["bytes"])) in schedules)
     try:
-        traces = iteration_traces(topo.n, ops, {k: v for k, v in schedules.items() if k in keyed}, topo)
-        write_traces(folder, WORKLOAD, traces)
         work = Workload(1.0, "uniform", req["alpha"], req["bandwidth"])
-        inputs = iteration_inputs(topo, folder, work.execution, expanded, len(ops) - expanded
-                                  - sum(op["kind"] == "compute" for op in ops))
-        back = read_traces(folder, WORKLOAD, ranks=len(traces))
-        if back != traces:
-            raise ChakraError(f"{folder}: the traces read back differ from those written")
-        report = check_traces(back)
+        out = write_iteration(topo, folder, it.trace_ops(), iteration_schedules(topo, it.collectives),
+                              work.execution)
+        nodes, sends = 0, 0
+        for name, traces in [(WORKLOAD, out["workload"]), *out["customs"].items()]:
+            back = read_traces(folder, name, ranks=len(traces))
+            if back != traces:
+                raise ChakraError(f"{folder}: the traces {name}.*.et read back differ from those written")
+            report = check_traces(back)
+            nodes, sends = nodes + report["nodes"], sends + report["sends"]
     except ChakraError as exc:
         raise UsageError(str(exc)) from None
-    where = "ASTRA-sim inputs beside them" if inputs["expressible"] else "no ASTRA-sim network (see README.txt)"
-    print(f"wrote {folder}/{WORKLOAD}.<0..{report['ranks'] - 1}>.et: one iteration, {report['nodes']} nodes, "
-          f"{report['sends']} sends each matched by a receive; read back and checked; {where}", file=sys.stderr)
+    where = "ASTRA-sim inputs beside them" if out["expressible"] else "no ASTRA-sim network (see README.txt)"
+    print(f"wrote {folder}/{WORKLOAD}.<0..{len(out['workload']) - 1}>.et: one iteration, {len(out['per_node'])} of "
+          f"its collectives run by {len(out['customs'])} schedules' traces beside it ({sends} sends each matched by "
+          f"a receive; {nodes} nodes in all); read back and checked; {where}", file=sys.stderr)
 
 
 def _mb(b) -> str:
