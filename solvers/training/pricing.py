@@ -96,8 +96,9 @@ class DesignPrices:
         c = self.alltoall_schedule
         if c is None:
             return None
-        # the schedule moves N shards of M/N: its T_B is per the whole vector M, which here is what a node sends
-        return alpha_beta_us(c.steps, Fraction(c.tb), total_bytes, alpha_us, bandwidth_gbs)
+        # ``total_bytes`` is what one node sends in all; the schedule's M is the whole vector of N such inputs
+        # (solvers.core.schedule: shard s, M/N bytes, is node s's input), so it is priced at N x total_bytes
+        return alpha_beta_us(c.steps, Fraction(c.tb), total_bytes * self.nodes, alpha_us, bandwidth_gbs)
 
     def record(self) -> dict:
         out = asdict(self)
