@@ -19,6 +19,10 @@ reverse. The **communication** stream runs one collective at a time, in the orde
   microbatches; each microbatch's activations cross each stage boundary forward and back, each crossing priced
   alpha + bytes / B. Their exposed communication is reported in ``allreduce_exposed_ms`` (what is neither compute
   nor all-to-all); the pipeline's fill and drain are compute-stream time.
+* beyond the paper, ``tp-dp`` on a design made of boxes (``solvers.training.hybrid``, where the placement is
+  stated): tensor parallel inside a box (activation allreduces among the box's GPUs, blocking compute), data
+  parallel across boxes (each TP rank's DDP buckets allreduced among the GPUs of that rank in every box, all such
+  groups at once on the shared fabric), priced by the runtime model on verified group schedules.
 
 Every allreduce is priced by the design's cheapest verified schedule (``solvers.training.pricing``), every
 all-to-all by the MCF rate. Times are kept as whole multiples of 2^-20 ms (about a nanosecond), so that sums are
@@ -42,7 +46,7 @@ __all__ = ["BUCKETS", "CollectiveCost", "Event", "Iteration", "PARALLEL", "simul
 
 MB = 2 ** 20
 BUCKETS = {"1MB": MB, "10MB": 10 * MB, "100MB": 100 * MB, "1GB": 1024 * MB}
-PARALLEL = ("dp", "ep", "tp", "pp")
+PARALLEL = ("dp", "ep", "tp", "pp", "tp-dp")
 _Q = float(2 ** 20)
 
 
@@ -386,13 +390,14 @@ def _check_ep(spec: ModelSpec | None, nodes: int, layers) -> None:
 def simulate_iteration(model, design, parallel: str = "dp", gpu: str = "A100", bucket="best", profile=None,
                        workload=None, efficiency: float | None = None, bytes_per_param: float = 2, *,
                        runtime: bool = False, algos=None, cache="default", microbatches: int | None = None,
-                       prices=None) -> Iteration:
+                       prices=None, tp_degree: int | None = None) -> Iteration:
     """One iteration of ``model`` (a preset's name or a ``ModelSpec``; with ``profile``, a label) on ``design``
     (an expression or a Topology) under ``parallel`` (module docstring). ``profile``: a CSV path or a list of
     ``Layer``s (then ``gpu`` and ``efficiency`` are not used); ``workload``: the prices (alpha, B; default the
     paper's 10 us and 100 Gb/s); ``bucket``: "best", a name of ``BUCKETS`` or bytes; ``runtime``: price allreduces
     by the runtime model where the schedule is small enough; ``algos``: the allreduce candidates; ``prices``: a
-    ``DesignPrices`` already made for this design."""
+    ``DesignPrices`` already made for this design (not used by ``tp-dp``); ``tp_degree``: ``tp-dp``'s TP group
+    size (default the whole box)."""
     from ..runtime import Workload
     from .jobs import gpu as gpu_of
     from .pricing import design_prices
@@ -402,6 +407,12 @@ def simulate_iteration(model, design, parallel: str = "dp", gpu: str = "A100", b
     g = gpu_of(gpu)
     topo = _topology(design)
     nodes = topo.n
+    if parallel == "tp-dp":
+        from .hybrid import simulate_hybrid
+
+        w = workload if workload is not None else Workload(1.0, "uniform", 10.0, 12.5)
+        return simulate_hybrid(model, topo, parallel, gpu, bucket, profile, w, efficiency, bytes_per_param,
+                               tp_degree)
     layers, name = _layers(model, profile, nodes, parallel, gpu, efficiency, bytes_per_param)
     if not layers:
         raise TrainingError("the job has no layers")

@@ -31,7 +31,9 @@ PARALLEL_HELP = {"dp": "data parallel (PyTorch DDP): gradients allreduced in buc
                  "ep": "expert parallel: experts sharded over all nodes, all-to-all around each expert layer "
                        "(App. A.4)",
                  "tp": "tensor parallel: the design is one group, each layer split N ways",
-                 "pp": "pipeline parallel: the nodes are stages in order (GPipe)"}
+                 "pp": "pipeline parallel: the nodes are stages in order (GPipe)",
+                 "tp-dp": "tensor parallel inside a box, data parallel across boxes: a design made of boxes "
+                          "(dgx_a100, mi250, cluster)"}
 SCHEDULE_KEY = "tr_open"                 # the Schedule page to open on the next run: (expr, algo, coll)
 
 

@@ -1,0 +1,356 @@
+"""Hybrid parallelism on a switched cluster: tensor parallel inside a box, data parallel across boxes (``tp-dp``;
+issue 57, beyond the direct-connect paper, whose App. A.4 simulates data and expert parallelism only).
+
+**Placement.** A design made of boxes names its GPUs ``box.gpu`` (``b0.g3`` of ``dgx_a100`` and ``cluster``,
+``c1.g5`` of ``mi250``): a box is every GPU whose name has the same prefix before the first dot, in rank order.
+With a TP degree ``t`` dividing the box size (default: the whole box), each box's GPUs are cut into consecutive
+TP groups of ``t``; a GPU's TP rank is its position in its group; the DP group of TP rank r is every GPU of TP
+rank r (on ``dgx_a100(boxes=K)`` with t = 8: GPU j of every box, the "rail" of NIC j). Refused in one line: a
+design without boxes or with one, boxes of unequal size, a TP degree that does not divide the box.
+
+**The iteration** (Megatron-style TP layers, PyTorch-DDP over the replicas): every layer's compute is split t
+ways; after each layer's forward and each layer's backward its activations (the whole [tokens, d] tensor of the
+replica) are allreduced inside the TP group, blocking compute. In backward each layer's gradients, 1/t of its
+parameters per GPU, join the open DDP bucket, allreduced in its DP group when it fills (capacities as
+``simulate.BUCKETS``, "best" tries the four), overlapping the backward compute that follows. A replica is one TP
+group; the global batch is data parallelism's on the same GPUs (a per-GPU batch preset gives each replica t
+times its per-GPU batch; a global batch is split over the replicas). The TP allreduce runs on the compute stream
+(as Megatron issues it), the DP buckets on the communication stream, one at a time; when the TP and DP schedules
+share a link of the fabric the TP allreduce also waits for the communication stream (the notes say which held).
+
+**Pricing** (the studio's verified schedules, timed by the runtime model with the workload's prices on the
+*whole* fabric, so that link speeds are scaled as for every other figure):
+
+* TP: each candidate synthesizer (``SUB_ALGOS``) builds the allreduce on the *box sub-fabric* -- the TP group's
+  GPUs, the links among them and the box's own switches that join two or more of them (a NIC, which joins one
+  GPU to the outside, is left out); the schedule is mapped back onto the whole fabric as a schedule among the
+  group (``Schedule.group``), verified there by the simulator, and priced by the runtime model; a size costs the
+  fastest candidate. Every TP group of every box runs the same at once on links of its own.
+* DP: each DP group's allreduce is built the same way on its sub-fabric -- the group's GPUs, the switches outside
+  every box (``ib0``, ``spine``) and the box switches that reach a member (its NIC), switches left with fewer than
+  two neighbours pruned -- mapped back, verified, and all DP groups are timed *together* by the runtime model's
+  overlay (``solvers.runtime.overlay``, the tenants machinery: links shared, each group's M its own); a bucket
+  costs the overlay's makespan with the candidate that is fastest alone for every group.
+
+Times per (collective, size) are kept for the call; the Iteration's notes state the placement and the pricing.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from topologies.model import Link, Topology
+
+from ..core.schedule import Collective, Schedule, Transfer
+from .jobs import Layer, ModelSpec, TrainingError, build_layers, preset, scaled
+
+__all__ = ["HYBRID", "Placement", "SUB_ALGOS", "GroupPricer", "placement", "simulate_hybrid"]
+
+HYBRID = ("tp-dp",)
+SUB_ALGOS = ("ring", "shifted_ring", "dbt", "rhd", "forestcoll")
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where the groups sit (module docstring): node indices of the whole fabric."""
+
+    boxes: tuple[tuple[int, ...], ...]
+    tp: int
+    tp_groups: tuple[tuple[int, ...], ...]
+    dp_groups: tuple[tuple[int, ...], ...]
+
+    @property
+    def replicas(self) -> int:
+        return len(self.tp_groups)
+
+    def describe(self, topo: Topology) -> str:
+        names = topo.names
+        box = self.boxes[0]
+        head = names[box[0]].split(".", 1)[0]
+        return (f"placement: {len(self.boxes)} boxes of {len(box)} GPUs; TP groups of {self.tp} consecutive GPUs "
+                f"of a box ({', '.join(names[v] for v in self.tp_groups[0])} in box {head}), "
+                f"{self.replicas} replicas; DP group of TP rank r = GPU r of every TP group "
+                f"({len(self.dp_groups)} groups of {len(self.dp_groups[0])}: "
+                f"{', '.join(names[v] for v in self.dp_groups[0])} for rank 0)")
+
+
+def placement(topo: Topology, tp: int | None = None) -> Placement:
+    """The TP and DP groups of ``topo`` (module docstring); TrainingError, one line, when it has no boxes, boxes
+    of unequal size, or ``tp`` does not divide the box."""
+    label = topo.expr or topo.name or "the design"
+    boxes: dict[str, list[int]] = {}
+    for v in topo.compute_nodes:
+        head, dot, _ = topo.names[v].partition(".")
+        if not dot or not head:
+            raise TrainingError(f"tp-dp needs a design made of boxes (GPUs named box.gpu, as dgx_a100, mi250, "
+                                f"cluster); {label[:60]} has GPU {topo.names[v][:30]!r} in none")
+        boxes.setdefault(head, []).append(v)
+    if len(boxes) < 2:
+        raise TrainingError(f"tp-dp needs two or more boxes; {label[:60]} has {len(boxes)} (use tp)")
+    sizes = sorted({len(b) for b in boxes.values()})
+    if len(sizes) > 1:
+        raise TrainingError(f"tp-dp needs boxes of equal size; {label[:60]} has boxes of "
+                            f"{', '.join(map(str, sizes))} GPUs")
+    size = sizes[0]
+    if tp is None:
+        tp = size
+    if isinstance(tp, bool) or not isinstance(tp, int) or tp < 1 or size % tp:
+        raise TrainingError(f"the TP degree must be a whole divisor of the box's {size} GPUs, got {tp!r}"[:120])
+    rows = [tuple(b) for b in boxes.values()]
+    tp_groups = tuple(row[k:k + tp] for row in rows for k in range(0, size, tp))
+    dp_groups = tuple(tuple(g[r] for g in tp_groups) for r in range(tp))
+    return Placement(tuple(rows), tp, tp_groups, dp_groups)
+
+
+# ------------------------------------------------------------------------------------------------ sub-fabrics
+def _neighbours(topo: Topology, v: int) -> set[int]:
+    return {topo.links[i].dst for i in topo.out_links[v]} | {topo.links[i].src for i in topo.in_links[v]}
+
+
+def sub_fabric_nodes(topo: Topology, group, inside_box: bool) -> list[int]:
+    """The nodes of a group's sub-fabric (module docstring): the group's GPUs and the switches allowed, pruned of
+    switches with fewer than two neighbours inside it."""
+    members = set(group)
+    heads = {topo.names[v].partition(".")[0] for v in members}
+    keep = set(members)
+    for v in topo.switch_nodes:
+        head, dot, _ = topo.names[v].partition(".")
+        gpus = {u for u in _neighbours(topo, v) if topo.is_compute(u)}
+        if dot and head in heads:
+            if inside_box:
+                if len(gpus & members) >= 2:
+                    keep.add(v)
+            elif gpus and gpus <= members:
+                keep.add(v)
+        elif not dot and not inside_box:
+            keep.add(v)
+    changed = True
+    while changed:
+        changed = False
+        for v in [v for v in keep if v not in members]:
+            if len(_neighbours(topo, v) & keep) < 2:
+                keep.discard(v)
+                changed = True
+    return sorted(keep)
+
+
+def _sub(topo: Topology, nodes: list[int]) -> tuple[Topology, list[int], list[int]]:
+    """(the induced topology, its node -> whole node, its link -> whole link); GPUs first, in rank order."""
+    order = sorted(nodes, key=lambda v: (not topo.is_compute(v), v))
+    where = {v: i for i, v in enumerate(order)}
+    links, lmap = [], []
+    for i, l in enumerate(topo.links):
+        if l.src in where and l.dst in where:
+            links.append(Link(where[l.src], where[l.dst], l.bandwidth, l.alpha))
+            lmap.append(i)
+    sub = Topology(tuple(topo.names[v] for v in order), tuple(topo.kinds[v] for v in order), tuple(links),
+                   name=f"{topo.name or 'design'} [{len(order)} nodes]", expr="")
+    return sub, order, lmap
+
+
+def group_allreduces(topo: Topology, group, inside_box: bool, algos=SUB_ALGOS) -> list[Schedule]:
+    """Every candidate's allreduce among ``group`` (module docstring): synthesized (and verified) on the
+    sub-fabric, mapped onto ``topo`` as a schedule among the group, verified again there; those that fail either
+    are dropped."""
+    from ..core.errors import NotApplicable, ScheduleError
+    from ..core.verify import verify
+    from ..synthesize import synthesize
+
+    sub, order, lmap = _sub(topo, sub_fabric_nodes(topo, group, inside_box))
+    out = []
+    for algo in algos:
+        try:
+            result = synthesize(sub, algo, Collective.ALLREDUCE)
+        except (NotApplicable, ScheduleError, ValueError):
+            continue
+        if not result.verification.ok or result.topology.names != sub.names:
+            continue
+        moved = [Transfer(order[t.shard], t.lo, t.hi, lmap[t.link], t.step, t.reduce)
+                 for t in result.schedule.transfers]
+        schedule = Schedule(Collective.ALLREDUCE, moved, algo, {"sub-fabric": sub.name}, group=group)
+        if verify(topo, schedule).ok:
+            out.append(schedule)
+    if not out:
+        where = "inside a box" if inside_box else "across the boxes"
+        raise TrainingError(f"no verified allreduce among {len(group)} GPUs {where} of "
+                            f"{(topo.expr or topo.name)[:60]} (tried {', '.join(algos)})")
+    return out
+
+
+def _links(schedules) -> set[int]:
+    return {t.link for s in schedules for t in s.transfers}
+
+
+class GroupPricer:
+    """The runtime model's times (us) of the TP and DP allreduces of a placement, per size (module docstring)."""
+
+    def __init__(self, topo: Topology, place: Placement, execution):
+        self.topo, self.place, self.execution = topo, place, execution
+        self.tp_scheds = group_allreduces(topo, place.tp_groups[0], True) if place.tp > 1 else []
+        self.dp_scheds = [group_allreduces(topo, g, False) for g in place.dp_groups] \
+            if len(place.dp_groups[0]) > 1 else []
+        self.shared = bool(_links(self.tp_scheds) & _links(s for c in self.dp_scheds for s in c))
+        self.memo: dict = {}
+
+    def _alone(self, schedule: Schedule, nbytes: float) -> float:
+        from ..runtime import Model
+
+        key = ("alone", id(schedule), nbytes)
+        if key not in self.memo:
+            self.memo[key] = float(Model(self.topo, schedule, self.execution).times([nbytes])[0][0])
+        return self.memo[key]
+
+    def tp_us(self, nbytes: float) -> tuple[float, str]:
+        """(time, synthesizer) of the fastest TP allreduce of ``nbytes`` inside one group."""
+        return min((self._alone(s, nbytes), s.algo) for s in self.tp_scheds)
+
+    def dp_choice(self, nbytes: float) -> list[Schedule]:
+        """Each DP group's candidate that is fastest alone at ``nbytes``."""
+        return [min(c, key=lambda s: self._alone(s, nbytes)) for c in self.dp_scheds]
+
+    def dp_us(self, nbytes: float) -> tuple[float, str]:
+        """(makespan of every DP group's allreduce of ``nbytes`` at once, synthesizers) by the overlay."""
+        from ..runtime.overlay import overlay
+
+        key = ("dp", nbytes)
+        if key not in self.memo:
+            chosen = self.dp_choice(nbytes)
+            timed = overlay(self.topo, chosen, [nbytes] * len(chosen), self.execution)
+            self.memo[key] = (timed.makespan_us, "/".join(sorted({s.algo for s in chosen})))
+        return self.memo[key]
+
+    def dp_alone_us(self, nbytes: float) -> list[float]:
+        """Each DP group's time alone on the fabric (the overlay's lower reference)."""
+        return [self._alone(s, nbytes) for s in self.dp_choice(nbytes)]
+
+
+# ------------------------------------------------------------------------------------------------ the iteration
+def _layers(model, profile, place: Placement, gpu_name, efficiency, bytes_per_param) -> tuple[list[Layer], str]:
+    if profile is not None:
+        from .profile import read_profile
+
+        layers = list(profile) if not isinstance(profile, (str, bytes)) and not hasattr(profile, "__fspath__") \
+            else read_profile(profile)
+        return layers, model if isinstance(model, str) and model else "profile"
+    spec = model if isinstance(model, ModelSpec) else preset(model)
+    if spec.per_gpu_batch:
+        spec = replace(spec, batch=spec.batch * place.tp)
+    elif spec.batch < place.replicas:
+        raise TrainingError(f"{spec.name}'s global batch of {spec.batch} sequences gives {place.replicas} replicas "
+                            f"less than one sequence each")
+    return build_layers(spec, place.replicas, gpu_name, efficiency, bytes_per_param, expert_parallel=False), \
+        spec.name
+
+
+class _Rows:
+    def __init__(self, pricer: GroupPricer):
+        self.pricer, self.memo, self.counts = pricer, {}, {}
+
+    def get(self, what: str, nbytes: float) -> float:
+        key = (what, nbytes)
+        if key not in self.memo:
+            us, algo = (self.pricer.tp_us if what == "tp allreduce" else self.pricer.dp_us)(nbytes)
+            self.memo[key] = (us / 1e3, algo)
+        self.counts[key] = self.counts.get(key, 0) + 1
+        return self.memo[key][0]
+
+    def rows(self):
+        from .simulate import CollectiveCost
+
+        how = {"tp allreduce": "runtime model, one TP group on the box sub-fabric's schedule",
+               "dp allreduce": f"runtime model, all {len(self.pricer.place.dp_groups)} DP groups at once (overlay)"}
+        return tuple(CollectiveCost(c, b, n, self.memo[(c, b)][0], how[c], self.memo[(c, b)][1])
+                     for (c, b), n in sorted(self.counts.items()))
+
+
+def _run(layers: list[Layer], tp: int, cap, rows: _Rows, shared: bool, dp: bool):
+    from .simulate import Event, _q, _Streams
+
+    s = _Streams()
+
+    def tp_allreduce(label, nbytes):
+        ms = _q(rows.get("tp allreduce", nbytes))
+        start = max(s.compute_free, s.comm_free) if shared else s.compute_free
+        i = s._add(Event("tp", "tp", label, start, start + ms, nbytes),
+                   (s.last_compute, s.last_comm if shared else None))
+        s.compute_free = start + ms
+        s.last_compute = i
+
+    parts = scaled(layers, 1.0 / tp)
+    for layer in parts:
+        s.compute("forward", layer.name, layer.forward_ms)
+        if layer.activation_bytes > 0 and tp > 1:
+            tp_allreduce(f"{layer.name} activations", layer.activation_bytes)
+    bucket, names, n = 0.0, [], 0
+
+    def flush():
+        nonlocal bucket, names, n
+        if bucket > 0 and dp:
+            label = f"bucket {n}: {names[0]}" + (f" .. {names[-1]}" if len(names) > 1 else "")
+            s.comm("allreduce", label, rows.get("dp allreduce", bucket), bucket, False)
+            n += 1
+        bucket, names = 0.0, []
+
+    for layer in reversed(parts):
+        s.compute("backward", layer.name, layer.backward_ms)
+        if layer.activation_bytes > 0 and tp > 1:
+            tp_allreduce(f"{layer.name} input grads", layer.activation_bytes)
+        if layer.param_bytes > 0:
+            bucket += layer.param_bytes / tp
+            names.append(layer.name)
+            if cap is not None and bucket >= cap:
+                flush()
+    flush()
+    return s
+
+
+_PRICERS: dict = {}
+
+
+def simulate_hybrid(model, topo: Topology, parallel: str, gpu: str, bucket, profile, workload, efficiency,
+                    bytes_per_param, tp: int | None = None):
+    """One ``tp-dp`` iteration (module docstring) as ``simulate.Iteration``; ``simulate_iteration`` calls it."""
+    from .jobs import gpu as gpu_of
+    from .simulate import _caps, _finish, _name
+
+    if parallel not in HYBRID:
+        raise TrainingError(f"unknown hybrid parallelism {str(parallel)[:20]!r} (choose from {', '.join(HYBRID)})")
+    g = gpu_of(gpu)
+    place = placement(topo, tp)
+    layers, name = _layers(model, profile, place, gpu, efficiency, bytes_per_param)
+    if not layers:
+        raise TrainingError("the job has no layers")
+    key = (id(topo), topo.expr, place.tp, workload.key)
+    pricer = _PRICERS.get(key)
+    if pricer is None or pricer.topo is not topo:
+        pricer = _PRICERS[key] = GroupPricer(topo, place, workload.execution)
+    if len(_PRICERS) > 16:
+        _PRICERS.pop(next(iter(_PRICERS)))
+    notes = [f"compute: {'profile' if profile is not None else 'FLOPs model on ' + g.name}, split {place.tp} ways",
+             place.describe(topo),
+             f"TP allreduce: fastest of {', '.join(sorted({s.algo for s in pricer.tp_scheds})) or 'none'} built on "
+             f"the box sub-fabric (the group's GPUs and box switch), mapped onto the whole fabric among the group, "
+             f"verified, runtime model",
+             f"DP allreduce: each group's fastest of "
+             f"{', '.join(sorted({s.algo for c in pricer.dp_scheds for s in c})) or 'none'} on its rail (its GPUs, "
+             f"their NICs, the switches outside the boxes), verified, all groups timed together by the overlay",
+             "TP and DP schedules share links: the TP allreduce waits for the communication stream" if pricer.shared
+             else "TP and DP schedules share no link: TP allreduces run on the compute stream beside the DP buckets",
+             f"prices: {workload.price_label} (runtime model on the whole fabric)"]
+    caps = _caps(bucket)
+    best, tried = None, []
+    for cap in caps:
+        rows = _Rows(pricer)
+        s = _run(layers, place.tp, cap, rows, pricer.shared, bool(pricer.dp_scheds))
+        tried.append((cap, s.end))
+        if best is None or s.end < best[1].end:
+            best = (cap, s, rows)
+    cap, s, rows = best
+    if len(caps) > 1:
+        notes.append(f"bucket: best of {', '.join(_name(c) for c in caps)} by iteration time")
+
+    class _P:       # _finish asks its prices for the rows
+        def rows(self):
+            return rows.rows()
+
+    head = (topo.expr or topo.name or "design", topo.n, name, parallel, g.name)
+    return _finish(s, *head, cap, _P(), tried if len(caps) > 1 else (), notes)
