@@ -10,9 +10,11 @@ design without boxes or with one, boxes of unequal size, a TP degree that does n
 
 **The iteration** (Megatron-style TP layers, PyTorch-DDP over the replicas): every layer's compute is split t
 ways; after each layer's forward and each layer's backward its activations (the whole [tokens, d] tensor of the
-replica) are allreduced inside the TP group, blocking compute. In backward each layer's gradients, 1/t of its
-parameters per GPU, join the open DDP bucket, allreduced in its DP group when it fills (capacities as
-``simulate.BUCKETS``, "best" tries the four), overlapping the backward compute that follows. A replica is one TP
+replica) are allreduced inside the TP group, blocking compute; the output layer is vocabulary-parallel with a
+parallel loss (Megatron's), so around it the hidden states' size is allreduced, never the logits. In backward
+each layer's gradients, 1/t of its parameters per GPU, join the open DDP bucket, allreduced in its DP group when
+it fills (capacities as ``simulate.BUCKETS``, "best" tries the four), overlapping the backward compute that
+follows. A replica is one TP
 group; the global batch is data parallelism's on the same GPUs (a per-GPU batch preset gives each replica t
 times its per-GPU batch; a global batch is split over the replicas). The TP allreduce runs on the compute stream
 (as Megatron issues it), the DP buckets on the communication stream, one at a time; when the TP and DP schedules
@@ -275,7 +277,7 @@ def _run(layers: list[Layer], tp: int, cap, rows: _Rows, shared: bool, dp: bool)
         s.compute_free = start + ms
         s.last_compute = i
 
-    parts = scaled(layers, 1.0 / tp)
+    parts = _vocabulary_parallel(scaled(layers, 1.0 / tp))
     for layer in parts:
         s.compute("forward", layer.name, layer.forward_ms)
         if layer.activation_bytes > 0 and tp > 1:
@@ -303,6 +305,16 @@ def _run(layers: list[Layer], tp: int, cap, rows: _Rows, shared: bool, dp: bool)
     return s
 
 
+def _vocabulary_parallel(layers: list[Layer]) -> list[Layer]:
+    """The output layer (``lm_head``) split over the vocabulary with a parallel loss, as Megatron's: the logits
+    are never gathered, and what the TP group allreduces around it is its input's size (the hidden states), not
+    the logits'."""
+    last, before = layers[-1], layers[-2] if len(layers) >= 2 else None
+    if before is not None and last.name == "lm_head" and last.activation_bytes > before.activation_bytes:
+        return layers[:-1] + [replace(last, activation_bytes=before.activation_bytes)]
+    return layers
+
+
 _PRICERS: dict = {}
 
 
@@ -319,9 +331,11 @@ def simulate_hybrid(model, topo: Topology, parallel: str, gpu: str, bucket, prof
     layers, name = _layers(model, profile, place, gpu, efficiency, bytes_per_param)
     if not layers:
         raise TrainingError("the job has no layers")
-    key = (id(topo), topo.expr, place.tp, workload.key)
+    from ..result_codec import topology_digest
+
+    key = (topology_digest(topo), place.tp, workload.key)      # the same fabric and prices: the same schedules
     pricer = _PRICERS.get(key)
-    if pricer is None or pricer.topo is not topo:
+    if pricer is None:
         pricer = _PRICERS[key] = GroupPricer(topo, place, workload.execution)
     if len(_PRICERS) > 16:
         _PRICERS.pop(next(iter(_PRICERS)))
@@ -329,7 +343,8 @@ def simulate_hybrid(model, topo: Topology, parallel: str, gpu: str, bucket, prof
              place.describe(topo),
              f"TP allreduce: fastest of {', '.join(sorted({s.algo for s in pricer.tp_scheds})) or 'none'} built on "
              f"the box sub-fabric (the group's GPUs and box switch), mapped onto the whole fabric among the group, "
-             f"verified, runtime model",
+             f"verified, runtime model; the output layer vocabulary-parallel (its input's size allreduced, not the "
+             f"logits)",
              f"DP allreduce: each group's fastest of "
              f"{', '.join(sorted({s.algo for c in pricer.dp_scheds for s in c})) or 'none'} on its rail (its GPUs, "
              f"their NICs, the switches outside the boxes), verified, all groups timed together by the overlay",
