@@ -1,5 +1,6 @@
-"""Hybrid parallelism on a switched cluster: tensor parallel inside a box, data parallel across boxes (``tp-dp``;
-issue 57, beyond the direct-connect paper, whose App. A.4 simulates data and expert parallelism only).
+"""Hybrid parallelism on a switched cluster: tensor parallel inside a box, data parallel across boxes (``tp-dp``)
+or pipeline parallel across boxes (``tp-pp``); issue 57, beyond the direct-connect paper, whose App. A.4 simulates
+data and expert parallelism only.
 
 **Placement.** A design made of boxes names its GPUs ``box.gpu`` (``b0.g3`` of ``dgx_a100`` and ``cluster``,
 ``c1.g5`` of ``mi250``): a box is every GPU whose name has the same prefix before the first dot, in rank order.
@@ -34,6 +35,16 @@ share a link of the fabric the TP allreduce also waits for the communication str
   overlay (``solvers.runtime.overlay``, the tenants machinery: links shared, each group's M its own); a bucket
   costs the overlay's makespan with the candidate that is fastest alone for every group.
 
+**tp-pp**: each box is one TP group (the TP degree is the box) and one GPipe stage, box k stage k, the layers
+cut into contiguous stages of about equal compute (``simulate._stages``), the replica's batch in ``microbatches``
+(default one sequence each, at most ``MICROBATCHES``); the timeline is the last stage's as ``pp``'s: the fill,
+the microbatches at the pace of the slowest stage (its compute plus its TP allreduces of 1/m of each layer's
+activations), the drain. A stage boundary is crossed by every TP rank r sending the microbatch's activations
+(the whole tensor, which every rank holds after its allreduce; no scatter-gather) to rank r of the next box: a
+broadcast among those two GPUs (``SEND_ALGOS``) built on the rail's sub-fabric, mapped back and verified, all
+ranks' sends timed together by the overlay. No data parallelism: the one replica takes the global batch of data
+parallelism on the same GPUs.
+
 Times per (collective, size) are kept for the call; the Iteration's notes state the placement and the pricing.
 """
 from __future__ import annotations
@@ -47,8 +58,10 @@ from .jobs import Layer, ModelSpec, TrainingError, build_layers, preset, scaled
 
 __all__ = ["HYBRID", "Placement", "SUB_ALGOS", "GroupPricer", "placement", "simulate_hybrid"]
 
-HYBRID = ("tp-dp",)
+HYBRID = ("tp-dp", "tp-pp")
 SUB_ALGOS = ("ring", "shifted_ring", "dbt", "rhd", "forestcoll")
+SEND_ALGOS = ("direct", "sptree", "binomial")
+MICROBATCHES = 32
 
 
 @dataclass(frozen=True)
@@ -64,10 +77,14 @@ class Placement:
     def replicas(self) -> int:
         return len(self.tp_groups)
 
-    def describe(self, topo: Topology) -> str:
+    def describe(self, topo: Topology, pipeline: bool = False) -> str:
         names = topo.names
         box = self.boxes[0]
         head = names[box[0]].split(".", 1)[0]
+        if pipeline:
+            return (f"placement: {len(self.boxes)} boxes of {len(box)} GPUs, box k is pipeline stage k; each box one "
+                    f"TP group ({', '.join(names[v] for v in box)} in box {head}); GPU r of box k sends to GPU r of "
+                    f"box k+1 on its rail")
         return (f"placement: {len(self.boxes)} boxes of {len(box)} GPUs; TP groups of {self.tp} consecutive GPUs "
                 f"of a box ({', '.join(names[v] for v in self.tp_groups[0])} in box {head}), "
                 f"{self.replicas} replicas; DP group of TP rank r = GPU r of every TP group "
@@ -75,22 +92,22 @@ class Placement:
                 f"{', '.join(names[v] for v in self.dp_groups[0])} for rank 0)")
 
 
-def placement(topo: Topology, tp: int | None = None) -> Placement:
+def placement(topo: Topology, tp: int | None = None, what: str = "tp-dp") -> Placement:
     """The TP and DP groups of ``topo`` (module docstring); TrainingError, one line, when it has no boxes, boxes
-    of unequal size, or ``tp`` does not divide the box."""
+    of unequal size, or ``tp`` does not divide the box (``what``: the parallelism named in the message)."""
     label = topo.expr or topo.name or "the design"
     boxes: dict[str, list[int]] = {}
     for v in topo.compute_nodes:
         head, dot, _ = topo.names[v].partition(".")
         if not dot or not head:
-            raise TrainingError(f"tp-dp needs a design made of boxes (GPUs named box.gpu, as dgx_a100, mi250, "
+            raise TrainingError(f"{what} needs a design made of boxes (GPUs named box.gpu, as dgx_a100, mi250, "
                                 f"cluster); {label[:60]} has GPU {topo.names[v][:30]!r} in none")
         boxes.setdefault(head, []).append(v)
     if len(boxes) < 2:
-        raise TrainingError(f"tp-dp needs two or more boxes; {label[:60]} has {len(boxes)} (use tp)")
+        raise TrainingError(f"{what} needs two or more boxes; {label[:60]} has {len(boxes)} (use tp)")
     sizes = sorted({len(b) for b in boxes.values()})
     if len(sizes) > 1:
-        raise TrainingError(f"tp-dp needs boxes of equal size; {label[:60]} has boxes of "
+        raise TrainingError(f"{what} needs boxes of equal size; {label[:60]} has boxes of "
                             f"{', '.join(map(str, sizes))} GPUs")
     size = sizes[0]
     if tp is None:
@@ -153,6 +170,12 @@ def group_allreduces(topo: Topology, group, inside_box: bool, algos=SUB_ALGOS) -
     """Every candidate's allreduce among ``group`` (module docstring): synthesized (and verified) on the
     sub-fabric, mapped onto ``topo`` as a schedule among the group, verified again there; those that fail either
     are dropped."""
+    return group_schedules(topo, group, inside_box, Collective.ALLREDUCE, algos)
+
+
+def group_schedules(topo: Topology, group, inside_box: bool, collective: Collective, algos,
+                    root: int | None = None) -> list[Schedule]:
+    """``group_allreduces`` for any collective; ``root`` (a node of ``topo`` in the group) for a rooted one."""
     from ..core.errors import NotApplicable, ScheduleError
     from ..core.verify import verify
     from ..synthesize import synthesize
@@ -161,19 +184,20 @@ def group_allreduces(topo: Topology, group, inside_box: bool, algos=SUB_ALGOS) -
     out = []
     for algo in algos:
         try:
-            result = synthesize(sub, algo, Collective.ALLREDUCE)
+            result = synthesize(sub, algo, collective, root=None if root is None else topo.names[root])
         except (NotApplicable, ScheduleError, ValueError):
             continue
         if not result.verification.ok or result.topology.names != sub.names:
             continue
         moved = [Transfer(order[t.shard], t.lo, t.hi, lmap[t.link], t.step, t.reduce)
                  for t in result.schedule.transfers]
-        schedule = Schedule(Collective.ALLREDUCE, moved, algo, {"sub-fabric": sub.name}, group=group)
+        schedule = Schedule(collective, moved, algo, {"sub-fabric": sub.name}, group=group,
+                            root=None if result.schedule.root is None else order[result.schedule.root])
         if verify(topo, schedule).ok:
             out.append(schedule)
     if not out:
         where = "inside a box" if inside_box else "across the boxes"
-        raise TrainingError(f"no verified allreduce among {len(group)} GPUs {where} of "
+        raise TrainingError(f"no verified {collective.value} among {len(group)} GPUs {where} of "
                             f"{(topo.expr or topo.name)[:60]} (tried {', '.join(algos)})")
     return out
 
@@ -188,10 +212,23 @@ class GroupPricer:
     def __init__(self, topo: Topology, place: Placement, execution):
         self.topo, self.place, self.execution = topo, place, execution
         self.tp_scheds = group_allreduces(topo, place.tp_groups[0], True) if place.tp > 1 else []
-        self.dp_scheds = [group_allreduces(topo, g, False) for g in place.dp_groups] \
-            if len(place.dp_groups[0]) > 1 else []
-        self.shared = bool(_links(self.tp_scheds) & _links(s for c in self.dp_scheds for s in c))
+        self._dp: list | None = None
+        self._sends: dict = {}
         self.memo: dict = {}
+
+    @property
+    def dp_scheds(self) -> list[list[Schedule]]:
+        """Each DP group's candidate allreduces (built on first use; none when a group is one GPU)."""
+        if self._dp is None:
+            place = self.place
+            self._dp = [group_allreduces(self.topo, g, False) for g in place.dp_groups] \
+                if len(place.dp_groups[0]) > 1 else []
+        return self._dp
+
+    @property
+    def shared(self) -> bool:
+        """Whether a TP schedule and a DP schedule use a common link."""
+        return bool(_links(self.tp_scheds) & _links(s for c in self.dp_scheds for s in c))
 
     def _alone(self, schedule: Schedule, nbytes: float) -> float:
         from ..runtime import Model
@@ -224,9 +261,32 @@ class GroupPricer:
         """Each DP group's time alone on the fabric (the overlay's lower reference)."""
         return [self._alone(s, nbytes) for s in self.dp_choice(nbytes)]
 
+    def send_scheds(self, boundary: int, backward: bool) -> list[list[Schedule]]:
+        """tp-pp: for each TP rank r, the candidate sends (a broadcast among two GPUs) from GPU r of box
+        ``boundary`` to GPU r of the next box (``backward``: the other way), each on its rail's sub-fabric."""
+        key = (boundary, backward)
+        if key not in self._sends:
+            here, there = self.place.boxes[boundary], self.place.boxes[boundary + 1]
+            self._sends[key] = [group_schedules(self.topo, (a, b), False, Collective.BROADCAST, SEND_ALGOS,
+                                                root=b if backward else a) for a, b in zip(here, there)]
+        return self._sends[key]
+
+    def send_us(self, boundary: int, backward: bool, nbytes: float) -> tuple[float, str]:
+        """(makespan of every rank's send of ``nbytes`` across ``boundary`` at once, synthesizers): overlay."""
+        from ..runtime.overlay import overlay
+
+        key = ("send", boundary, backward, nbytes)
+        if key not in self.memo:
+            chosen = [min(c, key=lambda s: self._alone(s, nbytes)) for c in self.send_scheds(boundary, backward)]
+            timed = overlay(self.topo, chosen, [nbytes] * len(chosen), self.execution)
+            self.memo[key] = (timed.makespan_us, "/".join(sorted({s.algo for s in chosen})))
+        return self.memo[key]
+
 
 # ------------------------------------------------------------------------------------------------ the iteration
-def _layers(model, profile, place: Placement, gpu_name, efficiency, bytes_per_param) -> tuple[list[Layer], str]:
+def _layers(model, profile, place: Placement, gpu_name, efficiency, bytes_per_param, pipeline: bool = False
+            ) -> tuple[list[Layer], str]:
+    """One replica's layers: ``tp-dp``'s replica is a TP group, ``tp-pp``'s (``pipeline``) every GPU."""
     if profile is not None:
         from .profile import read_profile
 
@@ -234,25 +294,29 @@ def _layers(model, profile, place: Placement, gpu_name, efficiency, bytes_per_pa
             else read_profile(profile)
         return layers, model if isinstance(model, str) and model else "profile"
     spec = model if isinstance(model, ModelSpec) else preset(model)
+    gpus, replicas = (place.tp * len(place.boxes), 1) if pipeline else (place.tp, place.replicas)
     if spec.per_gpu_batch:
-        spec = replace(spec, batch=spec.batch * place.tp)
-    elif spec.batch < place.replicas:
-        raise TrainingError(f"{spec.name}'s global batch of {spec.batch} sequences gives {place.replicas} replicas "
+        spec = replace(spec, batch=spec.batch * gpus)
+    elif spec.batch < replicas:
+        raise TrainingError(f"{spec.name}'s global batch of {spec.batch} sequences gives {replicas} replicas "
                             f"less than one sequence each")
-    return build_layers(spec, place.replicas, gpu_name, efficiency, bytes_per_param, expert_parallel=False), \
-        spec.name
+    return build_layers(spec, replicas, gpu_name, efficiency, bytes_per_param, expert_parallel=False), spec.name
 
 
 class _Rows:
     def __init__(self, pricer: GroupPricer):
         self.pricer, self.memo, self.counts = pricer, {}, {}
 
-    def get(self, what: str, nbytes: float) -> float:
+    def get(self, what: str, nbytes: float, count: int = 1, price=None) -> float:
+        """The time in ms of ``what`` on ``nbytes`` (``price``: a function of the bytes giving (us, algo); the TP
+        or DP pricer by default), counted ``count`` times in the iteration's rows."""
         key = (what, nbytes)
         if key not in self.memo:
-            us, algo = (self.pricer.tp_us if what == "tp allreduce" else self.pricer.dp_us)(nbytes)
+            if price is None:
+                price = self.pricer.tp_us if what == "tp allreduce" else self.pricer.dp_us
+            us, algo = price(nbytes)
             self.memo[key] = (us / 1e3, algo)
-        self.counts[key] = self.counts.get(key, 0) + 1
+        self.counts[key] = self.counts.get(key, 0) + count
         return self.memo[key][0]
 
     def rows(self):
@@ -260,7 +324,8 @@ class _Rows:
 
         how = {"tp allreduce": "runtime model, one TP group on the box sub-fabric's schedule",
                "dp allreduce": f"runtime model, all {len(self.pricer.place.dp_groups)} DP groups at once (overlay)"}
-        return tuple(CollectiveCost(c, b, n, self.memo[(c, b)][0], how[c], self.memo[(c, b)][1])
+        send = f"runtime model, every TP rank's send on its rail at once (overlay)"
+        return tuple(CollectiveCost(c, b, n, self.memo[(c, b)][0], how.get(c, send), self.memo[(c, b)][1])
                      for (c, b), n in sorted(self.counts.items()))
 
 
@@ -305,6 +370,65 @@ def _run(layers: list[Layer], tp: int, cap, rows: _Rows, shared: bool, dp: bool)
     return s
 
 
+def _run_pp(layers: list[Layer], tp: int, stages_n: int, m: int, rows: _Rows):
+    """GPipe over the boxes (``simulate._pp``'s timeline: the last stage's) with each stage a TP group: a
+    microbatch's stage time is its compute split ``tp`` ways plus its layers' TP allreduces of 1/m of their
+    activations; a stage boundary is crossed by every TP rank sending the microbatch's activations to the same
+    rank of the next box, all ranks at once."""
+    from .simulate import Event, _q, _stages, _Streams
+
+    parts = _vocabulary_parallel(scaled(layers, 1.0 / tp))
+    if len(parts) < stages_n:
+        raise TrainingError(f"tp-pp puts contiguous layers on each of {stages_n} boxes; the job has "
+                            f"{len(parts)} layers")
+    stages = _stages(parts, stages_n)
+    s = _Streams()
+
+    def tp_ms(stage, count):
+        return sum(rows.get("tp allreduce", l.activation_bytes / m, count) for l in stage
+                   if l.activation_bytes > 0 and tp > 1)
+
+    cf = [sum(l.forward_ms for l in st) / m for st in stages]
+    cb = [sum(l.backward_ms for l in st) / m for st in stages]
+    tf = [tp_ms(st, 2 * m) for st in stages]           # forward and backward: the same sizes, counted once here
+    edge = [st[-1].activation_bytes / m for st in stages[:-1]]
+
+    def tp_event(label, ms, nbytes):
+        ms = _q(ms)
+        if ms <= 0:
+            return
+        start = s.compute_free
+        i = s._add(Event("tp", "tp", label, start, start + ms, nbytes), (s.last_compute, s.last_comm))
+        s.compute_free = start + ms
+        s.last_compute = i
+
+    def send(b, backward, nbytes):
+        what = f"pp send b{b + 1}->b{b}" if backward else f"pp send b{b}->b{b + 1}"
+        ms = rows.get(what, nbytes, m, lambda x: rows.pricer.send_us(b, backward, x))
+        word = "gradients to the previous box" if backward else "activations to the next box"
+        s.comm("pp", f"{word} (every rail)", ms, nbytes, True)
+
+    pace_f = max(range(stages_n), key=lambda k: cf[k] + tf[k])
+    pace_b = max(range(stages_n), key=lambda k: cb[k] + tf[k])
+    s.compute("forward", "pipeline fill (stages before the last)", sum(cf[:-1]))
+    tp_event("TP allreduces of the fill", sum(tf[:-1]), None)
+    for b, x in enumerate(edge):
+        send(b, False, x)
+    for j in range(m):
+        k = stages_n - 1 if j == 0 else pace_f
+        s.compute("forward", f"microbatch {j} (pace of the slowest stage)", cf[k])
+        tp_event(f"microbatch {j}: TP allreduces", tf[k], None)
+    for j in range(m):
+        k = stages_n - 1 if j == 0 else pace_b
+        s.compute("backward", f"microbatch {j} (pace of the slowest stage)", cb[k])
+        tp_event(f"microbatch {j}: TP allreduces (input grads)", tf[k], None)
+    for b in reversed(range(len(edge))):
+        send(b, True, edge[b])
+    s.compute("backward", "pipeline drain (stages before the last)", sum(cb[:-1]))
+    tp_event("TP allreduces of the drain", sum(tf[:-1]), None)
+    return s
+
+
 def _vocabulary_parallel(layers: list[Layer]) -> list[Layer]:
     """The output layer (``lm_head``) split over the vocabulary with a parallel loss, as Megatron's: the logits
     are never gathered, and what the TP group allreduces around it is its input's size (the hidden states), not
@@ -319,20 +443,24 @@ _PRICERS: dict = {}
 
 
 def simulate_hybrid(model, topo: Topology, parallel: str, gpu: str, bucket, profile, workload, efficiency,
-                    bytes_per_param, tp: int | None = None):
-    """One ``tp-dp`` iteration (module docstring) as ``simulate.Iteration``; ``simulate_iteration`` calls it."""
+                    bytes_per_param, tp: int | None = None, microbatches: int | None = None):
+    """One ``tp-dp`` or ``tp-pp`` iteration (module docstring) as ``simulate.Iteration``; ``simulate_iteration``
+    calls it. ``tp``: the TP degree (default the box; ``tp-pp`` takes whole boxes only); ``microbatches``:
+    ``tp-pp``'s (default one per sequence, at most ``MICROBATCHES``)."""
+    from ..result_codec import topology_digest
     from .jobs import gpu as gpu_of
     from .simulate import _caps, _finish, _name
 
     if parallel not in HYBRID:
         raise TrainingError(f"unknown hybrid parallelism {str(parallel)[:20]!r} (choose from {', '.join(HYBRID)})")
     g = gpu_of(gpu)
-    place = placement(topo, tp)
-    layers, name = _layers(model, profile, place, gpu, efficiency, bytes_per_param)
+    place = placement(topo, tp, parallel)
+    pipeline = parallel == "tp-pp"
+    if pipeline and place.tp != len(place.boxes[0]):
+        raise TrainingError(f"tp-pp makes each box one TP group (TP degree {len(place.boxes[0])}), got {place.tp}")
+    layers, name = _layers(model, profile, place, gpu, efficiency, bytes_per_param, pipeline)
     if not layers:
         raise TrainingError("the job has no layers")
-    from ..result_codec import topology_digest
-
     key = (topology_digest(topo), place.tp, workload.key)      # the same fabric and prices: the same schedules
     pricer = _PRICERS.get(key)
     if pricer is None:
@@ -340,17 +468,36 @@ def simulate_hybrid(model, topo: Topology, parallel: str, gpu: str, bucket, prof
     if len(_PRICERS) > 16:
         _PRICERS.pop(next(iter(_PRICERS)))
     notes = [f"compute: {'profile' if profile is not None else 'FLOPs model on ' + g.name}, split {place.tp} ways",
-             place.describe(topo),
+             place.describe(topo, pipeline),
              f"TP allreduce: fastest of {', '.join(sorted({s.algo for s in pricer.tp_scheds})) or 'none'} built on "
              f"the box sub-fabric (the group's GPUs and box switch), mapped onto the whole fabric among the group, "
              f"verified, runtime model; the output layer vocabulary-parallel (its input's size allreduced, not the "
-             f"logits)",
-             f"DP allreduce: each group's fastest of "
-             f"{', '.join(sorted({s.algo for c in pricer.dp_scheds for s in c})) or 'none'} on its rail (its GPUs, "
-             f"their NICs, the switches outside the boxes), verified, all groups timed together by the overlay",
-             "TP and DP schedules share links: the TP allreduce waits for the communication stream" if pricer.shared
-             else "TP and DP schedules share no link: TP allreduces run on the compute stream beside the DP buckets",
-             f"prices: {workload.price_label} (runtime model on the whole fabric)"]
+             f"logits)"]
+    head = (topo.expr or topo.name or "design", topo.n, name, parallel, g.name)
+    if pipeline:
+        m = microbatches
+        if m is None:
+            spec = None if profile is not None else (model if isinstance(model, ModelSpec) else preset(model))
+            seqs = MICROBATCHES if spec is None else spec.batch * (topo.n if spec.per_gpu_batch else 1)
+            m = max(1, min(seqs, MICROBATCHES))
+        if isinstance(m, bool) or not isinstance(m, int) or m < 1:
+            raise TrainingError(f"microbatches must be a whole number of at least 1, got {m!r}"[:100])
+        notes += [f"PP: GPipe over the {len(place.boxes)} boxes in order, {m} microbatches; a stage boundary is "
+                  f"crossed by every TP rank sending the microbatch's activations to the same rank of the next box "
+                  f"on its rail ({', '.join(sorted({x.algo for c in pricer.send_scheds(0, False) for x in c}))}, "
+                  f"verified), all ranks at once (overlay); no data parallelism (one replica)",
+                  f"prices: {workload.price_label} (runtime model on the whole fabric)"]
+        rows = _Rows(pricer)
+        s = _run_pp(layers, place.tp, len(place.boxes), m, rows)
+        return _finish(s, *head, None, _Table(rows), (), notes)
+    notes += [f"DP allreduce: each group's fastest of "
+              f"{', '.join(sorted({s.algo for c in pricer.dp_scheds for s in c})) or 'none'} on its rail (its "
+              f"GPUs, their NICs, the switches outside the boxes), verified, all groups timed together by the "
+              f"overlay",
+              "TP and DP schedules share links: the TP allreduce waits for the communication stream" if pricer.shared
+              else "TP and DP schedules share no link: TP allreduces run on the compute stream beside the DP "
+                   "buckets",
+              f"prices: {workload.price_label} (runtime model on the whole fabric)"]
     caps = _caps(bucket)
     best, tried = None, []
     for cap in caps:
@@ -362,10 +509,14 @@ def simulate_hybrid(model, topo: Topology, parallel: str, gpu: str, bucket, prof
     cap, s, rows = best
     if len(caps) > 1:
         notes.append(f"bucket: best of {', '.join(_name(c) for c in caps)} by iteration time")
+    return _finish(s, *head, cap, _Table(rows), tried if len(caps) > 1 else (), notes)
 
-    class _P:       # _finish asks its prices for the rows
-        def rows(self):
-            return rows.rows()
 
-    head = (topo.expr or topo.name or "design", topo.n, name, parallel, g.name)
-    return _finish(s, *head, cap, _P(), tried if len(caps) > 1 else (), notes)
+class _Table:
+    """What ``simulate._finish`` asks of its prices: the rows."""
+
+    def __init__(self, rows: _Rows):
+        self._rows = rows
+
+    def rows(self):
+        return self._rows.rows()

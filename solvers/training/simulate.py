@@ -22,7 +22,8 @@ reverse. The **communication** stream runs one collective at a time, in the orde
 * beyond the paper, ``tp-dp`` on a design made of boxes (``solvers.training.hybrid``, where the placement is
   stated): tensor parallel inside a box (activation allreduces among the box's GPUs, blocking compute), data
   parallel across boxes (each TP rank's DDP buckets allreduced among the GPUs of that rank in every box, all such
-  groups at once on the shared fabric), priced by the runtime model on verified group schedules.
+  groups at once on the shared fabric), priced by the runtime model on verified group schedules; ``tp-pp``: each
+  box one TP group and one GPipe stage, the boxes in order, stage boundaries crossed on every rail at once.
 
 Every allreduce is priced by the design's cheapest verified schedule (``solvers.training.pricing``), every
 all-to-all by the MCF rate. Times are kept as whole multiples of 2^-20 ms (about a nanosecond), so that sums are
@@ -46,7 +47,7 @@ __all__ = ["BUCKETS", "CollectiveCost", "Event", "Iteration", "PARALLEL", "simul
 
 MB = 2 ** 20
 BUCKETS = {"1MB": MB, "10MB": 10 * MB, "100MB": 100 * MB, "1GB": 1024 * MB}
-PARALLEL = ("dp", "ep", "tp", "pp", "tp-dp")
+PARALLEL = ("dp", "ep", "tp", "pp", "tp-dp", "tp-pp")
 _Q = float(2 ** 20)
 
 
@@ -407,12 +408,12 @@ def simulate_iteration(model, design, parallel: str = "dp", gpu: str = "A100", b
     g = gpu_of(gpu)
     topo = _topology(design)
     nodes = topo.n
-    if parallel == "tp-dp":
+    if parallel in ("tp-dp", "tp-pp"):
         from .hybrid import simulate_hybrid
 
         w = workload if workload is not None else Workload(1.0, "uniform", 10.0, 12.5)
         return simulate_hybrid(model, topo, parallel, gpu, bucket, profile, w, efficiency, bytes_per_param,
-                               tp_degree)
+                               tp_degree, microbatches)
     layers, name = _layers(model, profile, nodes, parallel, gpu, efficiency, bytes_per_param)
     if not layers:
         raise TrainingError("the job has no layers")

@@ -23,11 +23,12 @@ def add_parser(sub) -> None:
                                  "a label for --profile")
     p.add_argument("--topo", action="append", default=[], required=True, metavar="EXPR",
                    help="a design (repeat to compare several); with --sweep a template such as 'gkautz(4,{N})'")
-    p.add_argument("--parallel", default="dp", choices=("dp", "ep", "tp", "pp", "tp-dp"),
+    p.add_argument("--parallel", default="dp", choices=("dp", "ep", "tp", "pp", "tp-dp", "tp-pp"),
                    help="dp: data parallel (DDP); ep: expert parallel (experts sharded over all nodes, App. A.4); "
                         "tp: the design is one tensor-parallel group; pp: its nodes are pipeline stages; tp-dp: "
-                        "tensor parallel inside each box, data parallel across boxes (a design made of boxes, "
-                        "as dgx_a100(boxes=4))")
+                        "tensor parallel inside each box, data parallel across boxes; tp-pp: each box one "
+                        "tensor-parallel group and one pipeline stage (both on a design made of boxes, as "
+                        "dgx_a100(boxes=4))")
     p.add_argument("--profile", default=None, metavar="FILE",
                    help="a per-layer profile CSV (name, forward_ms, backward_ms, param_bytes, activation_bytes[, "
                         "expert, tokens]) instead of the FLOPs model")

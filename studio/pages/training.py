@@ -33,7 +33,9 @@ PARALLEL_HELP = {"dp": "data parallel (PyTorch DDP): gradients allreduced in buc
                  "tp": "tensor parallel: the design is one group, each layer split N ways",
                  "pp": "pipeline parallel: the nodes are stages in order (GPipe)",
                  "tp-dp": "tensor parallel inside a box, data parallel across boxes: a design made of boxes "
-                          "(dgx_a100, mi250, cluster)"}
+                          "(dgx_a100, mi250, cluster)",
+                 "tp-pp": "tensor parallel inside a box, each box a pipeline stage (GPipe): a design made of "
+                          "boxes"}
 SCHEDULE_KEY = "tr_open"                 # the Schedule page to open on the next run: (expr, algo, coll)
 
 
