@@ -115,3 +115,55 @@ def test_cli():
     out = subprocess.run([sys.executable, "-m", "studio", "train", "gpt2-small", "--topo", "ring(8)", "--parallel",
                           "tp-dp"], capture_output=True, text=True, timeout=120)
     assert out.returncode != 0 and "made of boxes" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_cli_runs_tp_dp_on_four_boxes():
+    import json
+
+    out = subprocess.run([sys.executable, "-m", "studio", "train", "gpt2-small", "--topo", "dgx_a100(boxes=4)",
+                          "--parallel", "tp-dp", "--bucket", "10MB", "--json"], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    r = json.loads(out.stdout)["results"][0]
+    assert r["parallel"] == "tp-dp" and r["nodes"] == 32
+    assert r["compute_ms"] + r["allreduce_exposed_ms"] + r["alltoall_ms"] == r["iteration_ms"]
+    assert {c["collective"] for c in r["collectives"]} == {"tp allreduce", "dp allreduce"}
+
+
+# ------------------------------------------------------------------------------------------------ tp-pp
+@pytest.mark.parametrize("model,boxes", [("gpt2-small", 2), ("switch-base-128", 4)])
+def test_tp_pp_breakdown_and_counts(model, boxes):
+    it = run(model, boxes, "tp-pp")
+    assert it.compute_ms + it.allreduce_exposed_ms + it.alltoall_ms == it.iteration_ms
+    assert max(e.end_ms for e in it.timeline) == it.iteration_ms and it.bucket_bytes is None
+    m = int(next(n for n in it.notes if n.startswith("PP:")).split(", ")[1].split()[0])
+    layers = build_layers(preset(model), 1, expert_parallel=False)
+    tp = sum(c.count for c in it.collectives if c.collective == "tp allreduce")
+    assert tp == 2 * m * sum(1 for l in layers if l.activation_bytes > 0)
+    sends = [c for c in it.collectives if c.collective.startswith("pp send")]
+    assert len(sends) == 2 * (boxes - 1) and all(c.count == m for c in sends)
+    # one replica with data parallelism's global batch: at least dp's compute per GPU, the pipeline's bubble on top
+    assert it.compute_ms >= run(model, boxes, "dp").compute_ms * (1 - 1e-9)
+
+
+def test_tp_pp_sends_stay_on_their_rail_and_share_fairly():
+    topo = fabric(2)
+    p = pricer(2)
+    for backward in (False, True):
+        for r, cands in enumerate(p.send_scheds(0, backward)):
+            rail = {topo.index(f"b{b}.g{r}") for b in range(2)} | {topo.index(f"b{b}.nic{r}") for b in range(2)} \
+                | {topo.index(f"ib{r % 2}")}
+            for s in cands:
+                assert verify(topo, s).ok and s.root == topo.index(f"b{1 if backward else 0}.g{r}")
+                ends = {topo.links[t.link].src for t in s.transfers} | {topo.links[t.link].dst for t in s.transfers}
+                assert ends <= rail
+    together, _ = p.send_us(0, False, 2 ** 22)
+    alone = [min(p._alone(s, 2 ** 22) for s in c) for c in p.send_scheds(0, False)]
+    assert max(alone) * (1 - 1e-9) <= together <= sum(alone) * (1 + 1e-9)
+
+
+def test_tp_pp_refusals():
+    with pytest.raises(TrainingError, match="tp-pp makes each box one TP group"):
+        simulate_iteration("gpt2-small", fabric(2), "tp-pp", workload=W, tp_degree=4, cache=None)
+    with pytest.raises(TrainingError, match="tp-pp needs a design made of boxes"):
+        simulate_iteration("gpt2-small", "ring(8)", "tp-pp", workload=W, cache=None)
