@@ -56,7 +56,8 @@ from topologies.model import Link, Topology
 from ..core.schedule import Collective, Schedule, Transfer
 from .jobs import Layer, ModelSpec, TrainingError, build_layers, preset, scaled
 
-__all__ = ["HYBRID", "Placement", "SUB_ALGOS", "GroupPricer", "placement", "simulate_hybrid"]
+__all__ = ["GroupPricer", "HYBRID", "MICROBATCHES", "Placement", "SEND_ALGOS", "SUB_ALGOS", "group_allreduces",
+           "group_schedules", "placement", "simulate_hybrid", "sub_fabric_nodes"]
 
 HYBRID = ("tp-dp", "tp-pp")
 SUB_ALGOS = ("ring", "shifted_ring", "dbt", "rhd", "forestcoll")

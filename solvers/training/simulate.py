@@ -397,8 +397,8 @@ def simulate_iteration(model, design, parallel: str = "dp", gpu: str = "A100", b
     ``Layer``s (then ``gpu`` and ``efficiency`` are not used); ``workload``: the prices (alpha, B; default the
     paper's 10 us and 100 Gb/s); ``bucket``: "best", a name of ``BUCKETS`` or bytes; ``runtime``: price allreduces
     by the runtime model where the schedule is small enough; ``algos``: the allreduce candidates; ``prices``: a
-    ``DesignPrices`` already made for this design (not used by ``tp-dp``); ``tp_degree``: ``tp-dp``'s TP group
-    size (default the whole box)."""
+    ``DesignPrices`` already made for this design (not used by ``tp-dp``, ``tp-pp``); ``tp_degree``: ``tp-dp``'s
+    TP group size (default the whole box)."""
     from ..runtime import Workload
     from .jobs import gpu as gpu_of
     from .pricing import design_prices
