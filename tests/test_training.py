@@ -252,3 +252,12 @@ def test_alltoall_schedule_row_is_never_faster_than_the_mcf(expr):
     one_slice = Model(topo, direct_alltoall(topo), Execution.alpha_beta(10.0, 12.5, slices=1)).run(
         per_node * topo.n).time_us
     assert shown == pytest.approx(one_slice, rel=1e-9)
+
+
+def test_tensor_parallel_divides_the_global_batch_once():
+    """Under tp one replica runs the whole global batch split over the N GPUs, so each GPU computes what it
+    computes under dp (the batch split N ways); the global batch was divided by N twice before."""
+    topo = parse_topology("torus(4,4)")
+    dp = simulate_iteration("switch-base-128", topo, "dp")
+    tp = simulate_iteration("switch-base-128", topo, "tp")
+    assert tp.compute_ms == pytest.approx(dp.compute_ms, rel=1e-9)

@@ -360,7 +360,10 @@ def _layers(model, profile, nodes, parallel, gpu_name, efficiency, bytes_per_par
     if not spec.per_gpu_batch and spec.batch < nodes and parallel in ("dp", "ep"):
         raise TrainingError(f"{spec.name}'s global batch of {spec.batch} sequences gives {nodes} nodes less than "
                             f"one sequence each")
-    layers = build_layers(spec, nodes, gpu_name, efficiency, bytes_per_param, expert_parallel=parallel == "ep")
+    # tp and pp run one replica over the whole design: it sees the whole batch (a global batch is not divided
+    # among the nodes first; _tp and _pp divide the replica's work among them)
+    replicas = 1 if parallel in ("tp", "pp") else nodes
+    layers = build_layers(spec, replicas, gpu_name, efficiency, bytes_per_param, expert_parallel=parallel == "ep")
     return layers, spec.name
 
 
