@@ -22,7 +22,7 @@ SEGMENTS = (("compute_ms", "compute", "#1f77b4"), ("allreduce_exposed_ms", "expo
 KIND_COLORS = {"forward": "#1f77b4", "backward": "#6baed6", "allreduce": "#ff7f0e", "alltoall": "#d62728",
                "tp": "#9467bd", "pp": "#8c564b"}
 KIND_NAMES = {"alltoall": "all-to-all", "tp": "TP allreduce", "pp": "PP send"}
-STREAMS = ("compute", "comm")
+STREAMS = ("compute", "tp", "comm")     # "tp": tp-dp's tensor-parallel lane (solvers.training.hybrid)
 MAX_TIMELINE_BARS = 20000
 MB = 2 ** 20
 # the collectives a row of the per-collective table can open on the Schedule page, and the synthesizer that
@@ -174,7 +174,8 @@ def timeline_figure(result: dict, max_bars: int = MAX_TIMELINE_BARS) -> FigureSp
                   xaxis=dict(title=dict(text="time (ms)"), range=[0, result["iteration_ms"] * 1.01 or 1.0],
                              rangemode="tozero", automargin=True, gridcolor="#e5e5e5"),
                   yaxis=dict(title=dict(text="stream"), type="category", categoryorder="array",
-                             categoryarray=list(reversed(STREAMS)), automargin=True),
+                             categoryarray=[k for k in reversed(STREAMS) if any(e["stream"] == k for e in events)],
+                             automargin=True),
                   margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h", y=-0.35))
     return FigureSpec(data, titled(layout))
 
