@@ -221,6 +221,13 @@ def schedule_target(row: dict) -> tuple[str, str] | None:
     return (row["algo"], coll) if row.get("algo") else None
 
 
+def schedule_bytes(row: dict, nodes: int) -> float:
+    """The Schedule page's M for a per-collective row: an allreduce's buffer as it is; an all-to-all's row holds
+    what one node sends, while a schedule's M is the whole vector of the N nodes' inputs (``solvers.core.schedule``:
+    shard s, M/N bytes, is node s's input), so N times that."""
+    return float(row["bytes"]) * (nodes if row["collective"] == "alltoall" else 1)
+
+
 def results_json(request: dict, results: Sequence[dict]) -> str:
     """The run as JSON: the request (without the profile's layers) and every design's iteration, as the CLI's
     ``train --json --timeline`` gives them, with the fastest named."""

@@ -261,3 +261,11 @@ def test_tensor_parallel_divides_the_global_batch_once():
     dp = simulate_iteration("switch-base-128", topo, "dp")
     tp = simulate_iteration("switch-base-128", topo, "tp")
     assert tp.compute_ms == pytest.approx(dp.compute_ms, rel=1e-9)
+
+
+def test_an_iteration_too_long_to_add_exactly_is_one_line():
+    """A profile of 1e18 ms layers (the reader takes numbers that large) was an AssertionError with a traceback."""
+    layers = parse_profile("name,forward_ms,backward_ms,param_bytes,activation_bytes\na,3e17,1e18,1000,1\n"
+                           "b,1e18,0.001,1000,1000\n")
+    with pytest.raises(TrainingError, match="more than this simulator adds exactly"):
+        simulate_iteration("profile", parse_topology("ring(8)"), "dp", profile=layers)

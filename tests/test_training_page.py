@@ -126,11 +126,14 @@ def test_open_in_schedule_sets_the_schedule_pages_state():
 
 
 def test_the_pure_helpers():
-    from studio.training_figures import results_json, schedule_target
+    from studio.training_figures import results_json, schedule_bytes, schedule_target
 
     assert schedule_target({"collective": "alltoall", "algo": None}) == ("teccl", "alltoall")
     assert schedule_target({"collective": "allreduce", "algo": "dbt"}) == ("dbt", "allreduce")
     assert schedule_target({"collective": "pp send", "algo": None}) is None
+    # an all-to-all row holds what one node sends; the Schedule page's M is the whole vector (N times that)
+    assert schedule_bytes({"collective": "alltoall", "bytes": 3.0}, 16) == 48.0
+    assert schedule_bytes({"collective": "allreduce", "bytes": 3.0}, 16) == 3.0
     doc = json.loads(results_json({"model": "m"}, [{"design": "a", "iteration_ms": 2.0},
                                                    {"design": "b", "iteration_ms": 1.0}]))
     assert doc["best"] == "b" and len(doc["results"]) == 2

@@ -69,10 +69,11 @@ GPUS: dict[str, GPU] = {
 
 
 def gpu(name: str) -> GPU:
-    """The preset called ``name`` (case-insensitive, "A100-SXM 80GB" and "a100" alike); TrainingError otherwise."""
+    """The preset called ``name``: its key or its full name, case-insensitive ("a100", "A100-SXM 80GB"); any other
+    name is a TrainingError, so "H100-PCIe" is never priced as the SXM part."""
     key = str(name).strip().upper().replace("_", "-")
     for k, g in GPUS.items():
-        if key in (k, g.name.upper()) or key.split("-")[0] == k:
+        if key in (k, g.name.upper(), g.name.upper().replace(" ", "-")):
             return g
     raise TrainingError(f"unknown GPU {str(name)[:40]!r} (choose from {', '.join(GPUS)})")
 

@@ -47,6 +47,7 @@ __all__ = ["BUCKETS", "CollectiveCost", "Event", "Iteration", "PARALLEL", "simul
 
 MB = 2 ** 20
 BUCKETS = {"1MB": MB, "10MB": 10 * MB, "100MB": 100 * MB, "1GB": 1024 * MB}
+MAX_ITERATION_MS = float(2 ** 32)
 PARALLEL = ("dp", "ep", "tp", "pp", "tp-dp", "tp-pp")
 _Q = float(2 ** 20)
 
@@ -339,7 +340,11 @@ def _finish(s: _Streams, design: str, nodes: int, model: str, parallel: str, gpu
     end = s.end
     compute, a2a = s.compute_ms, s.alltoall_ms
     exposed = end - compute - a2a
-    assert exposed >= 0 and compute + exposed + a2a == end, (compute, exposed, a2a, end)
+    if not (end <= MAX_ITERATION_MS and exposed >= 0 and compute + exposed + a2a == end):
+        # times are whole multiples of 2^-20 ms, so the sums are exact up to 2^33 ms; a profile of huge times
+        # (the reader takes numbers up to 1e18) goes past that
+        raise TrainingError(f"an iteration of {end:.4g} ms is more than this simulator adds exactly "
+                            f"({MAX_ITERATION_MS:.4g} ms, about 49 days): check the profile's times")
     return Iteration(design, nodes, model, parallel, gpu_name, end, compute, exposed, a2a, bucket, prices.rows(),
                      tuple(s.events), tuple(s.deps), tuple(tried), tuple(notes))
 

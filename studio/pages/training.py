@@ -19,7 +19,8 @@ from studio.figure_spec import plotly_figure
 from studio.jobs import JobError
 from studio.messages import for_page
 from studio.training_figures import (breakdown_figure, collective_rows, collectives_table, default_designs,
-                                     results_json, schedule_target, summary_table, timeline_figure, train_job)
+                                     results_json, schedule_bytes, schedule_target, summary_table, timeline_figure,
+                                     train_job)
 from studio.widgets import queue_text
 from topologies import TopologyError, load
 
@@ -201,14 +202,16 @@ def _collectives(results: list[dict]) -> None:
                             format_func=lambda i: _row_text(collective_rows(result)[i]))
         row = dict(rows)[pick]
         algo, coll = schedule_target(row)
+        nbytes = schedule_bytes(row, result["nodes"])
         c2.markdown("&nbsp;")
         c2.button("Open in Schedule", key="tr_open_btn", icon=":material/schedule:",
-                  on_click=_ask_schedule, args=(design, algo, coll, row["bytes"]),
-                  help=f"The Schedule page on {design}: {algo}'s {coll} of M = {row['bytes']:.4g} bytes (the "
+                  on_click=_ask_schedule, args=(design, algo, coll, nbytes),
+                  help=f"The Schedule page on {design}: {algo}'s {coll} of M = {nbytes:.4g} bytes (the "
                        "sidebar's M is set to it).")
         if coll == "alltoall":
-            st.caption("The all-to-all is priced by the MCF rate; on Schedule it opens with TE-CCL, the "
-                       "registry's synthesizer of all-to-all schedules.")
+            st.caption(f"The all-to-all is priced by the MCF rate; on Schedule it opens with TE-CCL, the "
+                       f"registry's synthesizer of all-to-all schedules, at M = {nbytes:.4g} bytes: the whole "
+                       f"vector of the {result['nodes']} nodes' inputs, each sending {row['bytes']:.4g}.")
     for note in result["notes"]:
         st.caption(note)
 
