@@ -269,3 +269,12 @@ def test_an_iteration_too_long_to_add_exactly_is_one_line():
                            "b,1e18,0.001,1000,1000\n")
     with pytest.raises(TrainingError, match="more than this simulator adds exactly"):
         simulate_iteration("profile", parse_topology("ring(8)"), "dp", profile=layers)
+
+
+def test_tensor_parallel_never_allreduces_the_logits():
+    """The output layer is vocabulary-parallel under tp (as tp-dp's): what is allreduced around it is the hidden
+    states' size, not tokens x vocabulary (6 GB of logits for GPT-2 small before)."""
+    it = simulate_iteration("gpt2-small", parse_topology("ring(8)"), "tp")
+    sizes = [e.bytes for e in it.timeline if e.kind == "tp"]
+    hidden = [e.bytes for e in it.timeline if e.kind == "tp" and e.label.startswith("h0.")]
+    assert sizes and max(sizes) == max(hidden)

@@ -54,7 +54,7 @@ from dataclasses import dataclass, replace
 from topologies.model import Link, Topology
 
 from ..core.schedule import Collective, Schedule, Transfer
-from .jobs import Layer, ModelSpec, TrainingError, build_layers, preset, scaled
+from .jobs import Layer, ModelSpec, TrainingError, build_layers, preset, scaled, vocabulary_parallel
 
 __all__ = ["GroupPricer", "HYBRID", "MICROBATCHES", "Placement", "SEND_ALGOS", "SUB_ALGOS", "group_allreduces",
            "group_schedules", "placement", "simulate_hybrid", "sub_fabric_nodes"]
@@ -343,7 +343,7 @@ def _run(layers: list[Layer], tp: int, cap, rows: _Rows, shared: bool, dp: bool)
         s.compute_free = start + ms
         s.last_compute = i
 
-    parts = _vocabulary_parallel(scaled(layers, 1.0 / tp))
+    parts = vocabulary_parallel(scaled(layers, 1.0 / tp))
     for layer in parts:
         s.compute("forward", layer.name, layer.forward_ms)
         if layer.activation_bytes > 0 and tp > 1:
@@ -378,7 +378,7 @@ def _run_pp(layers: list[Layer], tp: int, stages_n: int, m: int, rows: _Rows):
     rank of the next box, all ranks at once."""
     from .simulate import Event, _q, _stages, _Streams
 
-    parts = _vocabulary_parallel(scaled(layers, 1.0 / tp))
+    parts = vocabulary_parallel(scaled(layers, 1.0 / tp))
     if len(parts) < stages_n:
         raise TrainingError(f"tp-pp puts contiguous layers on each of {stages_n} boxes; the job has "
                             f"{len(parts)} layers")
@@ -428,16 +428,6 @@ def _run_pp(layers: list[Layer], tp: int, stages_n: int, m: int, rows: _Rows):
     s.compute("backward", "pipeline drain (stages before the last)", sum(cb[:-1]))
     tp_event("TP allreduces of the drain", sum(tf[:-1]), None)
     return s
-
-
-def _vocabulary_parallel(layers: list[Layer]) -> list[Layer]:
-    """The output layer (``lm_head``) split over the vocabulary with a parallel loss, as Megatron's: the logits
-    are never gathered, and what the TP group allreduces around it is its input's size (the hidden states), not
-    the logits'."""
-    last, before = layers[-1], layers[-2] if len(layers) >= 2 else None
-    if before is not None and last.name == "lm_head" and last.activation_bytes > before.activation_bytes:
-        return layers[:-1] + [replace(last, activation_bytes=before.activation_bytes)]
-    return layers
 
 
 _PRICERS: dict = {}

@@ -284,3 +284,13 @@ def build_layers(spec: ModelSpec, nodes: int, gpu_name: str = "A100", efficiency
 def scaled(layers: list[Layer], factor: float) -> list[Layer]:
     """``layers`` with compute times times ``factor`` (tensor parallelism splits each layer's work)."""
     return [replace(l, forward_ms=l.forward_ms * factor, backward_ms=l.backward_ms * factor) for l in layers]
+
+
+def vocabulary_parallel(layers: list[Layer]) -> list[Layer]:
+    """The output layer (``lm_head``) split over the vocabulary with a parallel loss, as Megatron's: the logits
+    are never gathered, and what the TP group allreduces around it is its input's size (the hidden states), not
+    the logits'."""
+    last, before = layers[-1], layers[-2] if len(layers) >= 2 else None
+    if before is not None and last.name == "lm_head" and last.activation_bytes > before.activation_bytes:
+        return layers[:-1] + [replace(last, activation_bytes=before.activation_bytes)]
+    return layers

@@ -41,7 +41,7 @@ from typing import Sequence
 
 from topologies.model import Topology
 
-from .jobs import Layer, ModelSpec, TrainingError, build_layers, preset, scaled
+from .jobs import Layer, ModelSpec, TrainingError, build_layers, preset, scaled, vocabulary_parallel
 
 __all__ = ["BUCKETS", "CollectiveCost", "Event", "Iteration", "PARALLEL", "simulate_iteration"]
 
@@ -282,7 +282,7 @@ def _dp_ep(layers: Sequence[Layer], ep: bool, cap: float | None, prices: _Prices
 
 def _tp(layers: Sequence[Layer], nodes: int, prices: _Prices) -> _Streams:
     s = _Streams()
-    parts = scaled(layers, 1.0 / nodes)
+    parts = vocabulary_parallel(scaled(layers, 1.0 / nodes))
     for layer in parts:
         s.compute("forward", layer.name, layer.forward_ms, s.last_comm)
         if layer.activation_bytes > 0 and nodes > 1:
