@@ -25,7 +25,8 @@ Model presets use public architecture figures:
   (capacity factor 1, tokens spread evenly as App. A.4 assumes). Switch-Base (d_model 768, d_ff 2048 GEGLU, 12 heads
   of 64, 12 + 12 layers, every other FFN an expert layer) with 128 experts is the Switch paper's 7.4B model and with
   256 experts the direct-connect paper's 14.7B model at 256 nodes; Switch-Large-128 (1024, 2816, 16 heads, 24 +
-  24) is 26.3B; Switch-C (2080, 6144 ReLU, 32 heads, 15 + 15 layers, every FFN an expert layer, 2048 experts) is
+  24) is 26.3B in the Switch paper and counts 27.1B as built here (3 % more; no paper row uses it);
+  Switch-C (2080, 6144 ReLU, 32 heads, 15 + 15 layers, every FFN an expert layer, 2048 experts) is
   1.571T, the paper's 1.6T model at 1024 nodes. Sequences: 512 input tokens and 114 target tokens (T5's span
   corruption of 15 % with mean span 3), global batch 2048 sequences (2^20 input tokens, the T5/Switch pre-training
   batch); the vocabulary 32128 (T5's SentencePiece).

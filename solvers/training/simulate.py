@@ -474,10 +474,10 @@ def _caps(bucket) -> list[float]:
             if key == k.upper():
                 return [float(v)]
         try:
-            return _caps(float(bucket))
+            value = float(bucket)
         except ValueError:
-            pass
-        raise TrainingError(f"unknown bucket {bucket[:20]!r} (best, {', '.join(BUCKETS)}, or bytes)")
+            raise TrainingError(f"unknown bucket {bucket[:20]!r} (best, {', '.join(BUCKETS)}, or bytes)") from None
+        return _caps(value)
     if isinstance(bucket, bool) or not isinstance(bucket, (int, float)) or not math.isfinite(bucket) or bucket <= 0:
         raise TrainingError(f"a bucket capacity must be a positive number of bytes, got {bucket!r}"[:100])
     return [float(bucket)]
