@@ -90,3 +90,34 @@ def test_cli_time_limit_prints_the_bracket(capsys):
     assert out["method"] == "fw" and out["mcf_gap_reached"] is False
     assert out["mcf_rate"] <= 0.021708 <= out["mcf_rate_upper"]          # the LP optimum (test_alltoall's oracle)
     assert main(["alltoall", "ring(4)", "--time-limit", "-1"]) == 2
+
+
+def test_pdlp_time_limit_answers_with_its_bracket():
+    # issue 57: a time limit never raises once a positive lower end is certified; reached says the limit stopped it
+    # (even when the bracket is already narrower than 1e-3). The bracket overlaps the unlimited solve's.
+    from solvers.core.errors import NotApplicable
+
+    topo = parse_topology("gkautz(4,128)")
+    full = mcf_rate(topo, method="pdlp")
+    assert full.reached and full.gap <= 1e-6
+    answers = []
+    for limit in (0.05, 0.2, 0.8):
+        try:
+            r = mcf_rate(topo, time_limit=limit, method="pdlp")
+        except NotApplicable as exc:      # only when nothing feasible is certified yet: one line that says so
+            assert "limit" in str(exc) and "\n" not in str(exc)
+            continue
+        answers.append(r)
+        assert r.method == "pdlp" and 0 < r.f <= r.upper
+        assert r.f <= full.upper * (1 + REL) and full.f <= r.upper * (1 + REL)
+    assert answers and not answers[0].reached
+
+
+def test_cli_pdlp_time_limit_prints_the_bracket(capsys):
+    assert main(["alltoall", "gkautz(4,128)", "--method", "pdlp", "--time-limit", "0.3", "--no-cache"]) == 0
+    text = capsys.readouterr().out
+    assert "bracket [" in text and "(time limit)" in text
+    assert main(["alltoall", "gkautz(4,128)", "--method", "pdlp", "--time-limit", "0.3", "--json",
+                 "--no-cache"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["method"] == "pdlp" and out["mcf_gap_reached"] is False and 0 < out["mcf_rate"] <= out["mcf_rate_upper"]

@@ -19,7 +19,7 @@ def add_parsers(sub) -> None:
                               "node sends in total) at a node bandwidth B")
     a2a.add_argument("--time-limit", type=float, default=None, metavar="S",
                      help="seconds for the solve (default 600 for PDLP, 55 for Frank-Wolfe from 513 nodes); "
-                          "Frank-Wolfe answers with the certified bracket it has when they run out")
+                          "either method answers with the certified bracket it has when they run out")
     a2a.add_argument("--method", choices=("auto", "fw", "pdlp", "ipm"), default="auto",
                      help="fw (Frank-Wolfe bracket), pdlp (HiGHS PDLP bracket) or ipm (exact, small fabrics); "
                           "auto: pdlp below 513 nodes, fw from there")
