@@ -278,3 +278,12 @@ def test_tensor_parallel_never_allreduces_the_logits():
     sizes = [e.bytes for e in it.timeline if e.kind == "tp"]
     hidden = [e.bytes for e in it.timeline if e.kind == "tp" and e.label.startswith("h0.")]
     assert sizes and max(sizes) == max(hidden)
+
+
+def test_a_model_that_does_not_fit_is_noted():
+    """Switch-C's 1.57T parameters replicated on 8 GPUs need about 25 TB of model state a GPU: timed, with a note;
+    GPT-2 small fits and has none."""
+    ring = parse_topology("ring(8)")
+    big = simulate_iteration("switch-c-2048", ring, "dp")
+    assert any(n.startswith("memory: the model state alone is 25,1") for n in big.notes)
+    assert not any(n.startswith("memory") for n in simulate_iteration("gpt2-small", ring, "dp").notes)

@@ -372,6 +372,25 @@ def _layers(model, profile, nodes, parallel, gpu_name, efficiency, bytes_per_par
     return layers, spec.name
 
 
+OPTIMIZER_BYTES_PER_PARAM = 12       # Adam's FP32 master copy, first and second moments
+
+
+def memory_note(layers: Sequence[Layer], nodes: int, parallel: str, bytes_per_param: float, g) -> str | None:
+    """A note when one GPU's model state alone -- weights and gradients at ``bytes_per_param`` plus Adam's
+    ``OPTIMIZER_BYTES_PER_PARAM`` a parameter, activations left out -- is over the GPU's memory (App. A.4 picks N so
+    that the model fits; this simulator times what it is given and says so). Under tp and pp one replica's state is
+    spread over the nodes; otherwise each node holds its layers' ``param_bytes`` (an expert layer: its shard)."""
+    params = sum(l.param_bytes for l in layers) / bytes_per_param
+    if parallel in ("tp", "pp"):
+        params /= nodes
+    need = params * (2 * bytes_per_param + OPTIMIZER_BYTES_PER_PARAM) / 1e9
+    if need <= g.memory_gb:
+        return None
+    return (f"memory: the model state alone is {need:,.0f} GB a GPU (weights and gradients at {bytes_per_param:g} "
+            f"bytes, Adam's {OPTIMIZER_BYTES_PER_PARAM} bytes a parameter), over the {g.name}'s {g.memory_gb:g} GB: "
+            f"the paper picks N so the model fits; timed as given")
+
+
 def check_request(model, profile, nodes: int) -> None:
     """Expert parallelism's refusals (``_check_ep``) for ``model`` or ``profile`` on ``nodes`` nodes, before any
     pricing."""
@@ -435,6 +454,9 @@ def simulate_iteration(model, design, parallel: str = "dp", gpu: str = "A100", b
              f"prices: alpha {w.alpha_us:g} us, B {w.bandwidth_gbs:g} GB/s per node"]
     if parallel == "ep":
         notes.append(f"all-to-all: MCF ({prices.mcf_note}); schedule: {prices.alltoall_note}")
+    memory = memory_note(layers, nodes, parallel, bytes_per_param, g)
+    if memory:
+        notes.append(memory)
     head = (label, nodes, name, parallel, g.name)
     if parallel == "tp":
         p = _Prices(prices, w, topo, runtime)
