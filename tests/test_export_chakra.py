@@ -13,6 +13,7 @@ from solvers.directconnect.direct_alltoall import direct_alltoall
 from solvers.export.chakra import (ChakraError, check_traces, iteration_collectives, iteration_traces, read_traces,
                                    schedule_traces, write_traces)
 from solvers.export.chakra_astra import GIB, PER_NODE, astra_inputs, network_dims, write_iteration
+from solvers.export.chakra_files import staged_folder
 from solvers.export.chakra_schema import Node, frame, unframe
 from solvers.runtime.workload import Workload
 from studio.cli import main
@@ -214,9 +215,18 @@ def test_cli_export_chakra(tmp_path, capsys):
     reply = json.loads(capsys.readouterr().out)
     assert reply["ranks"] == 8 and reply["sends"] == reply["recvs"] and reply["astra_expressible"]
     assert sorted(p.name for p in out.glob("ring_allreduce.*.et")) == sorted(f"ring_allreduce.{k}.et" for k in range(8))
+    before = sorted(p.name for p in out.iterdir())
     code = main(["export", "ring(8)", "--algo", "ring", "--collective", "allreduce", "--format", "chakra",
-                 "-o", str(out), "--bytes", str(M)])        # an existing folder is written into again
+                 "-o", str(out), "--bytes", str(M)])        # a folder that is not empty is refused, untouched
+    err = capsys.readouterr().err
+    assert code == 2 and "not empty" in err and err.count("\n") == 1
+    assert sorted(p.name for p in out.iterdir()) == before
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    code = main(["export", "ring(8)", "--algo", "ring", "--collective", "allreduce", "--format", "chakra",
+                 "-o", str(empty), "--bytes", str(M)])      # an empty folder is replaced by the export
     assert code == 0 and "each matched by a receive" in capsys.readouterr().err
+    assert sorted(p.name for p in empty.iterdir()) == before
     afile = tmp_path / "file"
     afile.write_text("keep")
     link = tmp_path / "link"
@@ -248,3 +258,60 @@ def test_astra_sim_runs_the_iteration_as_simulated():
     (row,) = iteration_rows(os.environ["ASTRA_SIM_BIN"], [("gpt2-small", "biring(8)", "dp")])
     assert row["astra_ms"] == pytest.approx(row["ours"].iteration_ms, rel=1e-3)
     assert row["astra_gpu_ms"] == pytest.approx(row["ours"].compute_ms, rel=1e-3)
+
+
+EXPORT = ["export", "ring(8)", "--algo", "ring", "--collective", "allreduce", "--format", "chakra", "--bytes", str(M)]
+
+
+def _left(tmp_path) -> list[str]:
+    """What an export left in its parent folder (hidden temporary siblings included)."""
+    return sorted(p.name for p in tmp_path.iterdir())
+
+
+def test_cli_export_refusals_and_failures_leave_nothing(tmp_path, capsys, monkeypatch):
+    """Issue 57 (review 6, 7): over the size cap, or failing mid-way, the export creates no folder and leaves no
+    temporary one; the cap's line names the numbers."""
+    out = tmp_path / "et"
+    monkeypatch.setattr("solvers.export.chakra_files.MAX_WRITE_NODES", 50)
+    code = main([*EXPORT, "-o", str(out)])
+    err = capsys.readouterr().err
+    # ring(8)'s allreduce: 2 (N - 1) steps of N sends, each a send and a receive node
+    assert code == 2 and err.count("\n") == 1 and f"{2 * 2 * 7 * 8:,} trace nodes" in err and "50" in err
+    assert _left(tmp_path) == []
+    monkeypatch.undo()
+
+    def broken(*a, **k):
+        raise ChakraError("disk full")
+    monkeypatch.setattr("solvers.export.chakra_astra.astra_inputs", broken)     # after the traces are written
+    code = main([*EXPORT, "-o", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.strip() == "error: disk full"
+    assert _left(tmp_path) == []
+
+    def crash(*a, **k):
+        raise RuntimeError("crash")
+    monkeypatch.setattr("solvers.export.chakra_astra.astra_inputs", crash)
+    with pytest.raises(RuntimeError):
+        main([*EXPORT, "-o", str(out)])
+    assert _left(tmp_path) == []
+    (tmp_path / "e").mkdir()                   # an empty folder given is left as it was by a failure
+    with pytest.raises(RuntimeError):
+        main([*EXPORT, "-o", str(tmp_path / "e")])
+    assert _left(tmp_path) == ["e"] and list((tmp_path / "e").iterdir()) == []
+
+
+def test_staged_folder_publishes_whole_or_nothing(tmp_path):
+    target = tmp_path / "dir"
+    with staged_folder(str(target)) as tmp:
+        assert os.path.dirname(tmp) == str(tmp_path) and os.path.basename(tmp).startswith(".dir.partial-")
+        assert not target.exists()             # nothing at the name until the end
+        (tmp_path / os.path.basename(tmp) / "a").write_text("x")
+    assert [p.name for p in target.iterdir()] == ["a"] and _left(tmp_path) == ["dir"]
+    with pytest.raises(ChakraError, match="not empty"):
+        with staged_folder(str(target)):
+            pytest.fail("a non-empty folder is refused before anything is made")
+    with pytest.raises(KeyError):
+        with staged_folder(str(tmp_path / "other")) as tmp:
+            open(os.path.join(tmp, "b"), "w").close()
+            raise KeyError("mid-way")
+    assert _left(tmp_path) == ["dir"]

@@ -136,3 +136,35 @@ def test_chakra_refusals(capsys, tmp_path, extra, message):
     code, out, err = run(capsys, "train", "gpt2-small", "--topo", "biring(8)", *extra, "--chakra", str(target))
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
     assert target.read_text() == "keep me"
+
+
+def test_chakra_refuses_what_it_cannot_write_and_leaves_nothing(capsys, tmp_path, monkeypatch):
+    """Issue 57 (review 4, 6, 7): --chakra refuses pp and the box/rail hybrids (their sends and box-only
+    collectives are not whole-design allreduces), a non-empty folder and a trace over the size cap, in one line
+    and creating nothing; a failure mid-way leaves no folder either, and tp (one group of the whole design) writes."""
+    from solvers.export.chakra import ChakraError
+
+    folder = tmp_path / "et"
+    for parallel, topo in (("pp", "ring(8)"), ("tp-dp", "dgx_a100(boxes=2)")):
+        code, out, err = run(capsys, "train", "gpt2-small", "--topo", topo, "--parallel", parallel,
+                             "--chakra", str(folder))
+        assert code == 2 and f"--parallel {parallel}" in err and len(err.strip().splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []
+    monkeypatch.setattr("solvers.export.chakra_files.MAX_WRITE_NODES", 1000)
+    code, out, err = run(capsys, "train", "gpt2-small", "--topo", "biring(8)", "--chakra", str(folder))
+    assert code == 2 and "over the cap of 1,000" in err and "on 8 ranks" in err
+    assert len(err.strip().splitlines()) == 1 and list(tmp_path.iterdir()) == []
+    monkeypatch.undo()
+
+    def broken(*a, **k):
+        raise ChakraError("disk full")
+    monkeypatch.setattr("solvers.export.chakra.check_traces", broken)     # after every file is written
+    code, out, err = run(capsys, "train", "gpt2-small", "--topo", "biring(8)", "--chakra", str(folder))
+    assert code == 2 and err.strip() == "error: disk full" and list(tmp_path.iterdir()) == []
+    monkeypatch.undo()
+    code, out, err = run(capsys, "train", "gpt2-small", "--topo", "biring(8)", "--parallel", "tp", "--chakra",
+                         str(folder))
+    assert code == 0, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["et"] and (folder / "collectives.yml").is_file()
+    code, out, err = run(capsys, "train", "gpt2-small", "--topo", "biring(8)", "--chakra", str(folder))
+    assert code == 2 and "not empty" in err and len(err.strip().splitlines()) == 1

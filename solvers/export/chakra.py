@@ -28,7 +28,8 @@ A trace here is ``{rank: [node dict]}``; a node dict is ``{"id", "name", "type",
   custom collectives (``chakra_astra.write_iteration``; why: ``iteration_traces``' docstring).
 * ``write_traces``, ``read_traces``, ``check_traces``: the files, written whole; read back through the schema;
   and checked (every send has exactly one receive with its peer, tag and size, dependencies point to existing
-  earlier nodes, ids are unique).
+  earlier nodes, ids are unique). ``schedule_nodes`` counts a schedule's trace nodes without building them (the
+  CLI's size cap, ``chakra_files.MAX_WRITE_NODES``, is checked with it before anything is written).
 """
 from __future__ import annotations
 
@@ -48,7 +49,7 @@ from .chakra_schema import (COLLECTIVE_TYPES, NODE_TYPES, GlobalMetadata, Node, 
                             frame, unframe)
 
 __all__ = ["ChakraError", "ET_VERSION", "MAX_NODES", "check_traces", "iteration_collectives", "iteration_traces",
-           "read_traces", "schedule_traces", "write_traces"]
+           "read_traces", "schedule_nodes", "schedule_traces", "write_traces"]
 
 ET_VERSION = "0.0.4"
 MAX_NODES = 20_000_000                    # nodes over all ranks; ~100 bytes each on disk
@@ -118,6 +119,18 @@ def schedule_traces(topo: Topology, schedule: Schedule, total_bytes, tag_base: i
         for key, entry in arrivals:       # visible to sends of later steps only
             receipts[key].append(entry)
     return traces
+
+
+def schedule_nodes(topo: Topology, schedule: Schedule) -> int:
+    """The trace nodes ``schedule_traces`` makes of ``schedule``, counted without building them: a send and a
+    receive per (step, link) that carries anything; on a switched fabric (whose GPU-to-GPU messages each cross at
+    least two links) twice the transfers, an upper bound."""
+    if topo.switch_nodes or schedule.count > MAX_NODES // 2:
+        return 2 * schedule.count
+    cols = schedule.stored_columns()
+    if cols is not None:
+        return 2 * len(set(zip(cols.step.tolist(), cols.link.tolist())))
+    return 2 * len({(t.step, t.link) for t in schedule.transfers})
 
 
 def _coll_kind(kind: str) -> str:

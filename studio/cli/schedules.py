@@ -3,7 +3,6 @@ schedules. Every synthesizer and its flags come from the registry (``studio.cli.
 (ForestColl's allreduce LP beside RS+AG) lives in ``allreduce_lp.py`` and is added here."""
 from __future__ import annotations
 
-import os
 import sys
 from fractions import Fraction
 
@@ -68,8 +67,8 @@ def add_parsers(sub) -> None:
                              "program, checked by check-plan's reader and simulator; nccl-graph: one host's rings "
                              "and trees (--algo ring or dbt) as an NCCL graph file for plain NCCL/RCCL "
                              "(NCCL_GRAPH_FILE), read back and checked; chakra: Chakra execution traces, one "
-                             "DIR/<name>.<rank>.et per GPU (-o names the folder), with ASTRA-sim's network, system "
-                             "and workload inputs, read back and checked")
+                             "DIR/<name>.<rank>.et per GPU (-o names a new or empty folder; a non-empty one is "
+                             "refused), with ASTRA-sim's network, system and workload inputs, read back and checked")
     export.add_argument("--runtime", default=None, choices=["rccl", "msccl-executor", "msccl"],
                         help="the runtime that loads the file, whose reader limits and kernel step types it must "
                              "meet: rccl (AMD; 64 steps per threadblock, 64 threadblocks per rank, no fused "
@@ -214,7 +213,9 @@ def export(args) -> int:
     if args.mode is not None:
         raise UsageError("--mode goes with --tenants")
     if args.format == "chakra":
-        return _export_chakra(args)
+        from .chakra_export import export_chakra
+
+        return export_chakra(args)
     if args.json and args.format != "msccl":
         raise UsageError("--json prints the summary of one MSCCL file (--format msccl)")
     if args.format == "bundle":
@@ -335,48 +336,6 @@ def _export_plan(args) -> int:
               file=sys.stderr)
     else:
         sys.stdout.write(text)
-    return 0
-
-
-def _export_chakra(args) -> int:
-    """``--format chakra``: the verified schedule as Chakra ET, ``-o DIR/<algo>_<collective>.<rank>.et``, and
-    ASTRA-sim's inputs beside them (``solvers.export.chakra``, ``chakra_astra``), read back and checked."""
-    from solvers.export.chakra import ChakraError, check_traces, read_traces, schedule_traces, write_traces
-    from solvers.export.chakra_astra import astra_inputs
-    from solvers.export.chakra_files import output_folder
-
-    if not args.output:
-        raise UsageError("Chakra traces are one file per rank: give -o DIR, a folder")
-    if args.dialect is not None or args.runtime is not None:
-        raise UsageError("Chakra traces have no MSCCL dialect or runtime: drop --dialect/--runtime")
-    if args.tenants is not None or args.copies != 1 or args.instances != 1:
-        raise UsageError("Chakra traces take one collective without --tenants, --copies or --instances")
-    try:
-        output_folder(args.output)
-    except ChakraError as exc:
-        raise UsageError(str(exc)) from None
-    work = workload_from(args)
-    result, _, _ = _schedule_for_export(args, work)
-    name = f"{args.algo}_{result.schedule.collective.value}"
-    try:
-        traces = schedule_traces(result.topology, result.schedule, work.total_bytes)
-        paths = write_traces(args.output, name, traces)
-        inputs = astra_inputs(result.topology, args.output, name, result.schedule.collective.value,
-                              work.total_bytes, work.execution, ranks=len(traces))
-        back = read_traces(args.output, name, ranks=len(traces))
-        if back != traces:
-            raise ChakraError(f"{args.output}: the traces read back differ from those written")
-        report = check_traces(back)
-    except ChakraError as exc:
-        raise UsageError(str(exc)) from None
-    where = "ASTRA-sim inputs beside them" if inputs["expressible"] else "no ASTRA-sim network (see README.txt)"
-    print(f"wrote {args.output}/{name}.<0..{report['ranks'] - 1}>.et: {report['ranks']} ranks, {report['nodes']} "
-          f"nodes, {report['sends']} sends each matched by a receive, {report['bytes']:,} bytes sent; read back and "
-          f"checked; {where}", file=sys.stderr)
-    if args.json:
-        print(json_text({"folder": args.output, "name": name, **report, "astra_network": inputs["note"],
-                         "astra_expressible": inputs["expressible"],
-                         "files": [os.path.basename(f) for f in paths + inputs["files"]]}))
     return 0
 
 

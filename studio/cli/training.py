@@ -56,9 +56,12 @@ def add_parser(sub) -> None:
     p.add_argument("--workers", type=int, default=None, help="--sweep: worker processes of the embedded cluster")
     p.add_argument("--in-process", action="store_true", help="--sweep without a cluster, one size after another")
     p.add_argument("--chakra", default=None, metavar="DIR",
-                   help="also write the iteration as Chakra execution traces for ASTRA-sim (DIR/workload.<rank>.et, "
-                        "one --topo): each collective as its verified schedule's sends and receives where it has "
-                        "one, with ASTRA-sim's network and system inputs beside them")
+                   help="also write the iteration as Chakra execution traces for ASTRA-sim (one --topo; --parallel "
+                        "dp, ep or tp): DIR/workload.<rank>.et with each collective one node, run by ASTRA-sim as "
+                        "the verified schedule that priced it through its per-node custom collectives "
+                        "(collectives.yml names each node's coll<k>.<rank>.et), with ASTRA-sim's network and "
+                        "system inputs; DIR must be new or an empty folder, and appears only when all is written "
+                        "and checked")
 
 
 def _gpus(text: str | None, nodes: int) -> None:
@@ -154,13 +157,7 @@ def train(args) -> int:
     if args.chakra is not None and (args.sweep or len(args.topo) != 1):
         raise UsageError("--chakra writes one design's iteration: give one --topo and no --sweep")
     if args.chakra is not None:
-        from solvers.export.chakra import ChakraError
-        from solvers.export.chakra_files import output_folder
-
-        try:
-            output_folder(args.chakra)
-        except ChakraError as exc:
-            raise UsageError(str(exc)) from None
+        _chakra_checks(args)
     start = time.perf_counter()
     if args.sweep:
         results = _swept(args, req)
@@ -205,27 +202,59 @@ def _swept(args, req) -> list[dict]:
         raise UsageError(str(exc)) from None
 
 
+CHAKRA_PARALLEL = ("dp", "ep", "tp")
+
+
+def _chakra_checks(args) -> None:
+    """Refuse ``--chakra`` (one line, nothing created) where the trace would not be the iteration simulated. Its
+    collectives are written as whole-design allreduces and all-to-alls (``Iteration.trace_ops``): true of dp's
+    buckets, ep's all-to-alls and tp's activation allreduces (the whole design is one tensor-parallel group), not
+    of pp's stage-to-stage sends nor of tp-dp's and tp-pp's box-only and rail collectives."""
+    from solvers.export.chakra import ChakraError
+    from solvers.export.chakra_files import check_target
+
+    if args.parallel not in CHAKRA_PARALLEL:
+        what = ("sends activations between pipeline stages" if args.parallel == "pp" else
+                "runs collectives within boxes and across rails")
+        raise UsageError(f"--chakra writes whole-design allreduces and all-to-alls, and --parallel {args.parallel} "
+                         f"{what}: use dp, ep or tp")
+    try:
+        check_target(args.chakra)
+    except ChakraError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def _write_chakra(folder: str, topo, it, req: dict) -> None:
     """The iteration's ``trace_ops`` with ASTRA-sim's inputs in ``folder`` (``chakra_astra.write_iteration``): the
     workload with every collective one node; an allreduce run as the verified schedule of the synthesizer that
     priced it, an all-to-all as the verified shortest-path schedule (``direct_alltoall``, up to 64 nodes), each as
     ASTRA-sim's per-node custom collective (``coll<k>.<rank>.et``, named in ``collectives.yml``); the rest by
-    ASTRA-sim's own algorithms. Read back and checked (every send matched by one receive) before the summary."""
-    from solvers.export.chakra import ChakraError, check_traces, read_traces
+    ASTRA-sim's own algorithms. Refused, before any trace is built, over ``chakra_files.MAX_WRITE_NODES`` trace
+    nodes; written in a hidden sibling folder, read back and checked (every send matched by one receive) there, and
+    only then renamed to ``folder`` (``chakra_files.staged_folder``: a failure leaves no ``folder``)."""
+    from solvers.export.chakra import ChakraError, check_traces, read_traces, schedule_nodes
     from solvers.export.chakra_astra import WORKLOAD, iteration_schedules, write_iteration
+    from solvers.export.chakra_files import check_size, staged_folder
     from solvers.runtime.workload import Workload
 
+    ranks = len(topo.compute_nodes)
     try:
+        ops = it.trace_ops()
+        check_size(ranks * len(ops), f"{len(ops):,} operations on {ranks} ranks")
+        schedules = iteration_schedules(topo, it.collectives)
+        custom = sum(schedule_nodes(on, s) for on, s in schedules.values())
+        check_size(ranks * len(ops) + custom, f"{len(ops):,} operations on {ranks} ranks and {len(schedules)} "
+                                              f"schedules' sends and receives ({custom:,} nodes)")
         work = Workload(1.0, "uniform", req["alpha"], req["bandwidth"])
-        out = write_iteration(topo, folder, it.trace_ops(), iteration_schedules(topo, it.collectives),
-                              work.execution)
-        nodes, sends = 0, 0
-        for name, traces in [(WORKLOAD, out["workload"]), *out["customs"].items()]:
-            back = read_traces(folder, name, ranks=len(traces))
-            if back != traces:
-                raise ChakraError(f"{folder}: the traces {name}.*.et read back differ from those written")
-            report = check_traces(back)
-            nodes, sends = nodes + report["nodes"], sends + report["sends"]
+        with staged_folder(folder) as tmp:
+            out = write_iteration(topo, tmp, ops, schedules, work.execution)
+            nodes, sends = 0, 0
+            for name, traces in [(WORKLOAD, out["workload"]), *out["customs"].items()]:
+                back = read_traces(tmp, name, ranks=len(traces))
+                if back != traces:
+                    raise ChakraError(f"{folder}: the traces {name}.*.et read back differ from those written")
+                report = check_traces(back)
+                nodes, sends = nodes + report["nodes"], sends + report["sends"]
     except ChakraError as exc:
         raise UsageError(str(exc)) from None
     where = "ASTRA-sim inputs beside them" if out["expressible"] else "no ASTRA-sim network (see README.txt)"
