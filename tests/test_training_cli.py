@@ -168,3 +168,32 @@ def test_chakra_refuses_what_it_cannot_write_and_leaves_nothing(capsys, tmp_path
     assert sorted(p.name for p in tmp_path.iterdir()) == ["et"] and (folder / "collectives.yml").is_file()
     code, out, err = run(capsys, "train", "gpt2-small", "--topo", "biring(8)", "--chakra", str(folder))
     assert code == 2 and "not empty" in err and len(err.strip().splitlines()) == 1
+
+
+def test_mcf_time_limit_answers_with_its_bracket(capsys):
+    """Issue 57 review: an MCF time limit is answered with the certified bracket it reached (PDLP below
+    AUTO_MCF_NODES, Frank-Wolfe from there), exit 0, and a bracket wider than 2 % is named in the notes; the
+    automatic limit never shrinks as N grows and leaves the 1024-node command inside its 20 s."""
+    import re
+
+    from studio.cli.training import AUTO_MCF_NODES, auto_mcf
+
+    sizes = [AUTO_MCF_NODES - 1, AUTO_MCF_NODES, 512, 1024, 2048, 4096]
+    picks = [auto_mcf(n) for n in sizes]
+    assert picks[0] == (None, None) and all(m == "fw" for _, m in picks[1:])
+    limits = [lim for lim, _ in picks[1:]]
+    assert limits == sorted(limits) and limits[-1] > limits[0] and auto_mcf(1024)[0] <= 17
+    assert auto_mcf(64, 0.5) == (0.5, None) and auto_mcf(1024, 0.5) == (0.5, "fw")
+    for model, expr, limit, method in [("switch-base-128", "gkautz(4,128)", "0.3", "pdlp"),
+                                       ("switch-base-256", "gkautz(4,256)", "0.3", "fw")]:
+        code, out, err = run(capsys, "train", model, "--topo", expr, "--parallel", "ep", "--mcf-time-limit", limit,
+                             "--no-cache")
+        assert code == 0, err
+        note = next(line for line in out.splitlines() if "all-to-all: MCF" in line)
+        assert f"by {method} in" in note and "stopped by its time limit" in note
+        lower, upper = map(float, re.search(r"certified f in \[([0-9.e-]+), ([0-9.e-]+)\]", note).groups())
+        assert 0 < lower <= upper
+        wide = re.search(r"overstated by up to ([0-9.]+) %", note)
+        assert (wide is not None) == ((upper - lower) / upper > 0.02)
+        if wide:
+            assert float(wide.group(1)) == pytest.approx(100 * (upper / lower - 1), abs=0.06)

@@ -10,7 +10,9 @@ A design is priced once and the figures are kept (``DesignPrices``), so that eve
   run through the studio's runtime model (``Workload.price``: pipelined, links shared), ``priced_by`` "runtime
   model"; the step model stays the choice of schedule.
 * **all-to-all**: the MCF rate f of LP (3) (``solvers.directconnect.alltoall.mcf_rate``, App. A.5): every node
-  sending M bytes in all takes (M/B) d / (N f) -- it drives the iteration, as in the paper. Beside it, where the
+  sending M bytes in all takes (M/B) d / (N f) -- it drives the iteration, as in the paper. f is the certified
+  lower end of the solver's bracket [f, upper]; where that is wider than ``OVERSTATED_GAP`` (a time limit stopped
+  it) the note says the all-to-all time may be overstated by up to upper / f - 1. Beside it, where the
   fabric is small enough (``SCHEDULE_MAX_NODES``), the studio's synthesized all-to-all schedule (every piece on one
   shortest path, ``direct_alltoall``), verified by the simulator and priced by its step model, is shown, not used.
 
@@ -47,6 +49,7 @@ EXPANSIONS = ("line(", "power(", "product(", "degree(", "torus(")
 SCHEDULE_MAX_NODES = 64
 RUNTIME_MAX_TRANSFERS = 200_000
 FORMAT = 1
+OVERSTATED_GAP = 0.02   # an MCF bracket wider than this is named in the note (the time may be overstated that much)
 
 
 @dataclass(frozen=True)
@@ -160,6 +163,10 @@ def _mcf(topo: Topology, time_limit: float | None, method: str | None = None) ->
         note += f", certified f in [{a.f:.6g}, {a.upper:.6g}] (the lower end used)"
     if not getattr(a, "reached", True):
         note += ", stopped by its time limit before the target gap"
+    if a.upper is not None and a.gap > OVERSTATED_GAP:
+        # the time is priced at the lower end f: the optimum's is at most f / upper of it
+        note += (f"; the all-to-all time may be overstated by up to {100 * (a.upper / a.f - 1):.1f} % "
+                 f"(a {100 * a.gap:.1f} % bracket)")
     return (float(a.f), None if a.upper is None else float(a.upper), float(a.seconds), a.method), note
 
 
