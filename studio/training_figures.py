@@ -36,20 +36,21 @@ ALLTOALL_ALGO = "teccl"
 def train_one(expr: str, req: dict) -> dict:
     """One iteration of the request ``req`` on the design ``expr`` as ``Iteration.as_dict()``, the design named as
     it was typed. The design's priced collectives come from the results cache where it holds them
-    (``solvers.training.design_prices``); above the CLI's ``AUTO_MCF_NODES`` the all-to-all LP runs under the CLI's
-    time limit and its certified lower end is used (the iteration's notes say so). ``req``: model, profile (a list
+    (``solvers.training.design_prices``); the all-to-all LP is chosen as the CLI chooses it (``auto_mcf``: from
+    256 nodes Frank-Wolfe under a time limit, its certified lower end used, the iteration's notes say so), so the
+    page and ``train`` give the same number and share the cached prices. ``req``: model, profile (a list
     of ``Layer`` or None), parallel, gpu, bucket, efficiency, bytes_per_param, workload (a
     ``solvers.runtime.Workload``: alpha, B and the prices), runtime (allreduces by the runtime model)."""
     import solvers.training as training
-    from studio.cli.training import AUTO_MCF_LIMIT_S, AUTO_MCF_NODES
+    from studio.cli.training import auto_mcf
     from topologies import load
 
     topo = load(expr)
     ep = req["parallel"] == "ep"
     if ep:                                    # refused before the LP runs
         training.simulate.check_request(req["model"], req["profile"], topo.n)
-    limit = AUTO_MCF_LIMIT_S if topo.n >= AUTO_MCF_NODES else None
-    prices = training.design_prices(topo, alltoall=ep, mcf_time_limit=limit)
+    limit, method = auto_mcf(topo.n, None)
+    prices = training.design_prices(topo, alltoall=ep, mcf_time_limit=limit, mcf_method=method)
     it = training.simulate_iteration(req["model"], topo, req["parallel"], req["gpu"], req["bucket"], req["profile"],
                                      req["workload"], req["efficiency"], req["bytes_per_param"],
                                      runtime=req["runtime"], prices=prices)
