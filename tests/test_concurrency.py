@@ -49,4 +49,4 @@ def test_every_run_gets_its_own_page_objects(monkeypatch):
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
     at.run()
     assert not at.exception and len(made) == 2
-    assert all(x is not y for x, y in zip(*made)) and len(made[0]) == 9
+    assert all(x is not y for x, y in zip(*made)) and len(made[0]) == 10
