@@ -138,8 +138,9 @@ def test_runtime_model_never_beats_the_bound(key):
 
 @pytest.mark.parametrize("topo, collective, message", [
     (lambda: dgx_a100(boxes=1), AR, r"^hierarchical needs two or more boxes joined by slower links; every link "
-                                    r"runs at 300 GB/s, so the fabric is one box$"),
-    (lambda: ring(8), AR, r"1 GB/s, so the fabric is one box$"),
+                                    r"of the fabric is declared at the same speed \(300 GB/s; the workload's prices "
+                                    r"scale them all alike\), so the fabric is one box$"),
+    (lambda: ring(8), AR, r"\(1 GB/s; the workload's prices scale them all alike\), so the fabric is one box$"),
     (lambda: dgx_a100(boxes=2), Collective.ALLGATHER, r"^hierarchical builds allreduce only .*, not allgather$"),
     (lambda: dgx_a100(boxes=2), Collective.REDUCE_SCATTER, r"not reduce_scatter$"),
 ])

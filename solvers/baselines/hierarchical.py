@@ -78,8 +78,9 @@ def _layout(fabric: Fabric, collective: Collective) -> tuple[list[list[int]], li
     topo = fabric.topo
     speeds = {Fraction(link.bandwidth) for link in topo.links}
     if len(speeds) == 1:
-        raise NotApplicable(f"{ALGO} needs two or more boxes joined by slower links; every link runs at "
-                            f"{_gbs(next(iter(speeds)))}, so the fabric is one box")
+        raise NotApplicable(f"{ALGO} needs two or more boxes joined by slower links; every link of the fabric "
+                            f"is declared at the same speed ({_gbs(next(iter(speeds)))}; the workload's prices scale "
+                            f"them all alike), so the fabric is one box")
     boxes, slow = find_boxes(fabric)
     if len(boxes) == 1:
         raise NotApplicable(f"{ALGO} needs two or more boxes; all {len(boxes[0])} compute nodes form one box "
