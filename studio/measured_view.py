@@ -35,13 +35,15 @@ from solvers.runtime.measured import MAX_LOG_BYTES, BenchLog, read_bench_log
 from solvers.synthesize import synthesize
 from topologies.model import Topology
 
-__all__ = ["BUDGET_S", "DEFAULT_MEASURED_ALGO", "MAX_TRANSFERS", "SAMPLE_LOG", "SLOW", "MeasuredError",
-           "MeasuredView", "ModelCurve", "default_algos", "measured_figure", "measured_vs_model", "panel"]
+__all__ = ["BUDGET_S", "DEFAULT_MEASURED_ALGO", "MAX_TRANSFERS", "REASON_CHARS", "SAMPLE_LOG", "SLOW",
+           "MeasuredError", "MeasuredView", "ModelCurve", "default_algos", "measured_figure", "measured_vs_model",
+           "not_drawn_caption", "panel", "short_reason"]
 
 DEFAULT_MEASURED_ALGO = "ring"          # NCCL's and RCCL's rings: what nccl-tests times at large sizes
 BUDGET_S = 20.0                         # seconds for all the synthesizers' builds; the rest are listed as skipped
 MAX_TRANSFERS = 2_000_000               # a larger schedule is skipped (its message graph takes seconds to build)
 SLOW = {"teccl": "its MILP takes minutes: not timed beside a log"}
+REASON_CHARS = 140                      # a "Not drawn" reason longer than this is cut at a word (the tooltip has it all)
 SAMPLE_LOG = Path(__file__).resolve().parents[1] / "examples" / "nccl-tests-allreduce-16.log"
 PLACEMENTS = ("out-of-place", "in-place")
 _AMD = ("AMD", "Instinct", "Radeon", "MI100", "MI200", "MI210", "MI250", "MI300", "gfx9")
@@ -90,6 +92,15 @@ class MeasuredView:
         """The calibrated prices in a few words (every figure and line of the view names them)."""
         c = self.calibration
         return f"alpha {c.alpha_us:.3g} µs, B {c.bandwidth_gbs:.3g} GB/s per node ({c.source}, {c.placement})"
+
+    def not_drawn(self) -> tuple[tuple[str, str], ...]:
+        """Every registered synthesizer without a curve, with its reason, in the registry's order: the skipped
+        ones (not applicable, over the budget, ...), the slow ones the view never runs (``SLOW``) and those not
+        asked for."""
+        drawn = {c.algo for c in self.curves}
+        why = dict(self.skipped)
+        return tuple((a, why.get(a) or SLOW.get(a) or "not chosen for this view") for a in ALGORITHMS
+                     if a not in drawn) + tuple((a, r) for a, r in self.skipped if a not in ALGORITHMS)
 
     def measured_at_largest(self) -> tuple[float, float] | None:
         """(bytes, busbw) of the calibrated placement's largest size (the other placement's if it has none)."""
@@ -155,6 +166,27 @@ def bytes_text(m: float) -> str:
         if m >= size:
             return f"{m / size:.3g} {unit}"
     return f"{m:.3g} B"
+
+
+def short_reason(text: str, limit: int = REASON_CHARS) -> str:
+    """``text`` as it is when it has at most ``limit`` characters, else cut at the last word boundary before
+    ``limit`` with an ellipsis (a single word longer than ``limit`` is cut inside it, still marked "…")."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    if text[limit] != " ":
+        head = head.rsplit(" ", 1)[0] if " " in head else head[:limit - 1]
+    return head.rstrip() + "…"
+
+
+def not_drawn_caption(view: MeasuredView) -> tuple[str, str]:
+    """("Not drawn: a (reason); ...", the same with every reason whole): the caption, each reason at most
+    ``REASON_CHARS`` characters cut at a word (``short_reason``), and its tooltip with the full text."""
+    items = view.not_drawn()
+    short = "; ".join(f"{a} ({short_reason(r)})" for a, r in items)
+    full = "; ".join(f"{a} ({r})" for a, r in items)
+    return "Not drawn: " + short, "Not drawn: " + full
 
 
 def default_algos() -> list[str]:
@@ -424,8 +456,9 @@ def panel(prefix: str, designs: Sequence[tuple[str, Callable[[], Topology]]], co
                    f"verified schedule's runtime model on these prices; busbw = bytes / time × "
                    f"{busbw_factor(view.collective, view.ranks):.4g} (nccl-tests' bus factor for "
                    f"{view.collective.value} on {view.ranks} ranks).")
-        if view.skipped:
-            st.caption("Not drawn: " + "; ".join(f"{a} ({r[:140]})" for a, r in view.skipped))
+        if view.not_drawn():
+            short, full = not_drawn_caption(view)
+            st.caption(short, help=full if full != short else None)
         use, save = st.columns(2)
         use.button("Price every page with these", key=f"{prefix}measured_use", on_click=_adopt, args=(c,),
                    icon=":material/price_check:", help="Sets the sidebar's link prices to this calibration, as a "

@@ -12,8 +12,8 @@ from solvers.core.schedule import Collective
 from solvers.failures import KINDS, FailureTask, failure_sets
 from solvers.synthesize import ALGORITHMS
 from studio import navigation, workload
-from studio.failures_view import (analyse_job, cdf_figure, failed_figure, fraction, sets_table, summary_table,
-                                  worst_row)
+from studio.failures_view import (OVER_HEALTHY, analyse_job, cdf_figure, count_text, failed_figure, fraction,
+                                  kept_text, sets_table, summary_table, tasks_text, worst_row)
 from studio.figures import MAX_DRAWN_NODES
 from studio.jobs import JobError
 from studio.messages import for_page
@@ -89,8 +89,9 @@ def _run(tasks: dict) -> dict | None:
     cancel.button("Cancel", key="fl_cancel", icon=":material/stop_circle:",
                   on_click=lambda: st.session_state.update(fl_cancelled=True),
                   help="Stop the analysis (its worker process is killed) and keep the session.")
-    bar = st.progress(0.0, text=f"Analysing {len(flat)} sets …")
-    state = {"f": 0.0, "text": f"{len(flat)} sets"}
+    said = f"{len(flat)} runs ({tasks_text(flat)})"
+    bar = st.progress(0.0, text=f"Analysing {said} …")
+    state = {"f": 0.0, "text": said}
 
     def progress(phase: str, fraction: float) -> None:
         state["f"], state["text"] = min(max(fraction, 0.0), 1.0), phase
@@ -134,7 +135,7 @@ def _worst(results: dict, topos: dict, algos, kind: str) -> None:
     base = healthy.get(f"{algo}_algbw_GBps")
     bw = row.get(f"{algo}_algbw_GBps")
     how = ("the GPUs are cut apart" + (f" ({row['cut_off']} cut off)" if row.get("cut_off") else "")
-           if row.get("connected") is False else f"{algo} keeps {bw / base:.0%} of its healthy algbw")
+           if row.get("connected") is False else kept_text(algo, bw, base))
     if topo.num_nodes > MAX_DRAWN_NODES:
         st.info(f"The worst set for {algo} on {design}: {row['failed']}; {how} ({topo.num_nodes} nodes: too many "
                 "to draw).")
@@ -177,7 +178,7 @@ def render() -> None:
     request = (tuple(designs), algos, coll, kind, k, samples, seed, work.key)
     total = sum(len(t) - 1 for t in tasks.values())
     kept = st.session_state.setdefault("fl_runs", {})
-    pressed = st.button(f"Run ({total} failure sets)", key="fl_run", type="primary", icon=":material/play_arrow:")
+    pressed = st.button(f"Run ({count_text(total, len(tasks))})", key="fl_run", type="primary", icon=":material/play_arrow:")
     if pressed:
         st.session_state.pop("fl_cancelled", None)
         results = _run(tasks)
@@ -192,8 +193,8 @@ def render() -> None:
         return
     results = kept.get(request)
     if results is None:
-        st.info(f"Press Run to analyse {total} failure sets of {KINDS[kind]} on {len(designs)} design(s) with "
-                f"{', '.join(algos)}.")
+        st.info(f"Press Run to analyse {count_text(total, len(tasks))} ({KINDS[kind]}) with {', '.join(algos)}: "
+                "each healthy design is run too, as the baseline every fraction divides by.")
         return
     st.caption(f"{coll} for M = {work.total_bytes:.4g} bytes with {work.price_label}; algbw by the runtime model, "
                "every degraded fabric priced at the healthy design's scale; disconnected sets count as 0.")
@@ -202,9 +203,7 @@ def render() -> None:
     st.plotly_chart(cdf_figure(results, algos, coll, title), key="fl_cdf")
     if any((x := fraction(r, healthy, a)) is not None and x > 1.0 + 1e-9
            for healthy, rows in results.values() for r in rows for a in algos):
-        st.caption("Above 100%: the synthesizer's schedule on the degraded fabric runs faster in the runtime model "
-                   "than its schedule on the healthy design (another schedule, with fewer steps or sends; the "
-                   "fabric itself lost bandwidth).")
+        st.caption(OVER_HEALTHY)
     st.subheader("Per design and synthesizer")
     st.dataframe(summary_table(results, algos), hide_index=True, key="fl_summary")
     st.subheader("Every failure set")
