@@ -23,12 +23,13 @@ import sys
 from solvers import NotApplicable, ScheduleError
 from topologies import TopologyError
 
-from . import calibrate, designs, failures, genmodel, schedules, sweeps, training
+from . import calibrate, designs, failures, genmodel, graph_check, schedules, sweeps, training
 from .common import EXIT_BAD_INPUT, Parser, UsageError, check_start
 from .replies import answered
 
 COMMANDS = {**designs.COMMANDS, **schedules.COMMANDS, "genmodel": genmodel.run, "sweep": sweeps.sweep,
-            "calibrate": calibrate.run, "failures": failures.failures, **training.COMMANDS}
+            "calibrate": calibrate.run, "failures": failures.failures, **training.COMMANDS,
+            **graph_check.COMMANDS}     # after schedules: check-graph, and check-xml pointing a graph file to it
 
 
 def parser() -> argparse.ArgumentParser:
@@ -42,6 +43,7 @@ def parser() -> argparse.ArgumentParser:
     calibrate.add_parser(sub)
     failures.add_parser(sub)
     training.add_parser(sub)
+    graph_check.add_parser(sub)
     return p
 
 
