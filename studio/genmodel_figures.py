@@ -34,13 +34,51 @@ def breakdown_figure(rows: list[dict], title: str = "GenModel cost by term", top
     return place_title(fig)
 
 
+PLAN_DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
+PLAN_SYMBOLS = ("circle-open", "square-open", "diamond-open", "triangle-up-open", "x-thin-open", "star-open",
+                "pentagon-open", "cross-thin-open")
+COINCIDE_REL = 0.02                    # two plans' curves within 2 % at every size lie on each other in the figure
+
+
+def coinciding(sizes: list[float], series: dict[str, list[float]], rel: float = COINCIDE_REL) -> list[list[str]]:
+    """The groups of two or more plans whose curves coincide: every time within ``rel`` (relative) of the
+    group's first plan's at every one of ``sizes``; plans in ``series`` order, each in one group at most."""
+    groups: list[list[str]] = []
+    for name, ys in series.items():
+        for g in groups:
+            first = series[g[0]]
+            if all(abs(a - b) <= rel * max(abs(a), abs(b)) for a, b in zip(ys, first)):
+                g.append(name)
+                break
+        else:
+            groups.append([name])
+    return [g for g in groups if len(g) > 1]
+
+
+def names_text(names: list[str]) -> str:
+    """"a", "a and b", "a, b and c"."""
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def coincide_note(sizes: list[float], series: dict[str, list[float]]) -> str:
+    """One sentence naming the plans whose curves lie on each other (``coinciding``), or "" where none do."""
+    groups = coinciding(sizes, series)
+    if not groups:
+        return ""
+    return ("; ".join(names_text(g) for g in groups) + f" coincide (within {COINCIDE_REL:.0%} at every size): "
+            "their lines lie on each other, told apart by dash and marker")
+
+
 def size_figure(sizes: list[float], series: dict[str, list[float]], best: list[str] | None = None,
                 title: str = "AllReduce time against size") -> go.Figure:
-    """Lines T(S) per plan (log-log); ``best[i]`` names the cheapest plan at ``sizes[i]`` (hover + markers where
-    it changes)."""
+    """Lines T(S) per plan (log-log), each plan with its own dash and open marker so that plans whose curves
+    coincide stay visible, and a note under the axis naming them (``coincide_note``); ``best[i]`` names the
+    cheapest plan at ``sizes[i]`` (hover + markers where it changes)."""
     fig = go.Figure()
-    for name, ys in series.items():
-        fig.add_trace(go.Scatter(x=sizes, y=ys, mode="lines", name=name,
+    for k, (name, ys) in enumerate(series.items()):
+        fig.add_trace(go.Scatter(x=sizes, y=ys, mode="lines+markers", name=name,
+                                 line=dict(dash=PLAN_DASHES[k % len(PLAN_DASHES)], width=2),
+                                 marker=dict(symbol=PLAN_SYMBOLS[k % len(PLAN_SYMBOLS)], size=7 + (k % 3)),
                                  hovertemplate=name + ": S %{x:.3g} floats, %{y:.4g} s<extra></extra>"))
     if best:
         xs, ys, text = [], [], []
@@ -51,8 +89,14 @@ def size_figure(sizes: list[float], series: dict[str, list[float]], best: list[s
                 text.append(b)
         fig.add_trace(go.Scatter(x=xs, y=ys, mode="markers+text", text=text, textposition="top left",
                                  name="best from here", marker=dict(size=10, symbol="diamond", color="black")))
-    fig.update_layout(title=title, xaxis=dict(type="log", title="S (floats)"), yaxis=dict(type="log", title="s"),
-                      margin=dict(t=50, b=10))
+    note = coincide_note(sizes, series)
+    bottom = 10
+    if note:
+        fig.add_annotation(text=note, xref="paper", yref="paper", x=0.0, y=-0.16, xanchor="left", yanchor="top",
+                           showarrow=False, align="left", font=dict(size=11, color="#52606d"))
+        bottom = 70
+    fig.update_layout(title=title, xaxis=dict(type="log", title="S (floats per server)"),
+                      yaxis=dict(type="log", title="AllReduce time (s)"), margin=dict(t=50, b=bottom))
     return place_title(fig)
 
 
@@ -63,7 +107,8 @@ def servers_figure(servers: list[int], series: dict[str, list[float]], w_t: int,
     for name, ys in series.items():
         fig.add_trace(go.Scatter(x=servers, y=ys, mode="lines+markers", name=name))
     fig.add_vline(x=w_t, line_dash="dash", annotation_text=f"w_t = {w_t}")
-    fig.update_layout(title=title, xaxis=dict(title="N (servers)"), yaxis=dict(title="s"), margin=dict(t=50, b=10))
+    fig.update_layout(title=title, xaxis=dict(title="N (servers)"), yaxis=dict(title="AllReduce time (s)"),
+                      margin=dict(t=50, b=10))
     return place_title(fig)
 
 
@@ -150,7 +195,8 @@ def comparison_figure(times: dict[str, float], title: str = "AllReduce time: Gen
                            text=[f"{times[n]:.3g} s" for n in names], textposition="outside",
                            hovertemplate="%{x}: %{y:.4g} s (%{customdata:.2f}x GenTree)<extra></extra>"))
     top = max(times.values(), default=1.0)
-    fig.update_layout(title=title, yaxis=dict(title="s", range=[0, 1.15 * top]), margin=dict(t=50, b=10))
+    fig.update_layout(title=title, yaxis=dict(title="AllReduce time (s)", range=[0, 1.15 * top]),
+                      margin=dict(t=50, b=10))
     return place_title(fig)
 
 

@@ -19,8 +19,8 @@ from solvers.genmodel.tree import PRESET_TREES
 from studio.metric_grid import metric, metric_columns
 from studio.tables import blank_missing
 from studio.uploads import UploadError, read_upload_text
-from studio.genmodel_figures import (breakdown_figure, comparison_figure, factorization_figure, fit_figure,
-                                     servers_figure, size_figure, tree_figure)
+from studio.genmodel_figures import (breakdown_figure, coincide_note, comparison_figure, factorization_figure,
+                                     fit_figure, servers_figure, size_figure, tree_figure)
 
 PARAM_FIELDS = ("alpha", "beta", "gamma", "delta", "epsilon")
 MAX_SERVERS = 1024
@@ -91,6 +91,9 @@ def _calculator() -> None:
     series = {lab: [plan_cost(specs[lab], n, s, params, options).total for s in SIZES] for lab in shown}
     best = [min(shown, key=lambda lab: series[lab][i]) for i in range(len(SIZES))]
     st.plotly_chart(size_figure(SIZES, series, best), key="gm_sizes")
+    note = coincide_note(SIZES, series)
+    if note:
+        st.caption(f"In the figure above: {note}.")
     servers = list(range(2, min(max(2 * n, 32), 64) + 1))
     by_n = {k: [plan_cost(k, m, size, params, options).total for m in servers] for k in ("cps", "ring")}
     by_n["best HCPS"] = [min(hcps_cost(f, size, params, options).total for f in ordered_factorizations(m))

@@ -19,6 +19,7 @@ import plotly.graph_objects as go
 from studio.figures import FULL_WIDTH_PX, place_title
 
 _DASHED = ("bound", "lower")
+_MEASURED = "measured"
 
 
 def _log_vline(fig: go.Figure, x: float, text: str, *, color: str, dash: str | None, top: bool,
@@ -40,13 +41,19 @@ def size_curves_figure(sizes: list[float], series: dict[str, list[float]], *, ma
                        title: str = "Time against message size", y_title: str = "time (µs)",
                        width_px: float = FULL_WIDTH_PX) -> go.Figure:
     """One line per design (``series``: label -> time at each of ``sizes``), both axes logarithmic; labels with
-    'bound' are dashed, ``highlight`` is drawn thicker; ``marker`` draws a vertical line at that size (the
+    'bound' are dashed, ``highlight`` is drawn thicker; labels with 'measured' are drawn last, above the model
+    lines they may lie on, as markers on a thin line; ``marker`` draws a vertical line at that size (the
     workload's M) and each ``crossovers`` entry (size, text) a dotted one."""
     fig = go.Figure()
-    for label, ys in series.items():
+    order = sorted(series, key=lambda label: _MEASURED in label)          # measured last: drawn on top
+    for label in order:
+        ys = series[label]
         width = 4 if label == highlight else 2
-        fig.add_trace(go.Scatter(x=sizes, y=ys, mode="lines", name=label,
-                                 line=dict(dash=_dash(label), width=width),
+        measured = _MEASURED in label
+        fig.add_trace(go.Scatter(x=sizes, y=ys, mode="lines+markers" if measured else "lines", name=label,
+                                 line=dict(dash=_dash(label), width=1 if measured else width,
+                                           color="#111111" if measured else None),
+                                 marker=dict(size=8, symbol="circle-open", line=dict(width=2)) if measured else None,
                                  hovertemplate=label + "<br>M %{x:.3g} bytes: %{y:.4g} µs<extra></extra>"))
     for i, (x, text) in enumerate(crossovers):                  # labels staggered so neighbours do not overlap
         _log_vline(fig, x, text, color="#52606d", dash="dot", top=True, row=i % 3)
