@@ -184,3 +184,21 @@ def test_the_finer_fits_stop_at_their_budget_and_say_so():
     fit = calibrate(r.topology, r.schedule, log, budget_s=0.0)
     assert (fit.alpha_us, fit.bandwidth_gbs) == (whole.alpha_us, whole.bandwidth_gbs)    # the uniform fit stands
     assert len(fit.segments) == 1 and any("stopped at the 0 s budget" in n for n in fit.notes)
+
+
+def test_an_older_log_without_the_starting_line_is_fitted_with_collective(tmp_path):
+    """Issue 59, finding 6: older nccl-tests releases print no 'Collective test starting' line; ``--collective
+    allreduce`` says what the log times and the prices it was made with come back (3 % noise)."""
+    text = nccl_tests_log("biring(8)", "ring", 4.0, 80.0, 0.03, 5)
+    old = "".join(line for line in text.splitlines(keepends=True) if "Collective test starting" not in line)
+    assert "Collective test starting" not in old
+    path = tmp_path / "old.log"
+    path.write_text(old)
+    code, out, err = _cli("calibrate", str(path), "--topo", "biring(8)", "--algo", "ring")
+    assert code == 2 and "give --collective" in err and err.count("\n") == 1, err
+    code, out, err = _cli("calibrate", str(path), "--topo", "biring(8)", "--algo", "ring", "--collective",
+                          "allreduce", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["alpha_us"] == pytest.approx(4.0, rel=0.25) and doc["bandwidth_gbs"] == pytest.approx(80.0, rel=0.10)
+    assert len(doc["per_size"]) == 21
