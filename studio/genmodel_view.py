@@ -139,11 +139,34 @@ def _params_quiet() -> GenModelParams:
     return p.classic() if st.session_state.get("gm_classic") else p
 
 
+def _is_bench_log(text: str) -> bool:
+    """Whether ``text`` reads as an nccl-tests / rccl-tests log (``solvers.runtime.measured``)."""
+    from solvers.runtime.measured import LogError, read_bench_log
+
+    try:
+        read_bench_log(text)
+    except LogError:
+        return False
+    return True
+
+
+def _measured_pointer(show, lead: str = "") -> None:
+    """Where an nccl-tests log is fitted: GenModel fits CPS runs at several N, a log times one machine at one N,
+    so its α and B are fitted on the Schedule page's Measured box (``studio.measured_view``), linked here."""
+    from studio import navigation
+
+    show(f"{lead}An nccl-tests / rccl-tests log (.log) times one machine at one N: fit it on the Schedule page's "
+         "**Measured** box (the runtime model's α and B, or `python -m studio calibrate LOG --topo EXPR`).")
+    st.page_link(navigation.SCHEDULE, label="Schedule → Measured (nccl-tests / rccl-tests log)",
+                 icon=":material/schedule:")
+
+
 def _calibration() -> None:
     st.markdown("Upload CPS benchmark runs (CSV with `servers`, `size` in floats or `bytes`, `time` in s; "
                 "N = 2 … max at two or more sizes). Each candidate w_t gets a non-negative least-squares fit of "
                 "T = 2α + (N-1)/N·S·(2β+γ) + (N+1)/N·S·δ + 2(N-1)/N·S·max(w-w_t,0)·ε; the best is kept.")
-    upload = st.file_uploader("Measurements (CSV)", type=["csv", "txt"], key="gm_csv")
+    upload = st.file_uploader("Measurements (CSV)", type=["csv", "txt", "log"], key="gm_csv")
+    _measured_pointer(st.caption)
     example = to_csv(synthesize_measurements(PRESETS["cpu_testbed"], range(2, 16), [1e7, 1e8], noise=0.002))
     text = st.text_area("…or paste CSV", value="", height=120, key="gm_csv_text", placeholder=example[:200])
     if st.button("Use example data (CPU testbed parameters + 0.2 % noise)", key="gm_csv_example"):
@@ -163,7 +186,10 @@ def _calibration() -> None:
         rows = read_measurements(text)
         result = fit(rows, ModelOptions(fan_in=st.session_state.get("gm_fanin", "group")))
     except FitError as exc:
-        st.error(f"Cannot fit: {exc}")
+        if _is_bench_log(text):
+            _measured_pointer(st.warning, "This is an nccl-tests / rccl-tests log, not CPS measurements. ")
+        else:
+            st.error(f"Cannot fit: {exc}")
         return
     c = metric_columns(5)
     c[0].metric("α (s)", f"{result.alpha:.4g}")

@@ -202,3 +202,26 @@ def test_an_older_log_without_the_starting_line_is_fitted_with_collective(tmp_pa
     doc = json.loads(out)
     assert doc["alpha_us"] == pytest.approx(4.0, rel=0.25) and doc["bandwidth_gbs"] == pytest.approx(80.0, rel=0.10)
     assert len(doc["per_size"]) == 21
+
+
+def _genmodel_page():
+    from studio.genmodel_view import render
+
+    render()
+
+
+def test_genmodel_takes_a_log_and_points_it_to_the_measured_box():
+    """Issue 59, finding 6: GenModel's uploader took only .csv/.txt, so an nccl-tests .log was refused ("text/x-log
+    files are not allowed") with no word on where it fits. GenModel fits CPS runs at several N and a log times one
+    N, so the page takes the log and points it, with a link, to the Schedule page's Measured box."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_genmodel_page, default_timeout=120).run()
+    assert not at.exception and not at.error
+    (upload,) = [u for u in at.get("file_uploader") if u.proto.id.endswith("gm_csv")]
+    assert ".log" in list(upload.proto.type)
+    links = [p.proto for p in at.get("page_link")]
+    assert any(p.page == "schedule" and "Measured" in p.label for p in links)
+    at.text_area(key="gm_csv_text").set_value(SAMPLE.read_text()).run()
+    assert not at.exception and not at.error
+    assert any("nccl-tests" in w.value and "Measured" in w.value for w in at.warning)
