@@ -6,6 +6,7 @@ that loaded is also what the Schedule page works on.
 """
 from __future__ import annotations
 
+from collections import OrderedDict
 
 import pandas as pd
 import streamlit as st
@@ -20,6 +21,7 @@ from topologies import TopologyError, load, summarize
 from topologies.catalogue import BASES
 from topologies.expression import DEFAULT_MAX_NODES, FAMILIES
 from topologies.files import to_graphml, to_json
+from topologies.model import Topology
 
 DEFAULT_EXPR = "biring(8)"
 EXPANSIONS = {"line": "line graph L^n", "degree": "degree expansion ∗n", "power": "Cartesian power □n",
@@ -29,6 +31,65 @@ EXAMPLE_ARGS = {"ring": "8", "uniring": "1,8", "biring": "8", "complete": "5", "
                 "dcirculant": "4", "torus": "4,4", "twisted_torus": "4,8", "dbjmod": "2,3", "paley": "9",
                 "crown": "5", "odd_graph": "4", "doubled_odd": "4"}
 STAGES = 3
+IMPORT_PREFIX = "import:"           # a design key naming an imported topology by its upload's content digest
+MAX_HELD_IMPORTS = 32
+_HELD: "OrderedDict[str, Topology]" = OrderedDict()     # imports by key, for every session (content-addressed)
+
+
+def hold_import(key: str, topo: Topology) -> None:
+    """Keep an imported topology under its key (``import:`` and its upload's SHA-256 digest, so the same bytes are
+    one entry for every session), the ``MAX_HELD_IMPORTS`` most recent."""
+    _HELD[key] = topo
+    _HELD.move_to_end(key)
+    while len(_HELD) > MAX_HELD_IMPORTS:
+        _HELD.popitem(last=False)
+
+
+def load_design(key: str) -> Topology:
+    """The topology a design key names: an expression or file path (``topologies.load``), or an import held by
+    ``hold_import`` (this session's own import when the process no longer holds it)."""
+    if key.startswith(IMPORT_PREFIX):
+        topo = _HELD.get(key)
+        held = st.session_state.get("design_import") or {}
+        if topo is None and held.get("key") == key:
+            topo = held["topology"]
+            hold_import(key, topo)
+        if topo is None:
+            raise TopologyError("the imported topology is no longer held here: upload it again on Compose")
+        return topo
+    return load(key)
+
+
+def current_design() -> tuple[str, str]:
+    """(key, name) of the session's current design (issue 59): the topology imported on Compose while it is the
+    latest design chosen (``design_import``, kept until an expression, a catalogue base, a built design or another
+    page's choice replaces it), else the last expression that loaded (``design_expr``) or the default. The name is
+    what pages and downloads call it: the expression, or the uploaded file's name."""
+    held = st.session_state.get("design_import")
+    if held and held.get("over") == st.session_state.get("design_expr"):
+        return held["key"], held["name"]
+    expr = st.session_state.get("design_expr") or DEFAULT_EXPR
+    return expr, expr
+
+
+def upload_name(upload) -> str:
+    """An import's name: its file's, or the first file's and how many more."""
+    files = list(upload) if isinstance(upload, (list, tuple)) else [upload]
+    return files[0].name + (f" and {len(files) - 1} more" if len(files) > 1 else "")
+
+
+def _drop_import() -> None:
+    st.session_state.pop("design_import", None)
+
+
+def _uploads_changed() -> None:
+    """A file added: the expression box is emptied (the file is the design); every file removed: the import is
+    no longer the design, and the expression box gets the last expression back."""
+    if st.session_state.get("upload"):
+        st.session_state["expr"] = ""
+    else:
+        _drop_import()
+        st.session_state["expr"] = st.session_state.get("design_expr") or DEFAULT_EXPR
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -40,6 +101,11 @@ def _load_expr(expr: str):
 @st.cache_data(show_spinner=False, max_entries=32)
 def _figure(key: str, _topo):
     return topology_figure(_topo, layout=choose_layout(_topo))
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _summary(key: str, _topo):
+    return summarize(_topo)
 
 
 def _from_upload(upload):
@@ -90,6 +156,7 @@ def _pick_from_catalogue() -> None:
     choice = st.session_state.get("catalogue")
     if choice in BASES:
         st.session_state["expr"] = choice
+        _drop_import()
 
 
 def _build_from_family() -> None:
@@ -105,6 +172,7 @@ def _build_from_family() -> None:
         elif step in EXPANSIONS:
             expr = f"{step}({expr},{n})"
     st.session_state["expr"] = expr
+    _drop_import()
 
 
 def _builder() -> None:
@@ -147,7 +215,7 @@ def _design_inputs():
     """The design's inputs at the top of the page (the sidebar holds only the workload): the expression, a
     catalogue base, the family builder and an upload. Returns the upload (None without one)."""
     c1, c2 = st.columns([3, 2])
-    c1.text_input("Expression", key="expr",
+    c1.text_input("Expression", key="expr", on_change=_drop_import,
                   help="For example biring(8), kautz(2,3), circulant(16,[3,4]), torus(4,4,8), "
                        "line(circulant(16,[3,4]),3), power(diamond(),2), degree(complete(3),2), bidir(kautz(2,2))")
     c1.caption(f"Up to {DEFAULT_MAX_NODES} nodes; drawings up to {MAX_DRAWN_NODES} nodes.")
@@ -162,7 +230,8 @@ def _design_inputs():
     with c2.expander("…or a topology file, or your machine's"):
         upload = st.file_uploader("JSON or GraphML; NCCL topology XML (NCCL_TOPO_DUMP_FILE, one file per box); "
                                   "nvidia-smi topo -m or rocm-smi --showtopo output as .txt",
-                                  type=["json", "graphml", "xml", "txt"], key="upload", accept_multiple_files=True)
+                                  type=["json", "graphml", "xml", "txt"], key="upload", accept_multiple_files=True,
+                                  on_change=_uploads_changed)
         st.caption("Samples: examples/nccl-topo-dgx-a100.xml, examples/nvidia-smi-topo-8gpu.txt in the repository.")
     with lazy_expander("Families", "families_open", c3) as box:
         if box:
@@ -178,8 +247,10 @@ def _adopt_url_expr() -> None:
     if url is not None and url != st.session_state.get("compose_url_expr"):
         st.session_state["expr"] = url
         st.session_state["compose_url_expr"] = url
-    elif "expr" not in st.session_state:
-        st.session_state["expr"] = st.session_state.get("design_expr", DEFAULT_EXPR)
+        _drop_import()
+    elif "expr" not in st.session_state or not str(st.session_state["expr"]).strip():
+        imported = bool(st.session_state.get("upload")) or current_design()[0].startswith(IMPORT_PREFIX)
+        st.session_state["expr"] = "" if imported else st.session_state.get("design_expr", DEFAULT_EXPR)
 
 
 def render() -> None:
@@ -188,8 +259,21 @@ def render() -> None:
     upload = _design_inputs()
     imported = None
     try:
+        held = st.session_state.get("design_import")
         if upload is not None:
-            topo, summary, key, imported = _from_upload(upload)
+            topo, summary, digest, imported = _from_upload(upload)
+            key = IMPORT_PREFIX + digest
+            if not held or held["key"] != key or held["over"] != st.session_state.get("design_expr"):
+                st.session_state["design_import"] = {"key": key, "name": upload_name(upload), "topology": topo,
+                                                     "imported": imported,
+                                                     "over": st.session_state.get("design_expr")}
+            hold_import(key, topo)
+            st.query_params.pop("expr", None)
+        elif held and current_design()[0] == held["key"]:       # the import stays the design after a page switch
+            key, topo, imported = held["key"], held["topology"], held.get("imported")
+            summary = _summary(key, topo)
+            hold_import(key, topo)
+            st.query_params.pop("expr", None)
         else:
             expr = st.session_state["expr"].strip()
             with st.spinner(f"Building {expr} …"):
@@ -202,6 +286,9 @@ def render() -> None:
         st.error(for_page(exc))
         return
     st.subheader(topo.name or topo.expr)
+    if key.startswith(IMPORT_PREFIX):
+        st.info(f"The design is the import {current_design()[1]}: Schedule and the other pages work on it. Type "
+                "an expression, pick a base or build one to replace it.", icon=":material/upload_file:")
     show_import(imported)
     _properties(summary)
     if not summary.strongly_connected:

@@ -33,7 +33,8 @@ from studio.widgets import (Solved, cache_note, cancel_slot, export_panel, lazy_
 from studio.figures import (HALF_WIDTH_PX, MAX_DRAWN_NODES, choose_layout, load_heatmap, render_images,
                             runtime_curve, topology_figure, utilisation_heatmap)
 from studio.messages import for_page
-from topologies import TopologyError, load
+from studio.pages.compose import IMPORT_PREFIX, current_design, load_design as load
+from topologies import TopologyError
 from topologies.expression import DEFAULT_MAX_NODES
 
 DEFAULT_EXPR = "biring(8)"
@@ -278,29 +279,92 @@ def _computed(expr: str, algo: str, coll: str, options: tuple, sized, work, resu
     return _Computed(loads, priced, figures, drawings)
 
 
+PREFERRED = "bfb"        # the page's default where it applies (the BFB paper's synthesizer)
+
+
+def _design() -> tuple[str, str]:
+    """(key, name) of the design (``compose.current_design``): a ``?expr=`` from outside the page (a shared link)
+    becomes the session's design first."""
+    url = st.query_params.get("expr")
+    if url is not None and url != st.session_state.get("schedule_url_expr"):
+        st.session_state["design_expr"] = url
+        st.session_state["schedule_url_expr"] = url
+    return current_design()
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _first_applicable(expr: str, coll: str, skip: tuple = ()) -> str | None:
+    """The first synthesizer in registry order (``solvers.registry``: rank, cheap ones first) that builds
+    ``coll`` (``name@root`` for a rooted one) on the design and whose schedule passes the simulator, ``skip``
+    left out; None when none does. TE-CCL and the ILPs are not tried: they are asked for by name."""
+    from solvers.synthesize import synthesize
+
+    topo = load(expr)
+    for name, synth in ALGORITHMS.items():
+        if name in skip or name in ("teccl", "tacos_ilp", "taccl_like") \
+                or not synth.builds(Collective(coll.partition("@")[0])):
+            continue
+        try:
+            synthesize(topo, name, coll)
+        except (NotApplicable, ScheduleError, ValueError):
+            continue
+        return name
+    return None
+
+
+def _choose_algo(expr: str) -> None:
+    """The synthesizer before the page draws its choice: a link's ``?algo=`` or the user's (or another page's)
+    choice wins; else ``PREFERRED``, which the page replaces by the first applicable one (``_first_applicable``)
+    when it cannot schedule the design (``algo_auto`` records the design and synthesizer the page chose itself)."""
+    auto = st.session_state.get("algo_auto")
+    if "algo_next" in st.session_state:             # the page's own fallback, chosen in the run before
+        st.session_state["algo"] = st.session_state.pop("algo_next")
+        st.session_state["algo_auto"] = (expr, st.session_state["algo"])
+    elif "algo" not in st.session_state:
+        asked = st.query_params.get("algo")
+        if asked is not None and asked not in ALGORITHMS:
+            st.error(f"The link asks for an algorithm named {asked[:40]!r}, which does not exist: showing "
+                     f"{PREFERRED} (choose another under Algorithm).")
+            asked = None
+        st.session_state["algo"] = asked or PREFERRED
+        st.session_state["algo_auto"] = None if asked else (expr, PREFERRED)
+    elif auto is not None and auto[1] != st.session_state["algo"]:     # another page chose it
+        st.session_state["algo_auto"] = None
+    elif auto is not None and auto[0] != expr:      # a new design: the page chooses again
+        st.session_state["algo"] = PREFERRED
+        st.session_state["algo_auto"] = (expr, PREFERRED)
+
+
+def _user_chose_algo() -> None:
+    st.session_state["algo_auto"] = None
+
+
+def _fall_back(expr: str, algo: str, coll: str) -> bool:
+    """After ``algo`` could not schedule the design: when the page chose it, choose the first applicable one for
+    the next run and rerun (True never returns); False when the choice was the user's or nothing applies."""
+    if st.session_state.get("algo_auto") != (expr, algo):
+        return False
+    found = _first_applicable(expr, coll, (algo,))
+    if found is None:
+        return False
+    st.session_state["algo_next"] = found
+    st.rerun()
+    return True
+
+
 def render() -> None:
     st.title("Schedule a collective")
     work = workload.current()
-    expr = st.query_params.get("expr") or st.session_state.get("design_expr") or DEFAULT_EXPR
-    if "algo" not in st.session_state:
-        asked = st.query_params.get("algo", "bfb")
-        if asked not in ALGORITHMS:
-            st.error(f"The link asks for an algorithm named {asked[:40]!r}, which does not exist: showing bfb "
-                     "(choose another under Algorithm).")
-            asked = "bfb"
-        st.session_state["algo"] = asked
-    if "coll" not in st.session_state:
-        asked = st.query_params.get("coll", "allgather")
-        if asked not in {c.value for c in Collective.every()}:
-            st.error(f"The link asks for a collective named {asked[:40]!r}, which does not exist: showing "
-                     "allgather.")
-            asked = "allgather"
-        st.session_state["coll"] = asked
+    expr, name = _design()
+    _choose_algo(expr)
     c1, c2, c3 = st.columns([3, 2, 2])
-    c1.markdown(f"**Topology** `{expr}` (change it on Compose)")
+    if expr.startswith(IMPORT_PREFIX):
+        c1.markdown(f"**Topology** the import `{name}`: {load(expr).name} (change it on Compose)")
+    else:
+        c1.markdown(f"**Topology** `{expr}` (change it on Compose)")
     c1.caption(f"Schedules are verified in full; topologies up to {DEFAULT_MAX_NODES} nodes, drawn up to "
                f"{MAX_DRAWN_NODES}.")
-    algo = c2.selectbox("Algorithm", list(ALGORITHMS), key="algo", format_func=lambda a: a,
+    algo = c2.selectbox("Algorithm", list(ALGORITHMS), key="algo", format_func=lambda a: a, on_change=_user_chose_algo,
                         help=" · ".join(f"{k}: {v.summary}" for k, v in ALGORITHMS.items()))
     synth = ALGORITHMS[algo]
     # the collectives the synthesizer builds (alltoall and custom demands only TE-CCL); else back to allgather
@@ -308,17 +372,22 @@ def render() -> None:
     if st.session_state.get("coll") not in colls:
         st.session_state["coll"] = "allgather"
     coll = c3.selectbox("Collective", colls, key="coll")
-    st.query_params.update({"expr": expr, "algo": algo, "coll": coll})
+    if expr.startswith(IMPORT_PREFIX):        # an import has no expression to share
+        st.query_params.pop("expr", None)
+        st.query_params.update({"algo": algo, "coll": coll})
+    else:
+        st.query_params.update({"expr": expr, "algo": algo, "coll": coll})
+        st.session_state["schedule_url_expr"] = expr
     rooted = Collective(coll).rooted
     if not rooted:
         st.query_params.pop("root", None)
-        measured_view.panel("s_", [(expr, lambda: load(expr))], coll)
+        measured_view.panel("s_", [(name, lambda: load(expr))], coll)
     coll = root_choice(expr, coll, c3)
     if algo in PANELS:                           # a synthesizer with a result panel of its own
-        PANELS[algo](expr, coll, work)
+        PANELS[algo](expr, coll, work, name)
         return
     options = tuple(sorted((option_controls(synth, f"o_{algo}_") or {}).items()))
-    slot = cancel_slot("s_solve", (expr, algo, coll, options), f"{algo} {coll} on {expr}")
+    slot = cancel_slot("s_solve", (expr, algo, coll, options), f"{algo} {coll} on {name}")
     if slot is None:
         return
     try:
@@ -326,7 +395,8 @@ def render() -> None:
         solved = _solved(expr, algo, coll, options, sized)
     except (TopologyError, NotApplicable, ScheduleError, ValueError, JobError) as exc:
         slot.empty()
-        st.error(f"{algo} cannot schedule {expr}: {for_page(exc)}")
+        if not isinstance(exc, NotApplicable) or not _fall_back(expr, algo, coll):
+            st.error(f"{algo} cannot schedule {name}: {for_page(exc)}")
         return
     slot.empty()
     result = solved.result
@@ -335,7 +405,7 @@ def render() -> None:
     # from here the page only sends what is computed, so that its elements reach the browser together
     cache_note(solved, "s")
     if result.verification.ok:
-        st.success(f"Verified by the simulator: a correct {_said(coll)} on {topo.name or expr}.",
+        st.success(f"Verified by the simulator: a correct {_said(coll)} on {topo.name or name}.",
                    icon=":material/verified:")
     if shown.error:
         st.error(shown.error)
@@ -371,8 +441,8 @@ def render() -> None:
                                "in-links": r.in_links, "Hall set: sources": r.tight_sources,
                                "Hall set: in-links": r.tight_links, "balanced": r.balanced} for r in report],
                              key="report_table")
-    _downloads(result, expr, figures, report)
-    _export_panel(result, expr, algo, coll, (options, sized))
+    _downloads(result, expr, figures, report, name)
+    _export_panel(result, expr, algo, coll, (options, sized), name)
 
 
 def _step_by_step(expr: str, topo, schedule, loads) -> dict:
@@ -400,47 +470,47 @@ def _step_by_step(expr: str, topo, schedule, loads) -> dict:
     return {"step": fig_step, "tree": fig_tree}
 
 
-def _render_teccl(expr: str, coll: str, work) -> None:
+def _render_teccl(expr: str, coll: str, work, name: str) -> None:
     """TE-CCL: its knobs, a solve with a progress bar, the shared result panel, downloads and the MSCCL export."""
     options = teccl_view.knobs("t_", coll)
     if options is None:
         return
-    slot = cancel_slot("t_solve", (expr, coll, options, work.total_bytes), f"TE-CCL {coll} on {expr}")
+    slot = cancel_slot("t_solve", (expr, coll, options, work.total_bytes), f"TE-CCL {coll} on {name}")
     if slot is None:
         return
     try:
         solved = teccl_view.cached_solve(expr, coll, options, work.total_bytes, lambda: load(expr))
     except (TopologyError, NotApplicable, ScheduleError, ValueError, JobError) as exc:
         slot.empty()
-        st.error(f"teccl cannot schedule {expr}: {for_page(exc)}")
+        st.error(f"teccl cannot schedule {name}: {for_page(exc)}")
         return
     slot.empty()
     cache_note(solved, "t")
     result, found = solved.result, solved.result.detail
     layout = _layout(expr) if result.topology.num_nodes <= MAX_DRAWN_NODES else None
     figures = teccl_view.panel(result, found, "t_", work.total_bytes, layout=layout)
-    _downloads(result, expr, figures, None)
-    _export_panel(result, expr, "teccl", coll, (options, work.total_bytes))
+    _downloads(result, expr, figures, None, name)
+    _export_panel(result, expr, "teccl", coll, (options, work.total_bytes), name)
 
 
-def _render_tacos(expr: str, coll: str, work) -> None:
+def _render_tacos(expr: str, coll: str, work, name: str) -> None:
     st.caption("TACOS greedy link-chunk matching: chunks are matched to free links event by event, one chunk per "
                f"link at a time, sized for the sidebar's M = {work.total_bytes:.4g} bytes. Its time is the runtime "
                "model's for the sidebar's workload; TACOS's own clock follows as a second figure.")
     options = tacos_view.knobs("c_")
-    slot = cancel_slot("c_solve", (expr, coll, options, work.total_bytes), f"TACOS {coll} on {expr}")
+    slot = cancel_slot("c_solve", (expr, coll, options, work.total_bytes), f"TACOS {coll} on {name}")
     if slot is None:
         return
     try:
         solved = tacos_view.cached_solve(expr, coll, options, work.total_bytes, lambda: load(expr))
     except (TopologyError, NotApplicable, ScheduleError, ValueError, JobError) as exc:
         slot.empty()
-        st.error(f"tacos cannot schedule {expr}: {for_page(exc)}")
+        st.error(f"tacos cannot schedule {name}: {for_page(exc)}")
         return
     slot.empty()
     cache_note(solved, "c")
     result, found = solved.result, solved.result.detail
-    st.success(f"Verified by the simulator: a correct {_said(coll)} on {result.topology.name or expr}.",
+    st.success(f"Verified by the simulator: a correct {_said(coll)} on {result.topology.name or name}.",
                icon=":material/verified:")
     tacos_view.panel(result, found, "c_", work.total_bytes)
     if work.cost_model == "GenModel":
@@ -448,24 +518,24 @@ def _render_tacos(expr: str, coll: str, work) -> None:
         st.caption(f"GenModel ({work.genmodel_preset}) prices this schedule step by step on the fabric's links at "
                    f"{priced['total_us']:.5g} µs (incast {priced['epsilon_us']:.4g}, reduction "
                    f"{priced['gamma_us']:.4g}, memory {priced['delta_us']:.4g} µs).")
-    _export_panel(result, expr, "tacos", coll, (options, work.total_bytes))
+    _export_panel(result, expr, "tacos", coll, (options, work.total_bytes), name)
 
 
 PANELS = {"teccl": _render_teccl, "tacos": _render_tacos}
 
 
-def _downloads(result, expr: str, figures: dict, report) -> None:
+def _downloads(result, expr: str, figures: dict, report, name: str) -> None:
     """The schedule's downloads in a box made only while open (``lazy_expander``): their buttons cost every
     browser about 0.25 CPU s per view (issue 44), and most views download nothing."""
     with lazy_expander("Downloads: the schedule as JSON, BFB's LP, the figures as PNG and SVG",
                        "downloads_open") as box:
         if box:
-            _download_buttons(result, expr, figures, report)
+            _download_buttons(result, expr, figures, report, name)
 
 
-def _download_buttons(result, expr: str, figures: dict, report) -> None:
+def _download_buttons(result, expr: str, figures: dict, report, name: str) -> None:
     cols = st.columns(3)
-    stem = safe_stem(f"{safe_stem(expr, 50)}_{result.schedule.algo}")
+    stem = safe_stem(f"{design_stem(name)}_{result.schedule.algo}")
     if result.schedule.count <= MAX_DOWNLOAD_TRANSFERS:
         # the files are made when clicked (a callable): most views never download, and every view paid for them
         cols[0].download_button("Schedule JSON", partial(_schedule_json, result), file_name=f"{stem}.json",
@@ -492,10 +562,19 @@ def _download_buttons(result, expr: str, figures: dict, report) -> None:
                                             key=f"dl_{k}_{fmt}", on_click="ignore")
 
 
-def _export_panel(result, expr: str, algo: str, coll: str, variant) -> None:
+def design_stem(name: str) -> str:
+    """A download's file name stem for a design: its expression's (``biring_8_``), or an imported file's name
+    without its suffix (``nccl_topo_dgx_a100_``: the same separator before what follows)."""
+    if name.lower().endswith((".xml", ".txt", ".json", ".graphml")) or " and " in name:
+        first = name.split(" and ")[0]
+        return safe_stem(first.rsplit(".", 1)[0], 49) + "_"
+    return safe_stem(name, 50)
+
+
+def _export_panel(result, expr: str, algo: str, coll: str, variant, name: str) -> None:
     """``variant``: what beyond the expression, synthesizer and collective the schedule depends on (its options;
     TE-CCL's and TACOS's also the bytes)."""
     with lazy_expander("Export to MSCCL XML (validated and simulated before download)", "export_open") as box:
         if box:
-            export_panel(result.topology, result.schedule, "x_", f"{algo} {coll} {result.topology.name or expr}",
-                         f"{expr[:50]}_{algo}_{coll}", request=(expr, algo, coll, variant))
+            export_panel(result.topology, result.schedule, "x_", f"{algo} {coll} {result.topology.name or name}",
+                         f"{design_stem(name)}_{algo}_{coll}", request=(expr, algo, coll, variant))

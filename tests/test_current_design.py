@@ -1,0 +1,60 @@
+"""Issue 59, findings 1 and 2: the design imported on Compose is the one Schedule schedules and names its
+downloads after; Schedule's default synthesizer is one that applies to the design."""
+from streamlit.testing.v1 import AppTest
+
+from .conftest import ROOT, open_boxes, switch_page
+
+SAMPLE = ROOT / "examples" / "nccl-topo-dgx-a100.xml"
+
+
+def app():
+    return AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+
+
+def test_the_import_on_compose_is_what_schedule_schedules_and_names(monkeypatch):
+    import streamlit as st
+    from streamlit.delta_generator import DeltaGenerator
+
+    named = {}                          # each download button's file name, by label (AppTest does not show it)
+    real = DeltaGenerator.download_button
+
+    def recorded(self, label, data, file_name=None, *args, **kwargs):
+        named[label] = file_name
+        return real(self, label, data, file_name, *args, **kwargs)
+
+    monkeypatch.setattr(DeltaGenerator, "download_button", recorded)
+    monkeypatch.setattr(st, "download_button", lambda *a, **k: recorded(st._main, *a, **k))
+    at = switch_page(app().run(), "compose").run()
+    at.get("file_uploader")[0].set_value([(SAMPLE.name, SAMPLE.read_bytes(), "text/xml")]).run()
+    assert not at.exception and not at.error
+    assert at.subheader[0].value == "nccl-topo-dgx-a100.xml: 8 GPUs (NCCL topology)"
+    assert at.text_input(key="expr").value == ""                 # the expression box no longer claims biring(8)
+    at = open_boxes(switch_page(at, "schedule"), "export_open").run()
+    assert not at.exception and not at.error
+    at.selectbox(key="algo").set_value("forestcoll").run()
+    at.selectbox(key="coll").set_value("allreduce").run()
+    assert not at.exception and not at.error
+    said = " ".join(m.value for m in at.markdown)
+    assert "nccl-topo-dgx-a100.xml" in said and "biring" not in said
+    assert "nccl-topo-dgx-a100.xml: 8 GPUs (NCCL topology)" in at.success[0].value
+    at.button(key="x_export").click().run()
+    assert not at.exception and not at.error
+    assert named["Download MSCCL XML"] == "nccl_topo_dgx_a100__forestcoll_allreduce.xml"
+    at = open_boxes(at, "downloads_open").run()
+    assert named["Schedule JSON"] == "nccl_topo_dgx_a100__forestcoll.json"
+
+
+def test_schedule_defaults_to_a_synthesizer_that_applies():
+    at = switch_page(app().run(), "compose").run()
+    at.text_input(key="expr").set_value("dgx_a100(boxes=2)").run()
+    assert not at.exception and not at.error
+    at = switch_page(at, "schedule").run()
+    assert not at.exception
+    assert not at.error, [e.value for e in at.error]
+    assert at.selectbox(key="algo").value == "ring"              # the first in registry order that applies
+    assert "Verified by the simulator" in at.success[0].value
+    # a direct-connect design keeps BFB, and an explicit choice is kept even where it does not apply
+    at = switch_page(app().run(), "schedule")
+    at.query_params.update({"expr": "dgx_a100(boxes=2)", "algo": "bfb"})
+    at.run()
+    assert at.selectbox(key="algo").value == "bfb" and "bfb cannot schedule" in at.error[0].value
