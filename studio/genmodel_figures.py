@@ -60,13 +60,14 @@ def names_text(names: list[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
-def coincide_note(sizes: list[float], series: dict[str, list[float]]) -> str:
-    """One sentence naming the plans whose curves lie on each other (``coinciding``), or "" where none do."""
+def coincide_note(sizes: list[float], series: dict[str, list[float]], sep: str = "; ") -> str:
+    """Which plans' curves lie on each other (``coinciding``), one group after another joined by ``sep``, or ""
+    where none do."""
     groups = coinciding(sizes, series)
     if not groups:
         return ""
-    return ("; ".join(names_text(g) for g in groups) + f" coincide (within {COINCIDE_REL:.0%} at every size): "
-            "their lines lie on each other, told apart by dash and marker")
+    return (f"Curves that coincide (within {COINCIDE_REL:.0%} at every size, told apart by dash and marker):"
+            + ("<br>" if sep == "<br>" else " ") + sep.join(names_text(g) for g in groups))
 
 
 def size_figure(sizes: list[float], series: dict[str, list[float]], best: list[str] | None = None,
@@ -89,12 +90,13 @@ def size_figure(sizes: list[float], series: dict[str, list[float]], best: list[s
                 text.append(b)
         fig.add_trace(go.Scatter(x=xs, y=ys, mode="markers+text", text=text, textposition="top left",
                                  name="best from here", marker=dict(size=10, symbol="diamond", color="black")))
-    note = coincide_note(sizes, series)
+    note = coincide_note(sizes, series, sep="<br>")
     bottom = 10
     if note:
-        fig.add_annotation(text=note, xref="paper", yref="paper", x=0.0, y=-0.16, xanchor="left", yanchor="top",
-                           showarrow=False, align="left", font=dict(size=11, color="#52606d"))
-        bottom = 70
+        lines = note.count("<br>") + 1
+        fig.add_annotation(text=note, xref="paper", yref="paper", x=0.0, y=0.0, yshift=-52, xanchor="left",
+                           yanchor="top", showarrow=False, align="left", font=dict(size=11, color="#52606d"))
+        bottom = 64 + 16 * lines
     fig.update_layout(title=title, xaxis=dict(type="log", title="S (floats per server)"),
                       yaxis=dict(type="log", title="AllReduce time (s)"), margin=dict(t=50, b=bottom))
     return place_title(fig)

@@ -93,7 +93,7 @@ def _calculator() -> None:
     st.plotly_chart(size_figure(SIZES, series, best), key="gm_sizes")
     note = coincide_note(SIZES, series)
     if note:
-        st.caption(f"In the figure above: {note}.")
+        st.caption(note + ".")
     servers = list(range(2, min(max(2 * n, 32), 64) + 1))
     by_n = {k: [plan_cost(k, m, size, params, options).total for m in servers] for k in ("cps", "ring")}
     by_n["best HCPS"] = [min(hcps_cost(f, size, params, options).total for f in ordered_factorizations(m))
