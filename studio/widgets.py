@@ -84,22 +84,47 @@ _PLACES = {"default": None, "in place": True, "out of place": False}
 MAX_BUNDLE_TRANSFERS = 100_000     # a bundle of a larger schedule takes minutes and hundreds of MB: the CLI's job
 
 
-def export_panel(topo, schedule, prefix: str, name: str, file_stem: str, *, request: tuple = ()) -> None:
-    """The one export widget every page uses, in four tabs: a bundle for every buffer size (``bundle_panel``),
-    one MSCCL file (``file_panel``), an MSCCL++ plan (``plan_panel``) and the design's NCCL graph file
-    (``studio.nccl_graph_view.nccl_graph_panel``)."""
+def export_panel(topo, schedule, prefix: str, name: str, file_stem: str, *, request: tuple = (),
+                 graph: bool = True) -> None:
+    """The one export widget every page uses, in tabs: a bundle for every buffer size (``bundle_panel``), one
+    MSCCL file (``file_panel``), an MSCCL++ plan (``plan_panel``) and, with ``graph``, the design's NCCL graph file
+    (``graph_file_panel``: not MSCCL but plain NCCL/RCCL's own rings; a page that shows it in a sibling expander
+    of its own, ``nccl_graph_expander``, passes ``graph=False``)."""
+    labels = ["Bundle for every size (zip)", "One file", "MSCCL++ plan (JSON)"]
+    tabs = st.tabs(labels + (["NCCL graph file (plain NCCL/RCCL, not MSCCL)"] if graph else []))
+    with tabs[0]:
+        bundle_panel(topo, schedule, prefix, name, file_stem, request=request)
+    with tabs[1]:
+        file_panel(topo, schedule, prefix, name, file_stem, request=request)
+    with tabs[2]:
+        plan_panel(topo, schedule, prefix, name, file_stem, request=request)
+    if graph:
+        with tabs[3]:
+            graph_file_panel(topo, prefix)
+
+
+GRAPH_SPEEDS = ("The two numbers “A/B GB/s per channel” are the file's speedintra and speedinter, as NCCL reads "
+                "them: A GB/s is what each channel moves over the links inside a box (typeintra), B GB/s what it "
+                "moves over the network between boxes (typeinter; unused on a single box). Check a file with "
+                "`python -m studio check-graph FILE --topo EXPR`.")
+
+
+def graph_file_panel(topo, prefix: str) -> None:
+    """The NCCL graph file of ``topo`` (``studio.nccl_graph_view.nccl_graph_panel``) with what its per-channel
+    bandwidths are (``GRAPH_SPEEDS``)."""
     from .nccl_graph_view import nccl_graph_panel
 
-    bundle_tab, file_tab, plan_tab, graph_tab = st.tabs(["Bundle for every size (zip)", "One file",
-                                                         "MSCCL++ plan (JSON)", "NCCL graph"])
-    with bundle_tab:
-        bundle_panel(topo, schedule, prefix, name, file_stem, request=request)
-    with file_tab:
-        file_panel(topo, schedule, prefix, name, file_stem, request=request)
-    with plan_tab:
-        plan_panel(topo, schedule, prefix, name, file_stem, request=request)
-    with graph_tab:
-        nccl_graph_panel(topo, prefix=prefix)
+    nccl_graph_panel(topo, prefix=prefix)
+    st.caption(GRAPH_SPEEDS)
+
+
+def nccl_graph_expander(topo, prefix: str, where=None) -> None:
+    """``graph_file_panel`` in an expander of its own, "NCCL graph file", made only while open (its key
+    ``{prefix}ngraph_open``): the sibling of a page's "Export to MSCCL XML" expander."""
+    with lazy_expander("NCCL graph file (NCCL_GRAPH_FILE for plain NCCL/RCCL)", f"{prefix}ngraph_open",
+                       where) as box:
+        if box:
+            graph_file_panel(topo, prefix)
 
 
 def plan_panel(topo, schedule, prefix: str, name: str, file_stem: str, *, request: tuple = ()) -> None:

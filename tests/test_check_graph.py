@@ -119,3 +119,39 @@ def test_check_xml_still_checks_msccl_xml(capsys, tmp_path):
     assert rc == 0 and stdout.startswith("ok: 8 ranks"), err
     rc, _, err = _run(capsys, "check-xml", str(tmp_path / "none.xml"))
     assert rc == 2 and "no such file" in err
+
+
+def _panel():
+    import streamlit as st
+
+    from solvers import synthesize
+    from studio.widgets import export_panel, nccl_graph_expander
+    from topologies import load
+
+    r = synthesize(load("dgx_a100(boxes=2)"), "ring", "allgather")
+    graph = st.session_state.get("graph_in_tab", True)
+    export_panel(r.topology, r.schedule, "x_", "ring allgather", "ring_allgather", graph=graph)
+    if not graph:
+        nccl_graph_expander(r.topology, "y_")
+
+
+def test_the_export_panel_names_the_graph_file_and_its_two_bandwidths():
+    """Finding 11: the graph file's tab says it is not MSCCL, and the 'A/B GB/s per channel' of its summary is
+    explained as speedintra/speedinter; a page can show it in an expander of its own instead."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_panel, default_timeout=120).run()
+    assert not at.exception
+    assert [t.label for t in at.tabs][-1].startswith("NCCL graph file") and "not MSCCL" in at.tabs[-1].label
+    at.button(key="x_gbuild").click().run()
+    assert not at.exception and not at.error
+    assert any("GB/s per channel" in s.value for s in at.success)
+    assert any("speedintra" in c.value and "speedinter" in c.value for c in at.caption)
+    at = AppTest.from_function(_panel, default_timeout=120)
+    at.session_state["graph_in_tab"] = False
+    at.session_state["y_ngraph_open"] = True
+    at.run()
+    assert not at.exception and not any("NCCL graph" in t.label for t in at.tabs)
+    assert any(e.label.startswith("NCCL graph file") for e in at.expander)
+    at.button(key="y_gbuild").click().run()
+    assert not at.exception and any("8 ring channels" in s.value for s in at.success)
