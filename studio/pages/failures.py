@@ -178,7 +178,8 @@ def render() -> None:
     request = (tuple(designs), algos, coll, kind, k, samples, seed, work.key)
     total = sum(len(t) - 1 for t in tasks.values())
     kept = st.session_state.setdefault("fl_runs", {})
-    pressed = st.button(f"Run ({count_text(total, len(tasks))})", key="fl_run", type="primary", icon=":material/play_arrow:")
+    pressed = st.button(f"Run ({count_text(total, len(tasks))})", key="fl_run", type="primary",
+                        icon=":material/play_arrow:")
     if pressed:
         st.session_state.pop("fl_cancelled", None)
         results = _run(tasks)
