@@ -11,7 +11,7 @@ from .helpers import settle
 
 def test_default_run_draws_the_cdf(page: Page, app_url, shot):
     page.goto(app_url + "/failures")
-    run = page.get_by_role("button", name="Run (64 failure sets)")
+    run = page.get_by_role("button", name="Run (64 failure sets + 2 healthy designs)")
     expect(run).to_be_visible(timeout=60000)
     settle(page)
     start = time.monotonic()
@@ -31,11 +31,11 @@ def test_default_run_draws_the_cdf(page: Page, app_url, shot):
 
 def test_cancel_stops_a_long_run(page: Page, app_url):
     page.goto(app_url + "/failures")
-    expect(page.get_by_role("button", name="Run (64 failure sets)")).to_be_visible(timeout=60000)
+    expect(page.get_by_role("button", name="Run (64 failure sets + 2 healthy designs)")).to_be_visible(timeout=60000)
     settle(page)
     page.get_by_role("textbox", name="Designs, one expression per line").fill("gkautz(4,64)")
     page.get_by_text("Failures", exact=True).first.click()        # leaves the text area: the page reruns
-    run = page.get_by_role("button", name=re.compile(r"^Run \(252 failure sets\)"))
+    run = page.get_by_role("button", name=re.compile(r"^Run \(252 failure sets \+ 1 healthy design\)"))
     expect(run).to_be_visible(timeout=60000)
     settle(page)
     run.click()
