@@ -103,9 +103,9 @@ def export_panel(topo, schedule, prefix: str, name: str, file_stem: str, *, requ
             graph_file_panel(topo, prefix)
 
 
-GRAPH_SPEEDS = ("The two numbers “A/B GB/s per channel” are the file's speedintra and speedinter, as NCCL reads "
-                "them: A GB/s is what each channel moves over the links inside a box (typeintra), B GB/s what it "
-                "moves over the network between boxes (typeinter; unused on a single box). Check a file with "
+GRAPH_SPEEDS = ("speedintra and speedinter are the file's two bandwidths, as NCCL reads them: what each channel "
+                "moves over the links inside a box (typeintra) and over the network between boxes (typeinter; "
+                "unused on a single box). Check a file with "
                 "`python -m studio check-graph FILE --topo EXPR`.")
 
 

@@ -136,8 +136,9 @@ def _panel():
 
 
 def test_the_export_panel_names_the_graph_file_and_its_two_bandwidths():
-    """Finding 11: the graph file's tab says it is not MSCCL, and the 'A/B GB/s per channel' of its summary is
-    explained as speedintra/speedinter; a page can show it in an expander of its own instead."""
+    """Finding 11: the graph file's tab says it is not MSCCL, and its summary names its two bandwidths (speedintra
+    inside a box, speedinter between boxes; it printed an unexplained 'A/B GB/s per channel'); a page can show it
+    in an expander of its own instead."""
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_function(_panel, default_timeout=120).run()
@@ -145,7 +146,7 @@ def test_the_export_panel_names_the_graph_file_and_its_two_bandwidths():
     assert [t.label for t in at.tabs][-1].startswith("NCCL graph file") and "not MSCCL" in at.tabs[-1].label
     at.button(key="x_gbuild").click().run()
     assert not at.exception and not at.error
-    assert any("GB/s per channel" in s.value for s in at.success)
+    assert any("GB/s per channel inside a box / speedinter" in s.value for s in at.success)
     assert any("speedintra" in c.value and "speedinter" in c.value for c in at.caption)
     at = AppTest.from_function(_panel, default_timeout=120)
     at.session_state["graph_in_tab"] = False

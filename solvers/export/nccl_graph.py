@@ -295,7 +295,8 @@ class GraphExport:
         tree = f"{self.tree_channels} tree channels" if self.tree_channels else "no tree graph"
         every = "" if self.hosts == 1 or self.same_on_every_host else " (this host's orders: other hosts differ)"
         return (f"{self.ring_channels} ring channels of {self.gpus} GPUs each on {host}{every}, {shared}, "
-                f"{self.speedintra:g}/{self.speedinter:g} GB/s per channel, {tree}; "
+                f"speedintra {self.speedintra:.4g} GB/s per channel inside a box / speedinter "
+                f"{self.speedinter:.4g} GB/s between boxes, {tree}; "
                 f"NCCL_RINGS=\"{self.nccl_rings}\"; load with NCCL_GRAPH_FILE={where}")
 
 
