@@ -41,7 +41,7 @@ from solvers.genmodel import CPU_TESTBED, classic_cost, cps_cost, ring_cost
 from solvers.directconnect.selection import best_index, step_model_time_us
 from solvers.runtime import Execution, Model, Workload
 from solvers.synthesize import synthesize
-from studio import navigation, workload
+from studio import learn_collectives, navigation, workload
 from studio.figures import HALF_WIDTH_PX, frontier_figure, gantt_figure, place_title, topology_figure
 from studio.genmodel_figures import servers_figure
 from studio.learn_figures import diameter_figure, latency_share_figure, size_curves_figure, survival_figure
@@ -789,3 +789,4 @@ def render() -> None:
     step_machine()
     step_failures()
     step_rooted(work)
+    learn_collectives.render_section(work)    # ring, tree and direct-connect at N = 64

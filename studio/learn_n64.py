@@ -1,0 +1,84 @@
+"""Plotly figures of the Learn section "ring, tree and direct-connect at N = 64" (``studio.learn_collectives``).
+Pure functions of numbers the library has already computed: no Streamlit and no cost model here.
+
+* ``terms_figure``: each design's step-model time split into its two terms against M (log-log): the latency term
+  T_L = steps × alpha (flat, dashed), the bandwidth term T_B = tb × M/B (rising, dotted) and their sum (solid), in
+  one colour per design, with the sizes where the fastest design changes marked;
+* ``trees_figure``: a small fabric with the links of a few trees drawn over it, one colour per tree.
+"""
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from studio.figures import FULL_WIDTH_PX, choose_layout, place_title
+from studio.learn_figures import _log_vline
+from topologies.model import Topology
+
+COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2")
+ALPHA_TERM, BANDWIDTH_TERM, TOTAL = "α term", "M/B term", "total"
+
+
+def term_name(design: str, term: str) -> str:
+    """The legend name of one design's trace: ``"<design>: α term"``, ``"<design>: M/B term"`` or ``"<design>:
+    total"`` (the tests find the traces by these names)."""
+    return f"{design}: {term}"
+
+
+def terms_figure(sizes: list[float], terms: dict[str, tuple[list[float], list[float]]], *,
+                 crossovers: list[tuple[float, str]] = (), marker: float | None = None,
+                 title: str = "Latency and bandwidth terms against M", width_px: float = FULL_WIDTH_PX) -> go.Figure:
+    """``terms``: design -> (alpha term at each of ``sizes``, M/B term at each), both in µs. Per design three
+    traces in one colour: the alpha term dashed, the M/B term dotted, their sum solid and thicker. Each
+    ``crossovers`` entry (size, text) is a dotted vertical line; ``marker`` a red one at the sidebar's M."""
+    fig = go.Figure()
+    for i, (design, (alpha, band)) in enumerate(terms.items()):
+        color = COLORS[i % len(COLORS)]
+        total = [a + b for a, b in zip(alpha, band)]
+        for term, ys, dash, width in ((ALPHA_TERM, alpha, "dash", 1.5), (BANDWIDTH_TERM, band, "dot", 1.5),
+                                      (TOTAL, total, None, 3)):
+            name = term_name(design, term)
+            fig.add_trace(go.Scatter(x=list(sizes), y=list(ys), mode="lines", name=name, legendgroup=design,
+                                     line=dict(color=color, dash=dash, width=width),
+                                     hovertemplate=name + "<br>M %{x:.3g} bytes: %{y:.4g} µs<extra></extra>"))
+    for i, (x, text) in enumerate(crossovers):
+        _log_vline(fig, x, text, color="#52606d", dash="dot", top=True, row=i % 3)
+    if marker is not None:
+        _log_vline(fig, marker, f"M = {marker:.3g} B", color="#d62728", dash=None, top=False)
+    fig.update_layout(title=title, xaxis=dict(type="log", title="M, message size (bytes)"),
+                      yaxis=dict(type="log", title="time (µs)"), height=460, margin=dict(l=10, r=10, t=40, b=10),
+                      legend=dict(orientation="h", y=-0.2))
+    return place_title(fig, width_px=width_px)
+
+
+def trees_figure(topo: Topology, trees: dict[str, list[tuple[int, int]]], title: str,
+                 width_px: float = FULL_WIDTH_PX) -> go.Figure:
+    """``topo`` in its family's layout, its links thin and grey, and over them the edges (parent, child) of each of
+    ``trees`` (label -> edges), one colour per tree, each drawn as an arrow-less line from parent to child with
+    the child's end marked; the legend names the trees."""
+    _, pos = choose_layout(topo)
+    fig = go.Figure()
+    xs, ys = [], []
+    for link in topo.links:
+        if link.src != link.dst:
+            xs += [pos[link.src][0], pos[link.dst][0], None]
+            ys += [pos[link.src][1], pos[link.dst][1], None]
+    fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line=dict(width=1, color="#d5dbe1"), hoverinfo="skip",
+                             name="fabric links"))
+    for i, (label, edges) in enumerate(trees.items()):
+        color = COLORS[i % len(COLORS)]
+        tx, ty = [], []
+        for u, v in edges:                     # a slight offset per tree, so two trees on one link both show
+            off = 0.015 * (i - (len(trees) - 1) / 2)
+            tx += [pos[u][0] + off, pos[v][0] + off, None]
+            ty += [pos[u][1] + off, pos[v][1] + off, None]
+        fig.add_trace(go.Scatter(x=tx, y=ty, mode="lines", line=dict(width=3, color=color), name=label,
+                                 hoverinfo="skip"))
+    nodes = topo.compute_nodes
+    fig.add_trace(go.Scatter(x=[pos[v][0] for v in nodes], y=[pos[v][1] for v in nodes], mode="markers+text",
+                             text=[topo.names[v] for v in nodes], textposition="middle center",
+                             marker=dict(size=22, color="white", line=dict(width=2, color="#323f4b")),
+                             name="GPUs", showlegend=False, hovertemplate="GPU %{text}<extra></extra>"))
+    fig.update_layout(title=title, height=380, margin=dict(l=10, r=10, t=40, b=10),
+                      xaxis=dict(visible=False), yaxis=dict(visible=False, scaleanchor="x"),
+                      legend=dict(orientation="h", y=-0.05))
+    return place_title(fig, width_px=width_px)
