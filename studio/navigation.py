@@ -6,6 +6,7 @@ Finder, Learn) can be imported in either order."""
 from __future__ import annotations
 
 from importlib import import_module
+from pathlib import Path
 from typing import Callable
 
 import streamlit as st
@@ -52,11 +53,20 @@ _PAGES = [("studio.pages.home", "Home", ":material/home:", "home", "What the stu
            "frontier, GenModel, the runtime model, failures, rooted collectives and shared fabrics.")]
 
 
+# The browser tab's icon, a file of the studio's own. Without a page icon in the page config Streamlit's browser
+# code makes the open page's ``:material/...:`` icon the tab's icon by loading that symbol from fonts.gstatic.com,
+# one failed request per page on a machine without the internet (issue 59); the menu's icons themselves come from
+# the Material Symbols font that Streamlit serves. An SVG file becomes a data: URL, so the tab's icon needs no
+# request at all.
+FAVICON = Path(__file__).with_name("favicon.svg")
+
+
 def pages() -> list:
     """The pages in menu order, made anew for each run of the app script (``st.navigation(pages())``). A page
     object remembers whether the run that ``st.navigation`` returned it to may call it; objects shared by every
     session raced when two sessions opened pages at once ("This page cannot be called directly"), so each run
-    gets its own."""
+    gets its own. Also sets the tab's icon (``FAVICON``) so that no page's icon is fetched from the internet."""
+    st.set_page_config(page_icon=str(FAVICON))
     return [_page(spec) for spec in _PAGES]
 
 
