@@ -76,3 +76,38 @@ def plain_title(fig) -> str:
 def _markdown_escape(text: str) -> str:
     """``text`` shown as itself by markdown (names and expressions carry _, *, $, braces and the like)."""
     return re.sub(r"([\\`*_{}\[\]()#+\-.!|~$<>])", r"\\\1", text)
+
+
+# ---------------------------------------------------------------------------------------------- synthesizer colors
+# One colour per synthesizer on every page that draws synthesizers (Compare, its Measured view, ...), keyed by the
+# registry's order (``solvers.synthesize.ALGORITHMS``): Tableau's ten, then ten more of other hues. Black is kept
+# for lower bounds. A plug-in beyond the twenty gets a hue of its own by the golden angle.
+SYNTH_PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+                 "#bcbd22", "#17becf", "#393b79", "#e6ab02", "#7b4173", "#00a087", "#843c39", "#ff9896",
+                 "#98df8a", "#637939", "#c5b0d5", "#aec7e8")
+
+
+def synth_colors() -> dict[str, str]:
+    """Every registered synthesizer's colour, all different (read live: plug-ins count)."""
+    from solvers.synthesize import ALGORITHMS
+
+    out = {}
+    for i, algo in enumerate(ALGORITHMS):
+        out[algo] = SYNTH_PALETTE[i] if i < len(SYNTH_PALETTE) else _golden(i - len(SYNTH_PALETTE))
+    return out
+
+
+def synth_color(algo: str) -> str:
+    """``algo``'s colour (``synth_colors``); a name the registry lacks gets one from its letters."""
+    colors = synth_colors()
+    if algo in colors:
+        return colors[algo]
+    return _golden(sum(map(ord, algo)) % 97 + len(colors))
+
+
+def _golden(k: int) -> str:
+    """The k-th colour past the palette: hues 137.5 degrees apart, mid lightness."""
+    import colorsys
+
+    r, g, b = colorsys.hls_to_rgb((0.13 + k * 0.381966) % 1.0, 0.42, 0.65)
+    return f"#{round(r * 255):02x}{round(g * 255):02x}{round(b * 255):02x}"

@@ -15,7 +15,7 @@ from solvers.compare import (BOUND, DEFAULT_BUDGET_S, EXPORT_MAX_TRANSFERS, OK, 
 from solvers.core.schedule import Collective
 from solvers.runtime import Workload as Prices
 from studio import measured_view, sweep_view, tenants_view, workload
-from studio.compare_figures import runtime_figure
+from studio.compare_figures import VIEWS, readable_table, runtime_figure
 from studio.figures import render_images
 from studio.uploads import read_topology
 from studio.messages import for_page
@@ -212,10 +212,15 @@ def _show(result: CompareResult, key: tuple, colls: list[str]) -> None:
         coll = st.selectbox("Collective in the figure", colls, key="cmp_plot_coll")
     curves = [c for c in result.curves(PLOT_SIZES) if c.collective == coll]
     winners = [w for w in result.winners() if w.collective == coll]
-    metric = st.radio("Plot", ["time", "algbw"], horizontal=True, key="cmp_plot_metric",
+    c1, c2 = st.columns(2)
+    metric = c1.radio("Plot", ["time", "algbw"], horizontal=True, key="cmp_plot_metric",
                       help="The runtime model's time, or algbw = M / time (as nccl-tests), against M.")
-    fig = runtime_figure(curves, winners, metric=metric,
-                         title=f"{coll}: runtime model {metric} against vector size (bands: fastest)")
+    view = c2.radio("Curves", list(VIEWS), format_func=VIEWS.get, horizontal=True, key="cmp_plot_view",
+                    help="Fastest per design: one line per design through its fastest verified schedule at each "
+                         "size, each point coloured by the synthesizer that reaches it. Every schedule: one line "
+                         "per verified schedule (colour: synthesizer, dash: design).")
+    fig = runtime_figure(curves, winners, metric=metric, view=view,
+                         title=f"{coll}: runtime model {metric} against vector size ({VIEWS[view]}; bands: fastest)")
     st.plotly_chart(fig, key="cmp_chart")
     if winners:
         st.markdown("**Fastest per message-size range**")
@@ -224,8 +229,15 @@ def _show(result: CompareResult, key: tuple, colls: list[str]) -> None:
                                     "ties (as fast)": ", ".join(w.ties)} for w in winners]),
                      key="cmp_winners", hide_index=True)
     st.markdown("**Every run beside the lower bound**")
-    st.dataframe(_style(frame), key="cmp_table", hide_index=True, height=min(35 * (len(frame) + 1) + 3, 2500),
-                 column_config={"status": st.column_config.TextColumn(width="medium"),
+    _, hidden = readable_table(frame)
+    show_na = bool(hidden) and st.toggle(f"Show the {hidden} rows that do not apply", key="cmp_show_na",
+                                         help="Synthesizers that cannot build this collective on this design "
+                                              "(the 'why' column says what they need).")
+    shown, _ = readable_table(frame, show_na)
+    st.dataframe(_style(shown), key="cmp_table", hide_index=True, height=min(35 * (len(shown) + 1) + 3, 2500),
+                 column_config={"status": st.column_config.TextColumn(width="small"),
+                                "why": st.column_config.TextColumn(width="large",
+                                                                   help="The reason behind the status"),
                                 "detail": st.column_config.TextColumn(width="large")})
     st.caption(f"Curves from {SIZES[0]:.0e} to {SIZES[-1]:.0e} bytes, every point the runtime model's (pipelined "
                "over the best P, links shared); the black lines are each design's lower bound in the same prices "
