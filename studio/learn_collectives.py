@@ -23,13 +23,13 @@ from solvers.core.verify import verify
 from solvers.synthesize import synthesize
 from studio import workload
 from studio.figures import HALF_WIDTH_PX
-from studio.learn_n64 import terms_figure, trees_figure
+from studio.learn_n64 import double_tree_figure, terms_figure, trees_figure
 from topologies.baseline_fabrics import nccl_double_binary_tree
 from topologies.expression import parse_topology
 
 N = 64
 ANCHOR = "ring-tree-direct"
-TITLE = "Ring, tree and direct-connect at N = 64"
+TITLE = "10. Ring, tree and direct-connect at N = 64"
 SIZES = tuple(10.0 ** (3 + k / 8) for k in range(49))        # 1 KB to 1 GB, eight points a decade
 DESIGNS = (("ring", "biring(64)", "ring"),                     # (label, design, synthesizer)
            ("double binary tree", "dbt_graph(64)", "dbt"),
@@ -84,8 +84,7 @@ def tree_edges() -> dict:
     topo = parse_topology(TREE_FABRIC)
     dbt = synthesize(topo, "dbt", "allreduce")
     first, second = nccl_double_binary_tree(topo.n)
-    dbt_trees = {f"tree {i} (root {parents.index(-1)})": [(p, v) for v, p in enumerate(parents) if p >= 0]
-                 for i, parents in enumerate((first, second), 1)}
+    dbt_trees = {f"tree {i} (root {parents.index(-1)})": parents for i, parents in enumerate((first, second), 1)}
     fabric = parse_topology(FOREST_FABRIC)
     forest = forestcoll(fabric)
     verify(fabric, forest.allgather()).raise_if_failed()
@@ -93,8 +92,8 @@ def tree_edges() -> dict:
     root = fabric.compute_nodes[counts.index(max(counts))]      # the first GPU whose trees differ most
     mine = [b for b in forest.batches if b.root == root]
     forest_trees = {f"tree {i} ×{b.mult}": [tuple(e) for e in b.edges] for i, b in enumerate(mine, 1)}
-    return {"dbt": dbt_trees, "dbt_verified": bool(dbt.verification.ok), "dbt_steps": int(dbt.cost.steps),
-            "forest": forest_trees, "root": fabric.names[root], "k": forest.k, "forest_trees": forest.trees}
+    return {"dbt": dbt_trees, "names": list(topo.names), "dbt_verified": bool(dbt.verification.ok),
+            "dbt_steps": int(dbt.cost.steps), "forest": forest_trees, "root": fabric.names[root], "k": forest.k, "forest_trees": forest.trees}
 
 
 def render_section(work: workload.Workload | None = None) -> None:
@@ -132,9 +131,9 @@ def render_section(work: workload.Workload | None = None) -> None:
         st.info("One design is fastest from 1 KB to 1 GB at these prices.", icon=":material/lightbulb:")
     trees = tree_edges()
     left, right = st.columns(2)
-    left.plotly_chart(trees_figure(parse_topology(TREE_FABRIC), trees["dbt"],
-                                   "NCCL's double binary tree on 8 GPUs: two trees, half the data each",
-                                   width_px=HALF_WIDTH_PX), key="l_n64_dbt")
+    left.plotly_chart(double_tree_figure(trees["dbt"], trees["names"],
+                                         "NCCL's double binary tree on 8 GPUs: two trees, half the data each",
+                                         width_px=HALF_WIDTH_PX), key="l_n64_dbt")
     right.plotly_chart(trees_figure(parse_topology(FOREST_FABRIC), trees["forest"],
                                     f"ForestColl's trees of GPU {trees['root']} on C(8,{{1,2}}): {trees['k']} per GPU",
                                     width_px=HALF_WIDTH_PX), key="l_n64_forest")

@@ -4,7 +4,8 @@ Pure functions of numbers the library has already computed: no Streamlit and no 
 * ``terms_figure``: each design's step-model time split into its two terms against M (log-log): the latency term
   T_L = steps × alpha (flat, dashed), the bandwidth term T_B = tb × M/B (rising, dotted) and their sum (solid), in
   one colour per design, with the sizes where the fastest design changes marked;
-* ``trees_figure``: a small fabric with the links of a few trees drawn over it, one colour per tree.
+* ``trees_figure``: a small fabric with the links of a few trees drawn over it, one colour per tree;
+* ``double_tree_figure``: rooted trees over the same GPUs drawn side by side (NCCL's double binary tree).
 """
 from __future__ import annotations
 
@@ -80,5 +81,59 @@ def trees_figure(topo: Topology, trees: dict[str, list[tuple[int, int]]], title:
                              name="GPUs", showlegend=False, hovertemplate="GPU %{text}<extra></extra>"))
     fig.update_layout(title=title, height=380, margin=dict(l=10, r=10, t=40, b=10),
                       xaxis=dict(visible=False), yaxis=dict(visible=False, scaleanchor="x"),
+                      legend=dict(orientation="h", y=-0.05))
+    return place_title(fig, width_px=width_px)
+
+
+def tree_positions(parents: tuple[int, ...] | list[int]) -> dict[int, tuple[float, float]]:
+    """Positions of a rooted tree given by ``parents`` (parent of every node, -1 at the root): depth downwards
+    (the root at y = 0, a child one below its parent), x from a left-to-right walk, the leaves one apart and a
+    parent above the middle of its children."""
+    children: dict[int, list[int]] = {v: [] for v in range(len(parents))}
+    for v, p in enumerate(parents):
+        if p >= 0:
+            children[p].append(v)
+    root = list(parents).index(-1)
+    pos: dict[int, tuple[float, float]] = {}
+    next_x = [0.0]
+
+    def place(v: int, depth: int) -> float:
+        kids = sorted(children[v])
+        if kids:
+            xs = [place(w, depth + 1) for w in kids]
+            x = (xs[0] + xs[-1]) / 2
+        else:
+            x, next_x[0] = next_x[0], next_x[0] + 1
+        pos[v] = (x, -float(depth))
+        return x
+    place(root, 0)
+    return pos
+
+
+def double_tree_figure(trees: dict[str, tuple[int, ...]], names: tuple[str, ...] | list[str], title: str,
+                       width_px: float = FULL_WIDTH_PX) -> go.Figure:
+    """Each of ``trees`` (label -> parent of every rank, -1 at the root) drawn as a rooted tree, side by side, one
+    colour per tree: every GPU appears once in each tree, so a GPU inside one tree and a leaf of the other shows
+    as such."""
+    fig = go.Figure()
+    shift = 0.0
+    for i, (label, parents) in enumerate(trees.items()):
+        color = COLORS[i % len(COLORS)]
+        pos = {v: (x + shift, y) for v, (x, y) in tree_positions(parents).items()}
+        xs, ys = [], []
+        for v, p in enumerate(parents):
+            if p >= 0:
+                xs += [pos[p][0], pos[v][0], None]
+                ys += [pos[p][1], pos[v][1], None]
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line=dict(width=3, color=color), name=label,
+                                 hoverinfo="skip"))
+        order = sorted(pos)
+        fig.add_trace(go.Scatter(x=[pos[v][0] for v in order], y=[pos[v][1] for v in order], mode="markers+text",
+                                 text=[names[v] for v in order], textposition="middle center", showlegend=False,
+                                 marker=dict(size=22, color="white", line=dict(width=2, color=color)),
+                                 name=f"{label} GPUs", hovertemplate="GPU %{text}<extra>" + label + "</extra>"))
+        shift = max(x for x, _ in pos.values()) + 1.5
+    fig.update_layout(title=title, height=380, margin=dict(l=10, r=10, t=40, b=10),
+                      xaxis=dict(visible=False), yaxis=dict(visible=False),
                       legend=dict(orientation="h", y=-0.05))
     return place_title(fig, width_px=width_px)

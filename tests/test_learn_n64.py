@@ -17,7 +17,7 @@ from topologies.expression import parse_topology
 
 from .conftest import ROOT, switch_page
 
-TITLE = "Ring, tree and direct-connect at N = 64"
+TITLE = "10. Ring, tree and direct-connect at N = 64"
 DESIGNS = {"ring": ("biring(64)", "ring"), "double binary tree": ("dbt_graph(64)", "dbt"),
            "Π_{4,64} with BFB": ("gkautz(4,64)", "bfb")}
 
@@ -139,9 +139,12 @@ def test_the_trees_are_drawn(section):
     dbt = json.loads(charts[1].proto.spec)
     first, second = nccl_double_binary_tree(8)
     for i, parents in enumerate((first, second), 1):
-        trace = next(t for t in dbt["data"] if t.get("name", "").startswith(f"tree {i} "))
+        trace = next(t for t in dbt["data"] if t.get("name") == f"tree {i} (root {parents.index(-1)})")
         segments = sum(1 for y in trace["y"] if y is None)
         assert segments == sum(p >= 0 for p in parents) == 7          # a spanning tree of 8 GPUs: 7 edges
+        gpus = next(t for t in dbt["data"] if t.get("name") == f"tree {i} (root {parents.index(-1)}) GPUs")
+        top = max(gpus["y"])
+        assert [g for g, y in zip(gpus["text"], gpus["y"]) if y == top] == [str(parents.index(-1))]
     forest = json.loads(charts[2].proto.spec)
     trees = [t for t in forest["data"] if t.get("name", "").startswith("tree ")]
     assert len(trees) >= 2                                           # the GPU drawn has distinct trees

@@ -20,6 +20,10 @@ def test_learn_page_draws_every_step(page: Page, app_url, shot):
         "e => e.scrollIntoView({block: 'start'})")
     page.wait_for_timeout(500)
     shot(page, "learn")
+    page.get_by_role("heading", name="10. Ring, tree and direct-connect at N = 64").evaluate(
+        "e => e.scrollIntoView({block: 'start'})")
+    page.wait_for_timeout(500)
+    shot(page, "learn-n64")
 
 
 def test_learn_step_opens_the_schedule_page(page: Page, app_url, shot):
