@@ -199,7 +199,7 @@ def _cell(v) -> str:
 def readable_table(frame: pd.DataFrame, show_not_applicable: bool = False) -> tuple[pd.DataFrame, int]:
     """The Compare table as shown, and the number of its rows that do not apply. ``frame`` has a "status" column
     (``solvers.compare`` statuses): the rows whose status is "not applicable: ..." are left out unless
-    ``show_not_applicable``; "status" keeps the outcome and a "why" column after it the reason; a column with an
+    ``show_not_applicable``; "status" keeps the outcome and a "why" column (after "verified" where there is one) the reason; a column with an
     empty cell becomes text with that cell empty (Streamlit draws a missing value as "None"); the others keep
     their type."""
     outcome_why = [split_status(s) for s in frame["status"]]
@@ -207,7 +207,8 @@ def readable_table(frame: pd.DataFrame, show_not_applicable: bool = False) -> tu
     hidden = len(applies) - sum(applies)
     out = frame.copy()
     out["status"] = [o for o, _ in outcome_why]
-    at = list(out.columns).index("status") + 1
+    after = "verified" if "verified" in out.columns else "status"      # the short cells first, then the long text
+    at = list(out.columns).index(after) + 1
     out.insert(at, "why", [w for _, w in outcome_why])
     if not show_not_applicable:
         out = out[applies]

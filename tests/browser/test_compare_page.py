@@ -1,6 +1,7 @@
 """The Compare page in a real browser: three 64-node designs (a ring, a generalized Kautz graph and a line-graph
-expansion of C(16,{3,4})), every applicable synthesizer verified beside the lower bound, the runtime figure with
-its winner bands, and a screenshot (test-artifacts/compare-64.png)."""
+expansion of C(16,{3,4})), every applicable synthesizer verified beside the lower bound (the rows that do not apply
+folded behind a toggle that counts them), the runtime figure with one curve per design and its winner bands, and a
+screenshot (test-artifacts/compare-64.png)."""
 import re
 
 from playwright.sync_api import Page, expect
@@ -40,10 +41,22 @@ def test_compare_three_designs_at_64_nodes(page: Page, app_url, shot):
     plot = page.locator(".st-key-cmp_chart .js-plotly-plot")
     plot.wait_for(timeout=30000)
     expect(plot.locator(".legendtext").filter(has_text="lower bound · Π_{4,64}")).to_have_count(1)
+    # by default one curve per design (its fastest schedule at each size), not 24
+    for name in DESIGNS.values():
+        expect(plot.locator(".legendtext").filter(has_text=f"fastest · {name}")).to_have_count(1)
+    expect(plot.locator(".legendtext").filter(has_text="bfb · ")).to_have_count(0)
     page.set_viewport_size({"width": 1400, "height": 3400})         # the whole page, the table drawn in full
     frames = page.get_by_test_id("stDataFrame")
     expect(frames).to_have_count(2)
     frames.last.scroll_into_view_if_needed()
+    shown = table(page)             # rows that do not apply are folded away, counted on the toggle
+    assert {r["status"] for r in shown} <= {"ok", "bound", "skipped"}, {r["status"] for r in shown}
+    assert all("None" not in r.values() for r in shown)             # empty cells are empty
+    hidden = 3 * 20 - len(shown)
+    toggle = page.get_by_text(f"Show the {hidden} rows that do not apply")
+    expect(toggle).to_be_visible()
+    toggle.click()
+    settle(page)
     frames.last.locator("table[role='grid'] tr").nth(45).wait_for(state="attached", timeout=30000)
     rows = table(page)
     assert len(rows) == 3 * 20
@@ -52,9 +65,12 @@ def test_compare_three_designs_at_64_nodes(page: Page, app_url, shot):
         assert [r["status"] for r in mine if r["algo"] == "lower bound"] == ["bound"]
         verified = {r["algo"] for r in mine if r["status"] == "ok" and r["verified"] == "true"}
         assert verified == APPLICABLE, (name, verified)
-        others = {r["algo"]: r["status"] for r in mine if r["algo"] not in APPLICABLE | {"lower bound"}}
-        assert all(s.startswith(("not applicable: ", "skipped: TE-CCL", "skipped: Compare runs the TEN ILP"))
-                   for s in others.values()), others
+        others = {r["algo"]: (r["status"], r["why"]) for r in mine if r["algo"] not in APPLICABLE | {"lower bound"}}
+        assert all(s == "not applicable" or (s == "skipped" and w.startswith(("TE-CCL", "Compare runs the TEN ILP")))
+                   for s, w in others.values()), others
+        assert sum(s == "not applicable" for s, _ in others.values()) == sum(
+            r["status"] == "not applicable" for r in mine)
+    assert hidden == sum(r["status"] == "not applicable" for r in rows)
     fastest = table(page, "winners")
     assert fastest and {w["design"] for w in fastest} <= set(DESIGNS.values())
     assert fastest[0]["design"] == "Π_{4,64}"          # small messages: 6 steps (bound 6) beat 8 and 126
