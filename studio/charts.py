@@ -83,7 +83,7 @@ def _markdown_escape(text: str) -> str:
 # registry's order (``solvers.synthesize.ALGORITHMS``): Tableau's ten, then ten more of other hues. Black is kept
 # for lower bounds. A plug-in beyond the twenty gets a hue of its own by the golden angle.
 SYNTH_PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-                 "#bcbd22", "#17becf", "#393b79", "#e6ab02", "#7b4173", "#00a087", "#843c39", "#ff9896",
+                 "#bcbd22", "#17becf", "#393b79", "#f0027f", "#7b4173", "#00a087", "#843c39", "#ff9896",
                  "#98df8a", "#637939", "#c5b0d5", "#aec7e8")
 
 

@@ -189,10 +189,10 @@ def _cell(v) -> str:
         return "" if v.strip() in ("None", "nan", "NaN", "<NA>") else v
     if isinstance(v, bool):
         return str(v).lower()
-    if isinstance(v, float) and not v.is_integer():
-        return f"{v:.4f}"
-    if isinstance(v, (int, float)):
-        return str(int(v))
+    if isinstance(v, float):
+        return f"{v:.4f}"            # as the page's other number columns (four decimals)
+    if isinstance(v, int):
+        return str(v)
     return str(v)
 
 

@@ -235,8 +235,8 @@ def _show(result: CompareResult, key: tuple, colls: list[str]) -> None:
                                               "(the 'why' column says what they need).")
     shown, _ = readable_table(frame, show_na)
     st.dataframe(_style(shown), key="cmp_table", hide_index=True, height=min(35 * (len(shown) + 1) + 3, 2500),
-                 column_config={"status": st.column_config.TextColumn(width="small"),
-                                "why": st.column_config.TextColumn(width="large",
+                 column_config={"status": st.column_config.TextColumn(width=110),
+                                "why": st.column_config.TextColumn(width=560,
                                                                    help="The reason behind the status"),
                                 "detail": st.column_config.TextColumn(width="large")})
     st.caption(f"Curves from {SIZES[0]:.0e} to {SIZES[-1]:.0e} bytes, every point the runtime model's (pipelined "
