@@ -93,7 +93,8 @@ def tree_edges() -> dict:
     mine = [b for b in forest.batches if b.root == root]
     forest_trees = {f"tree {i} ×{b.mult}": [tuple(e) for e in b.edges] for i, b in enumerate(mine, 1)}
     return {"dbt": dbt_trees, "names": list(topo.names), "dbt_verified": bool(dbt.verification.ok),
-            "dbt_steps": int(dbt.cost.steps), "forest": forest_trees, "root": fabric.names[root], "k": forest.k, "forest_trees": forest.trees}
+            "dbt_steps": int(dbt.cost.steps), "forest": forest_trees, "root": fabric.names[root], "k": forest.k,
+            "forest_trees": forest.trees}
 
 
 def render_section(work: workload.Workload | None = None) -> None:
