@@ -357,6 +357,13 @@ def render() -> None:
     work = workload.current()
     expr, name = _design()
     _choose_algo(expr)
+    if "coll" not in st.session_state:
+        asked = st.query_params.get("coll", "allgather")
+        if asked not in {c.value for c in Collective.every()}:
+            st.error(f"The link asks for a collective named {asked[:40]!r}, which does not exist: showing "
+                     "allgather.")
+            asked = "allgather"
+        st.session_state["coll"] = asked
     c1, c2, c3 = st.columns([3, 2, 2])
     if expr.startswith(IMPORT_PREFIX):
         c1.markdown(f"**Topology** the import `{name}`: {load(expr).name} (change it on Compose)")
