@@ -58,3 +58,17 @@ def test_schedule_defaults_to_a_synthesizer_that_applies():
     at.query_params.update({"expr": "dgx_a100(boxes=2)", "algo": "bfb"})
     at.run()
     assert at.selectbox(key="algo").value == "bfb" and "bfb cannot schedule" in at.error[0].value
+
+
+def test_the_import_stays_the_design_until_an_expression_replaces_it():
+    at = switch_page(app().run(), "compose").run()
+    at.get("file_uploader")[0].set_value([(SAMPLE.name, SAMPLE.read_bytes(), "text/xml")]).run()
+    at = switch_page(at, "schedule").run()
+    at = switch_page(at, "compose").run()                    # back on Compose: the import is still the design
+    assert not at.exception and at.subheader[0].value == "nccl-topo-dgx-a100.xml: 8 GPUs (NCCL topology)"
+    assert any("nccl-topo-dgx-a100.xml" in i.value for i in at.info)
+    at.text_input(key="expr").set_value("torus(4,4)").run()  # typing an expression replaces it everywhere
+    assert not at.exception and at.session_state["design_expr"] == "torus(4,4)"
+    at = switch_page(at, "schedule").run()
+    assert not at.exception and "torus(4,4)" in " ".join(m.value for m in at.markdown)
+    assert at.selectbox(key="algo").value == "bfb"           # the page's own choice again on a direct-connect design

@@ -320,19 +320,22 @@ def _choose_algo(expr: str) -> None:
     if "algo_next" in st.session_state:             # the page's own fallback, chosen in the run before
         st.session_state["algo"] = st.session_state.pop("algo_next")
         st.session_state["algo_auto"] = (expr, st.session_state["algo"])
-    elif "algo" not in st.session_state:
+        return
+    if "algo" not in st.session_state:
         asked = st.query_params.get("algo")
         if asked is not None and asked not in ALGORITHMS:
             st.error(f"The link asks for an algorithm named {asked[:40]!r}, which does not exist: showing "
                      f"{PREFERRED} (choose another under Algorithm).")
             asked = None
+        if asked is None or auto is None or auto[1] != asked:     # not the page's own earlier choice in its URL
+            auto = None if asked else (expr, PREFERRED)
         st.session_state["algo"] = asked or PREFERRED
-        st.session_state["algo_auto"] = None if asked else (expr, PREFERRED)
     elif auto is not None and auto[1] != st.session_state["algo"]:     # another page chose it
-        st.session_state["algo_auto"] = None
-    elif auto is not None and auto[0] != expr:      # a new design: the page chooses again
+        auto = None
+    if auto is not None and auto[0] != expr:        # a new design: the page chooses again
         st.session_state["algo"] = PREFERRED
-        st.session_state["algo_auto"] = (expr, PREFERRED)
+        auto = (expr, PREFERRED)
+    st.session_state["algo_auto"] = auto
 
 
 def _user_chose_algo() -> None:
