@@ -20,7 +20,7 @@ from .conftest import ROOT, open_boxes, shown_metrics, switch_page
 
 LEARN = "learn"
 CHARTS = ["ring", "diameter", "share", "base", "line", "frontier", "frontier sizes", "genmodel", "gantt", "machine", "failures",
-          "broadcast tree", "tenants"]
+          "broadcast tree", "tenants", "n64 terms", "n64 dbt", "n64 forest"]
 
 
 def open_learn():
@@ -58,7 +58,7 @@ def test_every_step_renders_its_figure_and_link(learn):
         "3. What a line-graph expansion does to a schedule", "4. The Pareto frontier: no single best design",
         "5. Beyond alpha-beta: incast and memory", "6. How the studio times a schedule",
         "7. Your machine: import it, measure it, calibrate the model", "8. When links fail",
-        "9. Rooted collectives, and several sharing one fabric"]
+        "9. Rooted collectives, and several sharing one fabric", "10. Ring, tree and direct-connect at N = 64"]
     assert len(at.get("plotly_chart")) == len(CHARTS)
     keys = {b.key for b in at.button}
     assert {"l_ring_open_ring", "l_ring_open_low", "l_diam_open", "l_line_open_schedule", "l_line_open_compose",

@@ -15,7 +15,9 @@ and a button that opens the page that does the same thing for real, with the des
    routed the long way round (``solvers.failures``);
 9. rooted collectives and shared fabrics: a one-chunk broadcast on a mesh takes the root's eccentricity in
    steps, pipelining beats it on large buffers, and three collectives sharing the 6x6 mesh (TACOS Table V) slow
-   each other down (``solvers.tenants``, the runtime model's overlay).
+   each other down (``solvers.tenants``, the runtime model's overlay);
+10. ring, tree and direct-connect at N = 64 (``studio.learn_collectives``): each verified allreduce's alpha and M/B
+   terms against M, the sizes where the fastest changes, NCCL's double binary tree and ForestColl's forest drawn.
 
 Times of built schedules come from the runtime model (``solvers.runtime``) with the sidebar's alpha and B;
 where a step predicts (steps, tb) without building a schedule it uses the papers' step model
@@ -81,7 +83,8 @@ STEPS = [("rings", "Rings: bandwidth-optimal, but slow"),
          ("runtime-model", "How the studio times a schedule"),
          ("your-machine", "Your machine: import it, measure it, calibrate the model"),
          ("failures", "When links fail"),
-         ("rooted", "Rooted collectives, and several sharing one fabric")]
+         ("rooted", "Rooted collectives, and several sharing one fabric"),
+         (learn_collectives.ANCHOR, learn_collectives.TITLE.split(". ", 1)[1])]
 SURVIVAL_DESIGNS = {"biring(12)": "ring", "circulant(12,[1,3])": "circulant", "kautz(2,2)": "Kautz",
                     "gkautz(3,12)": "generalized Kautz"}                                     # step 8: 12 nodes each
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -18,7 +18,7 @@ ARTIFACTS = ROOT / "test-artifacts"
 SCREENSHOTS = ROOT / "tests" / "browser" / "screenshots"
 README_SHOTS = {"home", "compose-torus", "schedule-circulant16", "schedule-tacos-mesh4x4", "compare-64",
                 "finder-1024", "clusters-dgx2", "genmodel-gentree", "learn",
-                "training-breakdown"}
+                "training-breakdown", "learn-n64"}
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 

@@ -11,9 +11,9 @@ def test_learn_page_draws_every_step(page: Page, app_url, shot):
     expect(metric(page, "steps (ring)")).to_have_text("62", timeout=60000)       # 2(N-1) at N = 32
     expect(metric(page, "winner at this M")).to_have_text("L(C(16,{3,4}))", timeout=60000)
     plots = page.locator(".js-plotly-plot")
-    plots.nth(12).wait_for(timeout=60000)                 # 13 figures: 1 + 2 + 2 + 2 + 1 + 1 + 1 + 1 + 2
+    plots.nth(15).wait_for(timeout=60000)                 # 16 figures: 1 + 2 + 2 + 2 + 1 + 1 + 1 + 1 + 2 + 3
     settle(page)
-    assert plots.count() == 13
+    assert plots.count() == 16
     expect(metric(page, "P, slices")).to_have_text("1")         # step 6: ring allreduce on ring(4)
     # the README's screenshot: step 1 with its crossover figure
     page.get_by_role("heading", name="1. Rings: bandwidth-optimal, but slow").evaluate(
