@@ -2,7 +2,9 @@
 its properties beside their bounds; download it.
 
 The expression lives in the page URL (``?expr=biring(8)``) so a design can be shared by link; the last design
-that loaded is also what the Schedule page works on.
+that loaded is also what the Schedule page works on. An uploaded file (a machine's NCCL topology, nvidia-smi or
+rocm-smi table, JSON or GraphML) has no expression: it becomes the session's design under the key ``import:`` +
+its SHA-256 digest (``current_design``, ``load_design``) until an expression, a base or a built design replaces it.
 """
 from __future__ import annotations
 

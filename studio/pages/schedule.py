@@ -4,7 +4,10 @@ for the sidebar's workload, beside its lower bound and the papers' step model; t
 size; per-step link loads and the model's link utilisation; the links busy at a chosen step, and one source's
 broadcast tree.
 
-The design comes from Compose (or ``?expr=`` in the URL); ``algo`` and ``coll`` are kept in the URL too, and for
+The design is the session's current one (``compose.current_design``: an expression, or a machine imported on
+Compose, named after its file on the page and in every download), or ``?expr=`` from a link. The synthesizer is
+the link's ``?algo=`` or the user's choice; else BFB, replaced where it does not apply by the first synthesizer in
+registry order that schedules the design (``_first_applicable``). ``algo`` and ``coll`` are kept in the URL too, and for
 broadcast, reduce, gather and scatter the ``root`` (``root_choice``; the solvers get ``coll@root``). TE-CCL
 (``teccl``) has its own knobs, collectives (alltoall and custom demands too) and result panel with an
 epoch-by-epoch view (``studio.teccl_view``); TACOS (``tacos``) has its knobs, the time beside the ingress bound,
