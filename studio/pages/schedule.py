@@ -372,7 +372,9 @@ def render() -> None:
         st.session_state["coll"] = asked
     c1, c2, c3 = st.columns([3, 2, 2])
     if expr.startswith(IMPORT_PREFIX):
-        c1.markdown(f"**Topology** the import `{name}`: {load(expr).name} (change it on Compose)")
+        said = load(expr).name or ""
+        said = said[len(name) + 2:] if said.startswith(f"{name}: ") else said
+        c1.markdown(f"**Topology** the import `{name}`{': ' + said if said else ''} (change it on Compose)")
     else:
         c1.markdown(f"**Topology** `{expr}` (change it on Compose)")
     c1.caption(f"Schedules are verified in full; topologies up to {DEFAULT_MAX_NODES} nodes, drawn up to "
