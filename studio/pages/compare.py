@@ -37,6 +37,9 @@ COLUMN_LABELS = {"name": "design", "collective": "collective", "algo": "algo", "
                  "synthesis_s": "synthesis (s)", "transfers": "transfers", "exportable": "MSCCL export",
                  "detail": "detail", "topology": "expression", "tb_factor_exact": "tb exact",
                  "tb_lower_bound_exact": "tb bound exact", "export_limits": "export: target and limits used"}
+WHY_PX, WHY_CHARS_PER_LINE = 560, 80          # the "why" column's width and about how many characters a line holds
+WRAP_ROW_PX = 68                               # three lines of text
+MAX_TABLE_PX = 4200                            # sixty rows of three lines; more scroll inside the table
 STATUS_COLORS = {"ok": "#e6f4ea", "bound": "#e8eefc", "not applicable": "#f1f1f1", "skipped": "#fff6dc",
                  "failed verification": "#fde7e7", "error": "#fde7e7"}
 
@@ -234,9 +237,12 @@ def _show(result: CompareResult, key: tuple, colls: list[str]) -> None:
                                          help="Synthesizers that cannot build this collective on this design "
                                               "(the 'why' column says what they need).")
     shown, _ = readable_table(frame, show_na)
-    st.dataframe(_style(shown), key="cmp_table", hide_index=True, height=min(35 * (len(shown) + 1) + 3, 2500),
+    # a reason longer than its column wraps onto three lines (Streamlit wraps text in rows taller than 4 rem)
+    row_px = WRAP_ROW_PX if shown["why"].astype(str).str.len().max() > WHY_CHARS_PER_LINE else 35
+    st.dataframe(_style(shown), key="cmp_table", hide_index=True, row_height=row_px,
+                 height=min(row_px * len(shown) + 38, MAX_TABLE_PX),
                  column_config={"status": st.column_config.TextColumn(width=110),
-                                "why": st.column_config.TextColumn(width=560,
+                                "why": st.column_config.TextColumn(width=WHY_PX,
                                                                    help="The reason behind the status"),
                                 "detail": st.column_config.TextColumn(width="large")})
     st.caption(f"Curves from {SIZES[0]:.0e} to {SIZES[-1]:.0e} bytes, every point the runtime model's (pipelined "
