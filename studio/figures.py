@@ -705,9 +705,15 @@ def figure_bytes(fig: go.Figure, fmt: str) -> bytes:
     render it (no Chromium on this machine, or one that does not start)."""
     if fmt not in ("png", "svg"):
         raise ValueError(f"unknown image format {fmt!r}")
+    import kaleido
+
     try:
-        return fig.to_image(format=fmt, width=1000, height=int(fig.layout.height or 520),
-                            scale=1 if fmt == "svg" else 2)
+        # mathjax False: kaleido would otherwise load MathJax from a CDN (the studio draws no LaTeX; plotly's own
+        # "mathjax = False" default is dropped before kaleido sees it); plotly.js comes from the installed package
+        return kaleido.calc_fig_sync(fig.to_dict(), opts=dict(format=fmt, width=1000,
+                                                              height=int(fig.layout.height or 520),
+                                                              scale=1 if fmt == "svg" else 2),
+                                     kopts={"mathjax": False})
     except Exception as exc:              # kaleido's own errors: a missing or failing browser, mostly
         why = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
         raise ImageError(f"static images need Chromium for kaleido (Debian package chromium); {why}") from None

@@ -288,18 +288,37 @@ def test_figure_images_render_through_kaleido():
 def test_figure_images_that_cannot_render_say_why_in_one_line(monkeypatch):
     """Without a Chromium for kaleido (simulated: kaleido raising as it does then), the render button leaves a
     one-line message and itself, no exception (issue 23: the page crashed in its callback)."""
-    import plotly.graph_objects as go
+    import kaleido
 
     def no_browser(*args, **kwargs):
         raise RuntimeError("Kaleido requires Google Chrome to be installed.\nInstall it with ...")
 
-    monkeypatch.setattr(go.Figure, "to_image", no_browser)
+    monkeypatch.setattr(kaleido, "calc_fig_sync", no_browser)
     at = open_page(COMPOSE, "biring(6)")
     at.button(key="render_images").click().run()
     assert not at.exception
     assert [e.value for e in at.error] == ["static images need Chromium for kaleido (Debian package chromium); "
                                            "Kaleido requires Google Chrome to be installed."]
     assert at.button(key="render_images") and "Figure PNG" not in {b.label for b in at.get("download_button")}
+
+
+def test_figure_images_never_ask_a_cdn_for_mathjax(monkeypatch):
+    """Issue 59, finding 12: kaleido loaded MathJax from cdnjs for every static image (plotly drops its own
+    "mathjax = False"); the studio hands kaleido mathjax False itself, and plotly.js comes from the package."""
+    import kaleido
+
+    from studio.figures import figure_bytes, topology_figure
+    from topologies import parse_topology
+
+    seen = {}
+
+    def capture(fig, opts=None, kopts=None, **kwargs):
+        seen.update(kopts=kopts, opts=opts)
+        return b"png"
+
+    monkeypatch.setattr(kaleido, "calc_fig_sync", capture)
+    assert figure_bytes(topology_figure(parse_topology("biring(6)")), "png") == b"png"
+    assert seen["kopts"] == {"mathjax": False} and seen["opts"]["format"] == "png"
 
 
 class _Upload:
