@@ -199,9 +199,9 @@ def _cell(v) -> str:
 def readable_table(frame: pd.DataFrame, show_not_applicable: bool = False) -> tuple[pd.DataFrame, int]:
     """The Compare table as shown, and the number of its rows that do not apply. ``frame`` has a "status" column
     (``solvers.compare`` statuses): the rows whose status is "not applicable: ..." are left out unless
-    ``show_not_applicable``; "status" keeps the outcome and a "why" column (after "verified" where there is one) the reason; a column with an
-    empty cell becomes text with that cell empty (Streamlit draws a missing value as "None"); the others keep
-    their type."""
+    ``show_not_applicable``; "status" keeps the outcome and a "why" column (after "verified" where there is one)
+    the reason; a column with an empty cell becomes text with that cell empty (Streamlit draws a missing value as
+    "None" whatever the Styler says), numbers in it with four decimals; the others keep their type."""
     outcome_why = [split_status(s) for s in frame["status"]]
     applies = [o != NOT_APPLICABLE for o, _ in outcome_why]
     hidden = len(applies) - sum(applies)
