@@ -184,10 +184,16 @@ def test_mcf_time_limit_answers_with_its_bracket(capsys):
     limits = [lim for lim, _ in picks[1:]]
     assert limits == sorted(limits) and limits[-1] > limits[0] and auto_mcf(1024)[0] <= 17
     assert auto_mcf(64, 0.5) == (0.5, None) and auto_mcf(1024, 0.5) == (0.5, "fw")
-    for model, expr, limit, method in [("switch-base-128", "gkautz(4,128)", "0.3", "pdlp"),
-                                       ("switch-base-256", "gkautz(4,256)", "0.3", "fw")]:
-        code, out, err = run(capsys, "train", model, "--topo", expr, "--parallel", "ep", "--mcf-time-limit", limit,
-                             "--no-cache")
+    for model, expr, limits, method in [("switch-base-128", "gkautz(4,128)", ("0.3", "0.6", "1"), "pdlp"),
+                                        ("switch-base-256", "gkautz(4,256)", ("0.3",), "fw")]:
+        # PDLP may not have certified any positive rate yet after a short limit on a loaded machine: that is one
+        # line and exit 2, and a longer limit (still short of its unlimited solve, 1.6 s alone) answers
+        for limit in limits:
+            code, out, err = run(capsys, "train", model, "--topo", expr, "--parallel", "ep", "--mcf-time-limit",
+                                 limit, "--no-cache")
+            if code == 0:
+                break
+            assert code == 2 and "before it had a feasible positive rate" in err and len(err.strip().splitlines()) == 1
         assert code == 0, err
         note = next(line for line in out.splitlines() if "all-to-all: MCF" in line)
         assert f"by {method} in" in note and "stopped by its time limit" in note
