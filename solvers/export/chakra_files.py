@@ -45,8 +45,9 @@ def check_name(name: str) -> str:
     return name
 
 
-def output_folder(path: str) -> str:
-    """``path`` as a folder to write traces in (made when absent); ChakraError, one line, otherwise."""
+def _existing_folder(path: str) -> bool:
+    """Whether ``path`` names an existing folder (False: nothing there); ChakraError, one line, for an empty name,
+    a symbolic link, something that is not a folder, or a path that cannot be looked at."""
     if not path:
         raise ChakraError("the output folder needs a name")
     if os.path.islink(path):
@@ -54,12 +55,18 @@ def output_folder(path: str) -> str:
     try:
         st = os.stat(path)
     except FileNotFoundError:
-        st = None
+        return False
     except OSError as exc:
         raise ChakraError(f"cannot use {path}: {exc.strerror or exc}") from None
-    if st is not None and not stat.S_ISDIR(st.st_mode):
+    if not stat.S_ISDIR(st.st_mode):
         raise ChakraError(f"{path} exists and is not a folder: the traces need a folder")
-    if st is None:
+    return True
+
+
+def output_folder(path: str) -> str:
+    """``path`` as a folder to write traces in (made when absent); ChakraError, one line, otherwise."""
+    exists = _existing_folder(path)
+    if not exists:
         parent = os.path.dirname(os.path.abspath(path))
         if not os.path.isdir(parent):
             raise ChakraError(f"cannot make {path}: the folder {parent} does not exist")
@@ -108,19 +115,8 @@ def check_size(nodes: int, what: str) -> None:
 def check_target(path: str) -> str:
     """``path`` as the name of a folder an export may become: absent or an empty folder, not a symbolic link, its
     parent an existing writable folder. Creates nothing; ChakraError, one line, otherwise."""
-    if not path:
-        raise ChakraError("the output folder needs a name")
-    if os.path.islink(path):
-        raise ChakraError(f"{path} is a symbolic link: name a real folder")
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        st = None
-    except OSError as exc:
-        raise ChakraError(f"cannot use {path}: {exc.strerror or exc}") from None
-    if st is not None and not stat.S_ISDIR(st.st_mode):
-        raise ChakraError(f"{path} exists and is not a folder: the traces need a folder")
-    if st is not None:
+    exists = _existing_folder(path)
+    if exists:
         try:
             if os.listdir(path):
                 raise ChakraError(f"{path} is not empty: name a new or empty folder (an export is never mixed "
