@@ -440,7 +440,7 @@ def simulate_hybrid(model, topo: Topology, parallel: str, gpu: str, bucket, prof
     ``tp-pp``'s (default one per sequence, at most ``MICROBATCHES``)."""
     from ..result_codec import topology_digest
     from .jobs import gpu as gpu_of
-    from .simulate import _caps, _finish, _name
+    from .simulate import _finish, best_bucket
 
     if parallel not in HYBRID:
         raise TrainingError(f"unknown hybrid parallelism {str(parallel)[:20]!r} (choose from {', '.join(HYBRID)})")
@@ -489,18 +489,12 @@ def simulate_hybrid(model, topo: Topology, parallel: str, gpu: str, bucket, prof
               else "TP and DP schedules share no link: TP allreduces run on the compute stream beside the DP "
                    "buckets",
               f"prices: {workload.price_label} (runtime model on the whole fabric)"]
-    caps = _caps(bucket)
-    best, tried = None, []
-    for cap in caps:
+    def run(cap):
         rows = _Rows(pricer)
-        s = _run(layers, place.tp, cap, rows, pricer.shared, bool(pricer.dp_scheds))
-        tried.append((cap, s.end))
-        if best is None or s.end < best[1].end:
-            best = (cap, s, rows)
-    cap, s, rows = best
-    if len(caps) > 1:
-        notes.append(f"bucket: best of {', '.join(_name(c) for c in caps)} by iteration time")
-    return _finish(s, *head, cap, _Table(rows), tried if len(caps) > 1 else (), notes)
+        return _run(layers, place.tp, cap, rows, pricer.shared, bool(pricer.dp_scheds)), rows
+
+    cap, s, rows, tried = best_bucket(bucket, run, notes)
+    return _finish(s, *head, cap, _Table(rows), tried, notes)
 
 
 class _Table:

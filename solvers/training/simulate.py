@@ -466,18 +466,28 @@ def simulate_iteration(model, design, parallel: str = "dp", gpu: str = "A100", b
         m = microbatches or (spec.batch if spec is not None and spec.per_gpu_batch else 8)
         p = _Prices(prices, w, topo, runtime)
         return _finish(_pp(layers, nodes, m, p), *head, None, p, (), notes)
+    def run(cap):
+        p = _Prices(prices, w, topo, runtime)
+        return _dp_ep(layers, parallel == "ep", cap, p), p
+
+    cap, s, p, tried = best_bucket(bucket, run, notes)
+    return _finish(s, *head, cap, p, tried, notes)
+
+
+def best_bucket(bucket, run, notes: list):
+    """DDP's bucket (App. A.4): ``run(cap) -> (streams, extra)`` for each capacity ``bucket`` names ("best": the
+    four of ``BUCKETS``); the one of least iteration time, the first on a tie, as (cap, streams, extra, tried),
+    ``tried`` the (cap, time) of every capacity when there was a choice (a note says so), else empty."""
     caps = _caps(bucket)
     best, tried = None, []
     for cap in caps:
-        p = _Prices(prices, w, topo, runtime)
-        s = _dp_ep(layers, parallel == "ep", cap, p)
+        s, extra = run(cap)
         tried.append((cap, s.end))
         if best is None or s.end < best[1].end:
-            best = (cap, s, p)
-    cap, s, p = best
+            best = (cap, s, extra)
     if len(caps) > 1:
         notes.append(f"bucket: best of {', '.join(_name(c) for c in caps)} by iteration time")
-    return _finish(s, *head, cap, p, tried if len(caps) > 1 else (), notes)
+    return (*best, tried if len(caps) > 1 else ())
 
 
 def _name(cap: float) -> str:
