@@ -19,9 +19,18 @@ from typing import Callable
 
 from math import prod
 
-from . import baseline_fabrics, clusters, distance_regular, expansions, families, reconstructed, tacos_fabrics, teccl_fabrics
+# Each family's module by its own name, not through the package: topologies/__init__.py imports this module.
+import topologies.baseline_fabrics as baseline_fabrics
+import topologies.clusters as clusters
+import topologies.distance_regular as distance_regular
+import topologies.expansions as expansions
+import topologies.families as families
+import topologies.reconstructed as reconstructed
+import topologies.tacos_fabrics as tacos_fabrics
+import topologies.teccl_fabrics as teccl_fabrics
 from .failures import fail_expr
 from .unwind import unwind_expr
+from .limits import max_links_for
 from .model import Topology, TopologyError
 
 MAX_NODES_ENV = "STUDIO_MAX_NODES"
@@ -382,11 +391,6 @@ class _Evaluator:
 
 def _count(x: int) -> str:
     return str(x) if x < 10 ** 15 else "more than 10^15"
-
-
-def max_links_for(max_nodes: int) -> int:
-    """The link budget that goes with a node budget: 100 links per node on average."""
-    return 100 * max_nodes
 
 
 def predicted_size(call: Call, max_nodes: int | None = None) -> int:

@@ -30,6 +30,7 @@ import os
 from pathlib import Path
 
 from .model import COMPUTE, Link, Topology, TopologyError
+from .limits import check_counts
 from .numbers import Written, read_number, shown
 
 MAX_FILE_BYTES = 20 * 1024 * 1024
@@ -58,7 +59,7 @@ def to_json(topo: Topology) -> str:
 
 def from_dict(data, *, source: str = "", max_nodes: int | None = None) -> Topology:
     """Build a topology from the parsed JSON format, naming the first problem found. With ``max_nodes``, more
-    nodes (or more links than ``expression.max_links_for`` allows with them) are refused before any is read."""
+    nodes (or more links than ``limits.max_links_for`` allows with them) are refused before any is read."""
     if not isinstance(data, dict):
         raise TopologyError("a topology file must hold a JSON object with 'nodes' and 'links'")
     nodes, links = data.get("nodes"), data.get("links", [])
@@ -114,21 +115,6 @@ def _text(value, key: str) -> str:
     if isinstance(value, (str, Written)) or (isinstance(value, int) and not isinstance(value, bool)):
         return str(value)
     raise TopologyError(f"'{key}' must be a string, got {shown(value)}")
-
-
-def check_counts(nodes: int, links: int, source: str, max_nodes: int | None) -> None:
-    """TopologyError when ``nodes`` is above ``max_nodes`` or ``links`` above the links that go with it
-    (``expression.max_links_for``, as for expressions); nothing when ``max_nodes`` is None."""
-    if max_nodes is None:
-        return
-    from .expression import max_links_for
-
-    what = source or "the topology"
-    if nodes > max_nodes:
-        raise TopologyError(f"{what} has {nodes} nodes, above the limit of {max_nodes}")
-    if links > max_links_for(max_nodes):
-        raise TopologyError(f"{what} has {links} links, above the limit of {max_links_for(max_nodes)} "
-                            f"({max_links_for(max_nodes) // max_nodes} per node of the {max_nodes} allowed)")
 
 
 def _too_large(what: str, limit: int | None = None) -> TopologyError:

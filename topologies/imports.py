@@ -18,6 +18,7 @@ import os
 from pathlib import Path
 
 from .imported import Imported
+from .limits import check_counts
 from .model import TopologyError
 
 __all__ = ["IMPORT_SUFFIXES", "import_texts", "is_import", "read_import"]
@@ -100,8 +101,6 @@ def import_paths(spec: str | os.PathLike) -> list[str]:
 def import_texts(files: list[tuple[str, str]], max_nodes: int | None = None) -> Imported:
     """The topology of ``[(file name, text), ...]``: NCCL XML files (one per box), or one ``.txt`` table of
     ``nvidia-smi topo -m`` or ``rocm-smi --showtopo``. TopologyError, one line naming the file, otherwise."""
-    from .files import check_counts
-
     if not files:
         raise TopologyError("no file given")
     names = [name for name, _ in files]

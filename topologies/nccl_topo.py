@@ -59,6 +59,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from .imported import Imported
+from .limits import check_counts
 from .model import COMPUTE, SWITCH, Link, Topology, TopologyError
 
 __all__ = ["NVLINK_GBS", "PRICES", "from_nccl_topology", "from_nccl_topologies", "nvlink_gbs"]
@@ -389,8 +390,6 @@ def from_nccl_topologies(files: list[tuple[str, str]], prices: dict | None = Non
                          max_nodes: int | None = None) -> Imported:
     """The fabric of one or several NCCL topology files, ``[(source name, text), ...]``, one per box (module
     docstring); TopologyError, one line naming the file and the element, for anything it cannot read."""
-    from .files import check_counts
-
     price = {**PRICES, **(prices or {})}
     for key in ("nvlink", "inter_cpu"):
         v = price.get(key)
