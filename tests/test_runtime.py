@@ -260,7 +260,7 @@ def test_batches_run_together_give_the_times_of_batch_by_batch(expr, algo, coll,
     no steady-state shortcut can happen) gives bit-identical times and depths to one run per batch, in fewer
     runs; depths where the shortcut can happen (forestcoll's large sizes, whose best depths reach 128 over 28
     steps) still run batch by batch."""
-    import solvers.runtime as runtime
+    import solvers.runtime.model as runtime
     r = synthesize(load(expr), algo, coll, total_bytes=1e8)
     model = Model(r.topology, r.schedule, AB)
     lay = model.layout

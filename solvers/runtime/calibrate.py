@@ -50,7 +50,7 @@ from topologies.model import Topology
 
 from ..core.cost import cost
 from ..core.schedule import Schedule
-from . import Execution, Model
+from .model import Execution, Model
 from .measured import BenchLog
 from .workload import MAX_ALPHA_US, MAX_BANDWIDTH_GBS, MIN_BANDWIDTH_GBS, Workload
 

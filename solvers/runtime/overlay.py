@@ -72,7 +72,7 @@ def merged_graph(graphs: list[MessageGraph], scales: list[float]) -> tuple[Messa
 
 def overlay(topo: Topology, schedules: list[Schedule], sizes: list[float], execution=None) -> OverlayResult:
     """Each tenant's finish with all of them on ``topo`` at once (module docstring); ``sizes`` are their M_i."""
-    from . import Execution, Model
+    from .model import Execution, Model
 
     if not schedules or len(schedules) != len(sizes):
         raise ValueError("give one buffer size per schedule")

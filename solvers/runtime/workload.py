@@ -29,7 +29,7 @@ from topologies.model import Topology
 
 from ..core.cost import alpha_beta_us
 from ..core.schedule import Schedule
-from . import Execution, Model, RuntimeResult, bound_time_us
+from .model import Execution, Model, RuntimeResult, bound_time_us
 
 __all__ = ["DEFAULT", "PRICES", "Priced", "Workload", "WorkloadError", "read_price_file"]
 
