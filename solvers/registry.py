@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import numbers
+import os
 import pkgutil
 import threading
 from dataclasses import dataclass, field
@@ -259,9 +260,7 @@ def load_builtin() -> None:
             return
         _LOADING = True
         try:
-            import solvers
-
-            for info in pkgutil.iter_modules(solvers.__path__):
+            for info in pkgutil.iter_modules([os.path.dirname(__file__)]):     # the wings beside this file
                 if info.ispkg:
                     try:
                         importlib.import_module(f"solvers.{info.name}.synthesizers")
