@@ -25,7 +25,7 @@ import numpy as np
 from topologies.model import Topology
 
 from ..core.errors import NotApplicable
-from .greedy import TIE, GreedyRun, link_times
+from .greedy_run import TIE, GreedyRun, link_times
 
 _ONE = np.uint64(1)
 _POP8 = np.array([bin(b).count("1") for b in range(256)], dtype=np.int64)
