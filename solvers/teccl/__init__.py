@@ -25,16 +25,14 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Callable
 
 from topologies.model import Topology
 from topologies.properties import is_strongly_connected
 
-from ..core.detail import Detail
 from ..core.errors import NotApplicable
-from ..core.schedule import Collective, Schedule
+from ..core.schedule import Collective
 from ..core.verify import check
 from . import lower as lowering
 from .bounds import cut_epoch_bound, fluid_epoch_bound
@@ -43,7 +41,11 @@ from .instance import (ALPHA_THRESHOLD, Demand, Timing, allgather_demand, alltoa
 from .lp import build_lp, decompose, finish_epoch, fluid_values, lower_paths, lp_size
 from .greedy import greedy_flows
 from .milp import MAX_BINARIES, build_milp, chosen_flows, milp_size, start_vector
-from .solve import FEASIBLE, INFEASIBLE, TIMEOUT, Outcome, solve
+from .alternatives import astar_result, greedy_only
+from .outcome import FEASIBLE, INFEASIBLE, TIMEOUT
+from .result import Composed, Probe, TecclResult
+from .search import optimise, search
+from .solve import solve
 from .switches import SWITCH_MODELS, HyperEdges, buffer_limit, switch_notes
 
 __all__ = ["teccl", "collective_schedule", "TecclResult", "read_demand_matrix", "DEFAULT_TIME_LIMIT_S"]
@@ -55,110 +57,6 @@ MAX_AUTO_MULTIPLIER = 64
 AUTO_MILP_BINARIES = 50_000         # auto's MILP limit: above it HiGHS overran a 60 s limit by minutes (NDv2 x 4)
 AUTO_LP_VARIABLES = 100_000          # what auto_multiplier aims the LP at: HiGHS's IPM solves it in ~30 s on 2 cores
 Progress = Callable[[str, float], None]
-
-
-@dataclass
-class Probe:
-    epochs: int
-    status: str
-    seconds: float
-
-
-class _Found(Detail):
-    """The Detail hooks TecclResult and Composed share: the time-expanded model's own clock, status and gap."""
-
-    def fields(self, result) -> dict:
-        t = self.as_dict()
-        return {"teccl": t, "transfer_time_us": t["transfer_time_us"]}
-
-    def text_rows(self, out: dict) -> dict:
-        t = out["teccl"]
-        return {f"teccl {k}": t[k] for k in ("method", "multiplier", "epochs", "finish_epochs", "epoch_us",
-                                             "status", "gap", "minimal_epochs_proven", "lower_bound_us",
-                                             "lower_bound_gap", "solver_seconds") if k in t}
-
-    def hidden_text_keys(self) -> tuple[str, ...]:
-        return ("teccl",)
-
-    def compare_note(self) -> str:
-        t = self.as_dict()
-        return "TE-CCL " + ", ".join(f"{p.get('status')} (gap {p.get('gap')})" for p in t.get("parts", [t]))
-
-
-@dataclass
-class TecclResult(_Found):
-    """A verified TE-CCL schedule and how it was found."""
-
-    topology: Topology
-    demand: Demand
-    timing: Timing
-    method: str                      # "milp" or "lp"
-    epochs: int                      # K of the final model
-    finish: int                      # epochs until the last demand is met
-    status: str                      # optimal / feasible (time limit, gap below) of the final solve
-    gap: float | None
-    minimal: bool                    # K - 1 proven infeasible (or K given and met exactly at the lower bound)
-    probes: list[Probe]
-    seconds: float
-    variables: int
-    constraints: int
-    schedule: Schedule
-    notes: list[str] = field(default_factory=list)
-    lower_bound: int | None = None   # the K no schedule can beat (epoch_lower_bound), None for A*
-    multiplier: int = 1              # the epoch multiplier the model used (the paper's EM, section 6 / Table 4)
-    bound_us: Fraction | None = None  # no schedule of whole epochs at multiplier 1 finishes sooner (bound_time)
-
-    @property
-    def lower_bound_gap(self) -> Fraction | None:
-        """How far the transfer time is above ``bound_us``: transfer time / bound - 1 (0 when it meets it)."""
-        if not self.bound_us:
-            return None
-        return self.transfer_time_us / self.bound_us - 1
-
-    @property
-    def transfer_time_us(self) -> Fraction:
-        return self.finish * self.timing.tau_us
-
-    @property
-    def output_bytes(self) -> Fraction:
-        """Bytes each GPU holds at the end (its own chunks and what it receives), the most over GPUs."""
-        into: dict[int, int] = {}
-        for _, _, d in self.demand.wants:
-            into[d] = into.get(d, 0) + 1
-        own = self.demand.chunks if self.demand.collective is Collective.ALLGATHER else \
-            self.demand.chunks // max(1, self.topology.n) if self.demand.collective is Collective.ALLTOALL else 0
-        return self.timing.chunk_bytes * (max(into.values(), default=0) + own)
-
-    @property
-    def algbw_GBps(self) -> float:
-        return float(self.output_bytes / self.transfer_time_us / 1000) if self.finish else float("inf")
-
-    def epoch_table(self) -> list[dict]:
-        """One row per transfer: epoch sent, link, source, chunk interval (for the epoch-by-epoch view)."""
-        lag = self.timing.lag
-        names = self.topology.names
-        rows = []
-        for t in self.schedule.transfers:
-            l = self.topology.links[t.link]
-            rows.append({"epoch": t.step - lag[t.link], "arrives": t.step, "from": names[l.src], "to": names[l.dst],
-                         "source": names[t.shard], "lo": str(t.lo), "hi": str(t.hi)})
-        return rows
-
-    def as_dict(self) -> dict:
-        return {"algo": "teccl", "method": self.method, "collective": self.demand.collective.value,
-                "topology": self.topology.expr, "chunks": self.demand.chunks,
-                "chunk_bytes": float(self.timing.chunk_bytes), "epoch_us": float(self.timing.tau_us),
-                "epochs": self.epochs, "finish_epochs": self.finish,
-                "transfer_time_us": float(self.transfer_time_us), "algbw_GBps": self.algbw_GBps,
-                "status": self.status, "gap": self.gap, "minimal_epochs_proven": self.minimal,
-                "lower_bound_epochs": self.lower_bound, "multiplier": self.multiplier,
-                "lower_bound_us": None if self.bound_us is None else float(self.bound_us),
-                "lower_bound_gap": None if self.lower_bound_gap is None else round(float(self.lower_bound_gap), 6),
-                "probes": [{"epochs": p.epochs, "status": p.status, "seconds": round(p.seconds, 3)}
-                           for p in self.probes],
-                "solver_seconds": round(self.seconds, 3), "variables": self.variables,
-                "constraints": self.constraints, "transfers": self.schedule.count, "verified": True,
-                "notes": self.notes}
 
 
 def make_demand(topo: Topology, collective, chunks: int = 1, matrix=None) -> Demand:
@@ -271,7 +169,7 @@ def teccl(topo: Topology, collective="allgather", *, chunks: int = 1, chunk_byte
     bound_us = bound_k * fine.tau_us
     if method == "astar":
         t = timing(topo, chunk_bytes, epoch, multiplier or 1, threshold)
-        found = _astar(topo, demand, t, round_epochs, switch_copy, time_limit, gap, progress)
+        found = astar_result(topo, demand, t, round_epochs, switch_copy, time_limit, gap, progress)
         found.bound_us, found.multiplier = bound_us, multiplier or 1
         return found
     if multiplier is None:
@@ -310,7 +208,9 @@ def teccl(topo: Topology, collective="allgather", *, chunks: int = 1, chunk_byte
         fits(lower_bound)                        # a model too large is refused before the cuts
         lower_bound = epoch_lower_bound(topo, demand, t, whole)
     if whole and auto and not special and size(lower_bound) > AUTO_MILP_BINARIES:
-        return _greedy_only(topo, demand, t, lower_bound, epochs, start, bound_us, multiplier, progress)
+        return greedy_only(topo, demand, t, lower_bound, epochs, start, bound_us, multiplier, progress,
+                           AUTO_MILP_BINARIES, MAX_BINARIES, lambda: max(0.0, start + time_limit - time.perf_counter()),
+                           gap, switch_copy)
     fits(lower_bound)
     greedy = greedy_flows(topo, demand, t, max(epochs or 0, 2 * lower_bound + 8)) if whole and not hyper else None
     upper = greedy[1] if greedy else None        # a schedule is known to fit in this many epochs
@@ -345,7 +245,7 @@ def teccl(topo: Topology, collective="allgather", *, chunks: int = 1, chunk_byte
         best = (epochs, fm, out)
         minimal = False
     else:
-        hi, lo, found, unknown = _search(build, left, tell, probes, whole, gap, lower_bound, upper)
+        hi, lo, found, unknown = search(build, left, tell, probes, whole, gap, lower_bound, upper)
         if found is None:
             raise NotApplicable(f"no schedule found within the {time_limit:g} s limit (last K tried "
                                 f"{probes[-1].epochs if probes else lower_bound}); raise the time limit")
@@ -356,7 +256,7 @@ def teccl(topo: Topology, collective="allgather", *, chunks: int = 1, chunk_byte
             notes.append(f"K = {hi} is minimal: K - 1 is below the lower bound from cuts (no solve needed)")
         best = found
         if whole:   # the probe stopped at its first point (or the greedy gave one): now optimise early delivery
-            best = _optimise(build, left, tell, probes, gap, hi, found, greedy)
+            best = optimise(build, left, tell, probes, gap, hi, found, greedy)
     k, fm, out = best
     tell("extracting the schedule", 0.9)
     if whole:
@@ -399,161 +299,6 @@ def auto_multiplier(topo: Topology, demand: Demand, chunk_bytes, epoch, threshol
                 or m >= MAX_AUTO_MULTIPLIER:
             return m
         m *= 2
-
-
-def _greedy_only(topo: Topology, demand: Demand, t: Timing, lower_bound: int, epochs: int | None, start: float,
-                 bound_us: Fraction, multiplier: int, progress: Progress | None) -> TecclResult:
-    """The greedy schedule in epochs (``greedy``) as the result, for a MILP too large to build (``method="auto"``
-    beyond ``MAX_BINARIES``): pruned, lowered and verified like a solver's, status ``feasible``, not optimised;
-    K minimal when it meets the lower bound."""
-    if progress:
-        progress("greedy schedule (the MILP is too large)", 0.1)
-    horizon = max(epochs or 0, 2 * lower_bound + 8)
-    greedy = greedy_flows(topo, demand, t, horizon)
-    if greedy is None:
-        n = milp_size(topo, demand, t, lower_bound)
-        raise NotApplicable(f"the TE-CCL MILP at {lower_bound} epochs would have {n:,} flow variables (more than "
-                            f"{MAX_BINARIES:,}) and the greedy found no schedule in {horizon} epochs; use fewer "
-                            "chunks or a multiplier")
-    flows, finish = greedy
-    if epochs is not None and finish > epochs:
-        raise NotApplicable(f"the greedy schedule needs {finish} epochs, more than the {epochs} asked for, and the "
-                            f"MILP is too large to search (more than {MAX_BINARIES:,} flow binaries)")
-    if progress:
-        progress("extracting the schedule", 0.9)
-    kept = lowering.prune(topo, demand, t.lag, flows)
-    sched = lowering.lower(topo, demand, t.lag, kept, "teccl")
-    sched.notes.update({"epoch_us": t.tau_us, "epochs": finish, "finish_epochs": finish})
-    check(topo, sched)
-    if progress:
-        progress("done", 1.0)
-    notes = [f"the MILP at {lower_bound} epochs has more than {AUTO_MILP_BINARIES:,} flow binaries: the greedy "
-             f"schedule in epochs, not optimised (method milp, with a multiplier, or astar, to search)"]
-    if multiplier != 1:
-        notes.append(f"epochs {multiplier} x the policy's epoch (multiplier {multiplier})")
-    return TecclResult(topo, demand, t, "greedy", finish, finish, FEASIBLE, None, finish == lower_bound,
-                       [], time.perf_counter() - start, len(flows), 0, sched, notes, lower_bound, multiplier,
-                       bound_us)
-
-
-def _search(build, left, tell, probes: list, whole: bool, gap: float, lower_bound: int, upper: int | None):
-    """The smallest K with a schedule: probes from the lower bound up (steps doubling), then a bisection between
-    the largest K proven infeasible and the smallest feasible one. A greedy schedule in ``upper`` epochs stands
-    for a feasible probe there (no solve). Returns (hi, lo, found, unknown): hi the smallest feasible K found, lo
-    the largest K taken as infeasible, found = (hi, model, outcome), model and outcome None when the greedy
-    schedule is what fits, unknown whether some K in between timed out rather than being proven infeasible."""
-    infeasible_below = lower_bound - 1   # the largest K known to have no schedule
-    k, step, feasible_at, found = lower_bound, 1, None, None
-    while feasible_at is None:
-        if upper is not None and k >= upper:
-            feasible_at, found = upper, (upper, None, None)
-            break
-        if left() <= 0:
-            break
-        tell(f"probing K = {k}", 0.1 + 0.5 * (len(probes) / (len(probes) + 4)))
-        fm = build(k)
-        rest = left()
-        if rest <= 0:
-            break
-        out = solve(fm.model, rest, gap, first_solution=whole)
-        probes.append(Probe(k, out.status, out.seconds))
-        if out.has_solution:
-            feasible_at, found = k, (k, fm, out)
-        else:
-            if out.status == INFEASIBLE:
-                infeasible_below = k
-            k += step
-            step *= 2
-    if found is None:
-        return None, infeasible_below, None, False
-    lo, hi = infeasible_below, feasible_at
-    unknown = False
-    while hi - lo > 1 and left() > 0:
-        mid = (lo + hi) // 2
-        tell(f"bisecting K in ({lo}, {hi}]", 0.6)
-        fm = build(mid)
-        rest = left()
-        if rest <= 0:
-            break
-        out = solve(fm.model, rest, gap, first_solution=whole)
-        probes.append(Probe(mid, out.status, out.seconds))
-        if out.has_solution:
-            hi, found = mid, (mid, fm, out)
-        elif out.status == INFEASIBLE:
-            lo = mid
-        else:
-            unknown = True
-            lo = mid                   # not proven: treat as infeasible and say so
-    return hi, lo, found, unknown
-
-
-def _optimise(build, left, tell, probes: list, gap: float, k: int, found, greedy):
-    """Early delivery at K = ``k`` (the paper's objective), starting HiGHS from the schedule already known there:
-    the probe's first point, or the greedy schedule when it fits in ``k`` epochs (then HiGHS often has only to
-    prove it optimal: the entry cuts make the LP bound tight). Returns (k, model, outcome); with no time left,
-    what ``found`` holds (the greedy schedule loaded as a feasible outcome when no probe ran)."""
-    _, fm, out = found
-    if fm is None:
-        fm = build(k)
-        fm.model.start = start_vector(fm, greedy[0])
-    else:
-        fm.model.start = fm.model.values
-    known = fm.model.start
-    rest = left()
-    if rest > 0:
-        tell(f"optimising delivery at K = {k}", 0.8)
-        better = solve(fm.model, rest, gap)
-        probes.append(Probe(k, better.status, better.seconds))
-        if better.has_solution:
-            return k, fm, better
-    if known is None:
-        raise NotApplicable(f"the solver found no schedule at K = {k} before the time limit; raise it")
-    fm.model.values = known          # keep the schedule we started from
-    if out is None:
-        out = Outcome(FEASIBLE, None, None, 0.0, fm.model.nvariables(), fm.model.nconstraints())
-    return k, fm, out
-
-
-def _astar(topo: Topology, demand: Demand, t: Timing, round_epochs, switch_copy: bool, time_limit: float,
-           gap: float, progress: Progress | None) -> TecclResult:
-    from .astar import astar_flows
-
-    look = max(t.lag[i] for i, l in enumerate(topo.links) if l.src != l.dst)
-    if round_epochs is None:
-        round_epochs = max(4, 2 * look)
-    if isinstance(round_epochs, bool) or not isinstance(round_epochs, int) or round_epochs < 1:
-        raise NotApplicable(f"epochs per A* round must be a positive integer, got {round_epochs!r}")
-    start = time.perf_counter()
-    flows, rounds, _, variables = astar_flows(topo, demand, t, round_epochs, switch_copy, time_limit, gap,
-                                              progress)
-    kept = lowering.prune(topo, demand, t.lag, flows)
-    finish = max(f[3] + t.lag[f[2]] for f, _ in kept)
-    sched = lowering.lower(topo, demand, t.lag, kept, "teccl")
-    sched.notes.update({"epoch_us": t.tau_us, "epochs": finish, "finish_epochs": finish})
-    check(topo, sched)
-    if progress:
-        progress("done", 1.0)
-    probes = [Probe(r["round"], r["status"], r["seconds"]) for r in rounds]
-    notes = [f"A*: {len(rounds)} rounds of {round_epochs} epochs (+{look} look-ahead); not optimal by design"]
-    return TecclResult(topo, demand, t, "astar", finish, finish, FEASIBLE, None, False, probes,
-                       time.perf_counter() - start, variables, 0, sched, notes)
-
-
-@dataclass
-class Composed(_Found):
-    """Reduce-scatter or allreduce from TE-CCL allgathers: the schedule and its parts' results."""
-
-    schedule: Schedule
-    parts: list[TecclResult]
-
-    @property
-    def transfer_time_us(self) -> Fraction:
-        return sum((p.transfer_time_us for p in self.parts), Fraction(0))
-
-    def as_dict(self) -> dict:
-        return {"algo": "teccl", "collective": self.schedule.collective.value,
-                "transfer_time_us": float(self.transfer_time_us), "verified": True,
-                "parts": [p.as_dict() for p in self.parts]}
 
 
 def collective_schedule(topo: Topology, collective, progress: Progress | None = None, **options):

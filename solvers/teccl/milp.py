@@ -25,6 +25,7 @@ for any destination to be served by epoch K (lag distance to the nearest destina
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -113,14 +114,15 @@ def _flow_keys(topo: Topology, demand: Demand, t: Timing, horizon: int, start: S
 
 def build_milp(topo: Topology, demand: Demand, t: Timing, horizon: int, switch_copy: bool = False,
                start: Start | None = None, progress_weight: float = 0.0, cuts: bool = True,
-               switch_buffer: int | None = 0) -> FlowModel:
+               switch_buffer: int | None = 0, capacity: list | None = None) -> FlowModel:
     """The MILP of the module docstring over epochs 0 .. horizon - 1 (B read at the start of epoch ``horizon``).
     With a ``start`` (an A* round) the demands are not forced: the objective pays for each open demand met,
     early, and ``progress_weight`` / (1 + lag distance) for each chunk that lands at a node on its way to an open
     destination (Appendix D's distance objective in a form that needs no extra variables). ``cuts``: add the
     entry cuts of the boxes (not in A* rounds, whose chunks may already be inside a box). ``switch_buffer``: the
     chunks a switch may keep from one epoch to the next (Appendix B's limit at switches, ``switches``): 0, the
-    section 3 switch of the module docstring; None, unlimited."""
+    section 3 switch of the module docstring; None, unlimited. ``capacity``: for every link e, {link f: weight}
+    whose flows load e (``orbits``: the representatives' flows on g⁻¹(e) for every symmetry g); default {e: 1}."""
     start = start or Start()
     forced = start.wants is None
     lag = t.lag
@@ -176,15 +178,21 @@ def build_milp(topo: Topology, demand: Demand, t: Timing, horizon: int, switch_c
                     incoming = arrive.get((s, c, w, k), ())
                     if out or incoming:
                         m.add_row([*out, *incoming], [1.0] * len(out) + [-1.0] * len(incoming), 0.0, 0.0)
+    seen_rows: set = set()
     for i, l in enumerate(topo.links):
         if l.src == l.dst:
             continue
         cap = math.floor(t.window_cap[i])
         kappa = t.kappa[i]
+        loads = capacity[i] if capacity is not None else {i: 1}
         for k in range(horizon):
-            window = [j for kk in range(k - kappa + 1, k + 1) for j in per_link.get((i, kk), ())]
-            if len(window) > cap:
-                m.add_row(window, [1.0] * len(window), -INF, cap)
+            window = Counter({j: n for e, n in loads.items() for kk in range(k - kappa + 1, k + 1)
+                              for j in per_link.get((e, kk), ())})
+            if sum(window.values()) > cap:
+                row = (tuple(sorted(window.items())), cap)
+                if row not in seen_rows:
+                    seen_rows.add(row)
+                    m.add_row([j for j, _ in row[0]], [float(n) for _, n in row[0]], -INF, cap)
     if forced:
         for s, c, d in demand.wants:
             m.add_row([b_index[(s, c, d, horizon)]], [1.0], 1.0, 1.0)

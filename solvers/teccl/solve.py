@@ -1,6 +1,7 @@
 """Solving a TE-CCL model with HiGHS under a time limit and a relative gap, and reading back what it found: a Pyomo
 model through Pyomo's HiGHS interface, TE-CCL's MILP and LP and TACOS's TEN ILP (``linear.Linear``) through highspy
 directly.
+The statuses and ``Outcome`` live in ``outcome`` (imported by both, so ``linear`` never imports this module).
 
 Every solve has a time limit (there is no way to call one without). The outcome is one of
 
@@ -12,32 +13,11 @@ Every solve has a time limit (there is no way to call one without). The outcome 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
-OPTIMAL, FEASIBLE, INFEASIBLE, TIMEOUT = "optimal", "feasible", "infeasible", "timeout"
+from .linear import Linear, solve_linear
+from .outcome import FEASIBLE, INFEASIBLE, OPTIMAL, TIMEOUT, Outcome
 
-
-@dataclass
-class Outcome:
-    status: str
-    objective: float | None
-    bound: float | None
-    seconds: float
-    variables: int
-    constraints: int
-
-    @property
-    def has_solution(self) -> bool:
-        return self.status in (OPTIMAL, FEASIBLE)
-
-    @property
-    def gap(self) -> float | None:
-        """Relative gap |bound - objective| / |objective| (0 when optimal, None without a solution)."""
-        if self.status == OPTIMAL:
-            return 0.0
-        if self.objective is None or self.bound is None:
-            return None
-        return abs(self.bound - self.objective) / max(abs(self.objective), 1e-9)
+__all__ = ["solve", "Outcome", "OPTIMAL", "FEASIBLE", "INFEASIBLE", "TIMEOUT"]
 
 
 def solve(model, time_limit: float, gap: float = 1e-4, first_solution: bool = False,
@@ -45,8 +25,6 @@ def solve(model, time_limit: float, gap: float = 1e-4, first_solution: bool = Fa
     """Solve ``model`` (a Pyomo ConcreteModel, or a ``linear.Linear`` handed to highspy directly) with HiGHS;
     load the solution into it when there is one. ``first_solution`` stops at the first feasible point (a
     feasibility probe)."""
-    from .linear import Linear, solve_linear
-
     if not time_limit or time_limit <= 0:
         raise ValueError("every TE-CCL solve needs a positive time limit")
     if isinstance(model, Linear):

@@ -1,0 +1,100 @@
+"""The TE-CCL results that do not come from the epoch search over the full MILP or LP: the greedy schedule alone
+(``method="auto"`` past the MILP's size limit) and A*'s rounds (``method="astar"``, Appendix D), each pruned,
+lowered and verified like a solver's.
+"""
+from __future__ import annotations
+
+import time
+from fractions import Fraction
+
+from topologies.model import Topology
+
+from ..core.errors import NotApplicable
+from ..core.verify import check
+from . import lower as lowering
+from .greedy import greedy_flows
+from .instance import Demand, Timing
+from .milp import milp_size
+from .outcome import FEASIBLE
+from .result import Probe, TecclResult
+
+
+def greedy_only(topo: Topology, demand: Demand, t: Timing, lower_bound: int, epochs: int | None, start: float,
+                bound_us: Fraction, multiplier: int, progress, auto_limit: int, max_binaries: int,
+                left=None, gap: float = 1e-4, switch_copy: bool = False) -> TecclResult:
+    """For a MILP too large to build (``method="auto"`` beyond ``auto_limit`` flow binaries): the greedy schedule
+    in epochs (``greedy``), then, while ``left()`` seconds remain and the greedy is above the lower bound, the
+    MILP restricted to the schedules the fabric's symmetries keep (``orbits``: one source per orbit, |G| times
+    smaller) at fewer epochs than the greedy's. The better one is the result, pruned, lowered and verified like a
+    solver's: method ``symmetric`` (status of its last solve) or ``greedy`` (status ``feasible``, not optimised);
+    K minimal when it meets the lower bound."""
+    from .orbits import orbit_search
+
+    if progress:
+        progress("greedy schedule (the MILP is too large)", 0.1)
+    horizon = max(epochs or 0, 2 * lower_bound + 8)
+    greedy = greedy_flows(topo, demand, t, horizon)
+    if greedy is None:
+        n = milp_size(topo, demand, t, lower_bound)
+        raise NotApplicable(f"the TE-CCL MILP at {lower_bound} epochs would have {n:,} flow variables (more than "
+                            f"{max_binaries:,}) and the greedy found no schedule in {horizon} epochs; use fewer "
+                            "chunks or a multiplier")
+    flows, finish = greedy
+    if epochs is not None and finish > epochs:
+        raise NotApplicable(f"the greedy schedule needs {finish} epochs, more than the {epochs} asked for, and the "
+                            f"MILP is too large to search (more than {max_binaries:,} flow binaries)")
+    method, status, gap_out, probes, size = "greedy", FEASIBLE, None, [], len(flows)
+    notes = [f"the MILP at {lower_bound} epochs has more than {auto_limit:,} flow binaries: the greedy "
+             f"schedule in epochs, not optimised (method milp, with a multiplier, or astar, to search)"]
+    found = None
+    if left is not None and finish > lower_bound and epochs is None:
+        if progress:
+            progress(f"symmetric MILP below the greedy's {finish} epochs", 0.3)
+        found = orbit_search(topo, demand, t, lower_bound, finish, left, gap, auto_limit, switch_copy)
+    if found is not None:
+        finish, flows, out, tried, order = found
+        method, status, gap_out, size = "symmetric", out.status, out.gap, out.variables
+        probes = [Probe(k, st, sec) for k, st, sec in tried]
+        notes = [f"the MILP at {lower_bound} epochs has more than {auto_limit:,} flow binaries: the MILP over "
+                 f"the schedules that {order} symmetries of the fabric keep (one source per orbit), "
+                 f"K = {finish} the smallest such K from the cut bound {lower_bound} (the greedy needs "
+                 f"{greedy[1]}); early delivery optimised within that class only"]
+    if progress:
+        progress("extracting the schedule", 0.9)
+    kept = lowering.prune(topo, demand, t.lag, flows)
+    finish = max(f[3] + t.lag[f[2]] for f, _ in kept)
+    sched = lowering.lower(topo, demand, t.lag, kept, "teccl")
+    sched.notes.update({"epoch_us": t.tau_us, "epochs": finish, "finish_epochs": finish})
+    check(topo, sched)
+    if progress:
+        progress("done", 1.0)
+    if multiplier != 1:
+        notes.append(f"epochs {multiplier} x the policy's epoch (multiplier {multiplier})")
+    return TecclResult(topo, demand, t, method, finish, finish, status, gap_out, finish == lower_bound,
+                       probes, time.perf_counter() - start, size, 0, sched, notes, lower_bound, multiplier,
+                       bound_us)
+
+
+def astar_result(topo: Topology, demand: Demand, t: Timing, round_epochs, switch_copy: bool, time_limit: float,
+                 gap: float, progress) -> TecclResult:
+    from .astar import astar_flows
+
+    look = max(t.lag[i] for i, l in enumerate(topo.links) if l.src != l.dst)
+    if round_epochs is None:
+        round_epochs = max(4, 2 * look)
+    if isinstance(round_epochs, bool) or not isinstance(round_epochs, int) or round_epochs < 1:
+        raise NotApplicable(f"epochs per A* round must be a positive integer, got {round_epochs!r}")
+    start = time.perf_counter()
+    flows, rounds, _, variables = astar_flows(topo, demand, t, round_epochs, switch_copy, time_limit, gap,
+                                              progress)
+    kept = lowering.prune(topo, demand, t.lag, flows)
+    finish = max(f[3] + t.lag[f[2]] for f, _ in kept)
+    sched = lowering.lower(topo, demand, t.lag, kept, "teccl")
+    sched.notes.update({"epoch_us": t.tau_us, "epochs": finish, "finish_epochs": finish})
+    check(topo, sched)
+    if progress:
+        progress("done", 1.0)
+    probes = [Probe(r["round"], r["status"], r["seconds"]) for r in rounds]
+    notes = [f"A*: {len(rounds)} rounds of {round_epochs} epochs (+{look} look-ahead); not optimal by design"]
+    return TecclResult(topo, demand, t, "astar", finish, finish, FEASIBLE, None, False, probes,
+                       time.perf_counter() - start, variables, 0, sched, notes)
