@@ -10,7 +10,7 @@ import pytest
 from solvers.results_cache import ResultsCache
 from solvers.training import (BUCKETS, TrainingError, build_layers, design_prices, model_presets, parameters,
                               parse_profile, preset, read_profile, simulate_iteration)
-from solvers.training.simulate import _caps
+from solvers.training.timeline import _caps
 from topologies import parse_topology
 
 SMALL = [("gpt2-small", "biring(8)", "dp"), ("resnet50", "torus(4,4)", "dp"), ("vgg16", "biring(8)", "dp"),

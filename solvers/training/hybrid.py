@@ -14,7 +14,7 @@ ways; after each layer's forward and each layer's backward its activations (the 
 replica) are allreduced inside the TP group, blocking compute; the output layer is vocabulary-parallel with a
 parallel loss (Megatron's), so around it the hidden states' size is allreduced, never the logits. In backward
 each layer's gradients, 1/t of its parameters per GPU, join the open DDP bucket, allreduced in its DP group when
-it fills (capacities as ``simulate.BUCKETS``, "best" tries the four), overlapping the backward compute that
+it fills (capacities as ``timeline.BUCKETS``, "best" tries the four), overlapping the backward compute that
 follows. A replica is one TP
 group; the global batch is data parallelism's on the same GPUs (a per-GPU batch preset gives each replica t
 times its per-GPU batch; a global batch is split over the replicas). The TP allreduce runs on the compute stream
@@ -36,10 +36,10 @@ share a link of the fabric the TP allreduce also waits for the communication str
   costs the overlay's makespan with the candidate that is fastest alone for every group.
 
 **tp-pp**: each box is one TP group (the TP degree is the box) and one GPipe stage, box k stage k, the layers
-cut into contiguous stages of about equal compute (``simulate._stages``), the replica's batch in ``microbatches``
-(default one sequence each, at most ``MICROBATCHES``); the timeline is the last stage's as ``pp``'s: the fill,
-the microbatches at the pace of the slowest stage (its compute plus its TP allreduces of 1/m of each layer's
-activations), the drain. A stage boundary is crossed by every TP rank r sending the microbatch's activations
+cut into contiguous stages of about equal compute (``timeline.even_stages``), the replica's batch in
+``microbatches`` (default one sequence each, at most ``MICROBATCHES``); the timeline is the last stage's as
+``pp``'s: the fill, the microbatches at the pace of the slowest stage (its compute plus its TP allreduces of 1/m
+of each layer's activations), the drain. A stage boundary is crossed by every TP rank r sending the microbatch's activations
 (the whole tensor, which every rank holds after its allreduce; no scatter-gather) to rank r of the next box: a
 broadcast among those two GPUs (``SEND_ALGOS``) built on the rail's sub-fabric, mapped back and verified, all
 ranks' sends timed together by the overlay. No data parallelism: the one replica takes the global batch of data
@@ -55,6 +55,7 @@ from topologies.model import Link, Topology
 
 from ..core.schedule import Collective, Schedule, Transfer
 from .jobs import Layer, ModelSpec, TrainingError, build_layers, preset, scaled, vocabulary_parallel
+from .timeline import CollectiveCost, Event, Streams, best_bucket, even_stages, finish_iteration, quantized
 
 __all__ = ["GroupPricer", "HYBRID", "MICROBATCHES", "Placement", "SEND_ALGOS", "SUB_ALGOS", "group_allreduces",
            "group_schedules", "placement", "simulate_hybrid", "sub_fabric_nodes"]
@@ -321,8 +322,6 @@ class _Rows:
         return self.memo[key][0]
 
     def rows(self):
-        from .simulate import CollectiveCost
-
         how = {"tp allreduce": "runtime model, one TP group on the box sub-fabric's schedule",
                "dp allreduce": f"runtime model, all {len(self.pricer.place.dp_groups)} DP groups at once (overlay)"}
         send = f"runtime model, every TP rank's send on its rail at once (overlay)"
@@ -331,12 +330,10 @@ class _Rows:
 
 
 def _run(layers: list[Layer], tp: int, cap, rows: _Rows, shared: bool, dp: bool):
-    from .simulate import Event, _q, _Streams
-
-    s = _Streams()
+    s = Streams()
 
     def tp_allreduce(label, nbytes):
-        ms = _q(rows.get("tp allreduce", nbytes))
+        ms = quantized(rows.get("tp allreduce", nbytes))
         start = max(s.compute_free, s.comm_free) if shared else s.compute_free
         i = s._add(Event("tp", "tp", label, start, start + ms, nbytes),
                    (s.last_compute, s.last_comm if shared else None))
@@ -376,14 +373,12 @@ def _run_pp(layers: list[Layer], tp: int, stages_n: int, m: int, rows: _Rows):
     microbatch's stage time is its compute split ``tp`` ways plus its layers' TP allreduces of 1/m of their
     activations; a stage boundary is crossed by every TP rank sending the microbatch's activations to the same
     rank of the next box, all ranks at once."""
-    from .simulate import Event, _q, _stages, _Streams
-
     parts = vocabulary_parallel(scaled(layers, 1.0 / tp))
     if len(parts) < stages_n:
         raise TrainingError(f"tp-pp puts contiguous layers on each of {stages_n} boxes; the job has "
                             f"{len(parts)} layers")
-    stages = _stages(parts, stages_n)
-    s = _Streams()
+    stages = even_stages(parts, stages_n)
+    s = Streams()
 
     def tp_ms(stage, count):
         return sum(rows.get("tp allreduce", l.activation_bytes / m, count) for l in stage
@@ -395,7 +390,7 @@ def _run_pp(layers: list[Layer], tp: int, stages_n: int, m: int, rows: _Rows):
     edge = [st[-1].activation_bytes / m for st in stages[:-1]]
 
     def tp_event(label, ms, nbytes):
-        ms = _q(ms)
+        ms = quantized(ms)
         if ms <= 0:
             return
         start = s.compute_free
@@ -440,7 +435,6 @@ def simulate_hybrid(model, topo: Topology, parallel: str, gpu: str, bucket, prof
     ``tp-pp``'s (default one per sequence, at most ``MICROBATCHES``)."""
     from ..result_codec import topology_digest
     from .jobs import gpu as gpu_of
-    from .simulate import _finish, best_bucket
 
     if parallel not in HYBRID:
         raise TrainingError(f"unknown hybrid parallelism {str(parallel)[:20]!r} (choose from {', '.join(HYBRID)})")
@@ -480,7 +474,7 @@ def simulate_hybrid(model, topo: Topology, parallel: str, gpu: str, bucket, prof
                   f"prices: {workload.price_label} (runtime model on the whole fabric)"]
         rows = _Rows(pricer)
         s = _run_pp(layers, place.tp, len(place.boxes), m, rows)
-        return _finish(s, *head, None, _Table(rows), (), notes)
+        return finish_iteration(s, *head, None, _Table(rows), (), notes)
     notes += [f"DP allreduce: each group's fastest of "
               f"{', '.join(sorted({s.algo for c in pricer.dp_scheds for s in c})) or 'none'} on its rail (its "
               f"GPUs, their NICs, the switches outside the boxes), verified, all groups timed together by the "
@@ -494,11 +488,11 @@ def simulate_hybrid(model, topo: Topology, parallel: str, gpu: str, bucket, prof
         return _run(layers, place.tp, cap, rows, pricer.shared, bool(pricer.dp_scheds)), rows
 
     cap, s, rows, tried = best_bucket(bucket, run, notes)
-    return _finish(s, *head, cap, _Table(rows), tried, notes)
+    return finish_iteration(s, *head, cap, _Table(rows), tried, notes)
 
 
 class _Table:
-    """What ``simulate._finish`` asks of its prices: the rows."""
+    """What ``timeline.finish_iteration`` asks of its prices: the rows."""
 
     def __init__(self, rows: _Rows):
         self._rows = rows

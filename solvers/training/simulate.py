@@ -35,146 +35,16 @@ running after backward.
 """
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
 from typing import Sequence
 
 from topologies.model import Topology
 
 from .jobs import Layer, ModelSpec, TrainingError, build_layers, preset, scaled, vocabulary_parallel
+from .timeline import BUCKETS, CollectiveCost, Event, Iteration, Streams, best_bucket, even_stages, finish_iteration
 
 __all__ = ["BUCKETS", "CollectiveCost", "Event", "Iteration", "PARALLEL", "simulate_iteration"]
 
-MB = 2 ** 20
-BUCKETS = {"1MB": MB, "10MB": 10 * MB, "100MB": 100 * MB, "1GB": 1024 * MB}
-MAX_ITERATION_MS = float(2 ** 32)
 PARALLEL = ("dp", "ep", "tp", "pp", "tp-dp", "tp-pp")
-_Q = float(2 ** 20)
-
-
-def _q(ms: float) -> float:
-    """``ms`` rounded to a whole multiple of 2^-20 ms (module docstring)."""
-    return round(ms * _Q) / _Q
-
-
-@dataclass(frozen=True)
-class Event:
-    """One bar of the timeline (App. A.4 Fig. 16)."""
-
-    stream: str       # "compute" | "comm"
-    kind: str         # "forward" | "backward" | "allreduce" | "alltoall" | "tp" | "pp"
-    label: str        # layer or bucket name
-    start_ms: float
-    end_ms: float
-    bytes: float | None = None
-
-
-@dataclass(frozen=True)
-class CollectiveCost:
-    """One row per (collective, size) priced: how many of them one iteration runs and what one costs."""
-
-    collective: str
-    bytes: float
-    count: int
-    ms_each: float
-    priced_by: str
-    algo: str | None = None
-
-
-@dataclass(frozen=True)
-class Iteration:
-    """One simulated iteration (module docstring). ``deps``: for each timeline event, the events it waited for
-    (indices into ``timeline``); ``notes``: how each figure was obtained."""
-
-    design: str
-    nodes: int
-    model: str
-    parallel: str
-    gpu: str
-    iteration_ms: float
-    compute_ms: float
-    allreduce_exposed_ms: float
-    alltoall_ms: float
-    bucket_bytes: float | None
-    collectives: tuple[CollectiveCost, ...]
-    timeline: tuple[Event, ...]
-    deps: tuple[tuple[int, ...], ...] = ()
-    buckets_tried: tuple[tuple[float, float], ...] = ()
-    notes: tuple[str, ...] = ()
-
-    @property
-    def alltoall_share(self) -> float:
-        return self.alltoall_ms / self.iteration_ms if self.iteration_ms else 0.0
-
-    def as_dict(self) -> dict:
-        """JSON-safe (the CLI's ``--json``)."""
-        return {"design": self.design, "nodes": self.nodes, "model": self.model, "parallel": self.parallel,
-                "gpu": self.gpu, "iteration_ms": self.iteration_ms, "compute_ms": self.compute_ms,
-                "allreduce_exposed_ms": self.allreduce_exposed_ms, "alltoall_ms": self.alltoall_ms,
-                "alltoall_share": self.alltoall_share, "bucket_bytes": self.bucket_bytes,
-                "buckets_tried": [{"bucket_bytes": b, "iteration_ms": t} for b, t in self.buckets_tried],
-                "collectives": [c.__dict__.copy() for c in self.collectives],
-                "timeline": [e.__dict__.copy() for e in self.timeline], "notes": list(self.notes)}
-
-    def trace_ops(self) -> list[dict]:
-        """The timeline as operations for an execution trace (Chakra): compute ops with their duration in ns,
-        collectives with their bytes, each with the indices of the ops it depends on (stream order and waits)."""
-        ops = []
-        for i, e in enumerate(self.timeline):
-            deps = list(self.deps[i]) if i < len(self.deps) else []
-            if e.stream == "compute":
-                ops.append({"kind": "compute", "ns": round((e.end_ms - e.start_ms) * 1e6), "label": e.label,
-                            "deps": deps})
-            else:
-                kind = "alltoall" if e.kind == "alltoall" else "allreduce"
-                ops.append({"kind": kind, "bytes": float(e.bytes or 0.0), "label": e.label, "deps": deps,
-                            "what": e.kind})
-        return ops
-
-
-# ------------------------------------------------------------------------------------------------ the two streams
-class _Streams:
-    def __init__(self):
-        self.events: list[Event] = []
-        self.deps: list[tuple[int, ...]] = []
-        self.compute_free = 0.0
-        self.comm_free = 0.0
-        self.last_compute: int | None = None
-        self.last_comm: int | None = None
-        self.compute_ms = 0.0
-        self.alltoall_ms = 0.0
-
-    def _add(self, event: Event, deps) -> int:
-        self.events.append(event)
-        self.deps.append(tuple(sorted({d for d in deps if d is not None})))
-        return len(self.events) - 1
-
-    def compute(self, kind: str, label: str, ms: float, wait: int | None = None) -> int:
-        start = self.compute_free
-        ms = _q(ms)
-        i = self._add(Event("compute", kind, label, start, start + ms), (self.last_compute, wait))
-        self.compute_free = start + ms
-        self.compute_ms += ms
-        self.last_compute = i
-        return i
-
-    def comm(self, kind: str, label: str, ms: float, nbytes: float, blocking: bool) -> int:
-        """A collective issued now (after the last compute): it starts when the stream is free; ``blocking``
-        (all-to-all, TP, PP): the compute stream waits for its end."""
-        ms = _q(ms)
-        start = max(self.compute_free, self.comm_free)
-        i = self._add(Event("comm", kind, label, start, start + ms, nbytes), (self.last_compute, self.last_comm))
-        self.comm_free = start + ms
-        self.last_comm = i
-        if blocking:
-            self.compute_free = start + ms
-            if kind == "alltoall":
-                self.alltoall_ms += ms
-        return i
-
-    @property
-    def end(self) -> float:
-        return max(self.compute_free, self.comm_free)
 
 
 class _Prices:
@@ -238,8 +108,8 @@ def _runtime_us(topo, algo, nbytes, workload, prices) -> float | None:
     return w.price(result.topology, result.schedule, costs=result.cost).time_us
 
 
-def _dp_ep(layers: Sequence[Layer], ep: bool, cap: float | None, prices: _Prices) -> _Streams:
-    s = _Streams()
+def _dp_ep(layers: Sequence[Layer], ep: bool, cap: float | None, prices: _Prices) -> Streams:
+    s = Streams()
     for layer in layers:
         if ep and layer.expert:
             s.comm("alltoall", f"{layer.name} dispatch", prices.alltoall(layer.activation_bytes),
@@ -280,8 +150,8 @@ def _dp_ep(layers: Sequence[Layer], ep: bool, cap: float | None, prices: _Prices
     return s
 
 
-def _tp(layers: Sequence[Layer], nodes: int, prices: _Prices) -> _Streams:
-    s = _Streams()
+def _tp(layers: Sequence[Layer], nodes: int, prices: _Prices) -> Streams:
+    s = Streams()
     parts = vocabulary_parallel(scaled(layers, 1.0 / nodes))
     for layer in parts:
         s.compute("forward", layer.name, layer.forward_ms, s.last_comm)
@@ -296,28 +166,14 @@ def _tp(layers: Sequence[Layer], nodes: int, prices: _Prices) -> _Streams:
     return s
 
 
-def _stages(layers: Sequence[Layer], stages: int) -> list[list[Layer]]:
-    """Contiguous stages of about equal forward + backward compute (a greedy cut at each 1/stages of the total)."""
-    total = sum(l.forward_ms + l.backward_ms for l in layers)
-    out: list[list[Layer]] = [[] for _ in range(stages)]
-    done, k = 0.0, 0
-    for i, layer in enumerate(layers):
-        left_layers, left_stages = len(layers) - i, stages - k
-        if out[k] and (done >= total * (k + 1) / stages or left_layers <= left_stages - 1) and k < stages - 1:
-            k += 1
-        out[k].append(layer)
-        done += layer.forward_ms + layer.backward_ms
-    return out
-
-
-def _pp(layers: Sequence[Layer], nodes: int, microbatches: int, prices: _Prices) -> _Streams:
+def _pp(layers: Sequence[Layer], nodes: int, microbatches: int, prices: _Prices) -> Streams:
     """GPipe on ``nodes`` stages: the timeline is the last stage's (it finishes last)."""
-    stages = _stages(layers, min(nodes, len(layers)))
+    stages = even_stages(layers, min(nodes, len(layers)))
     m = microbatches
     fwd = [sum(l.forward_ms for l in st) / m for st in stages]
     bwd = [sum(l.backward_ms for l in st) / m for st in stages]
     edge = [st[-1].activation_bytes / m for st in stages[:-1]]
-    s = _Streams()
+    s = Streams()
     # the first microbatch reaches the last stage after every earlier stage and crossing; the rest follow at the
     # pace of the slowest stage (each crossing overlaps the next microbatch's compute)
     slow_f, slow_b = max(fwd), max(bwd)
@@ -333,20 +189,6 @@ def _pp(layers: Sequence[Layer], nodes: int, microbatches: int, prices: _Prices)
         s.comm("pp", "gradients to the previous stage", prices.point(b, "pp send"), b, True)
     s.compute("backward", "pipeline drain (stages before the last)", sum(bwd[:-1]))
     return s
-
-
-def _finish(s: _Streams, design: str, nodes: int, model: str, parallel: str, gpu_name: str, bucket,
-            prices: _Prices, tried, notes) -> Iteration:
-    end = s.end
-    compute, a2a = s.compute_ms, s.alltoall_ms
-    exposed = end - compute - a2a
-    if not (end <= MAX_ITERATION_MS and exposed >= 0 and compute + exposed + a2a == end):
-        # times are whole multiples of 2^-20 ms, so the sums are exact up to 2^33 ms; a profile of huge times
-        # (the reader takes numbers up to 1e18) goes past that
-        raise TrainingError(f"an iteration of {end:.4g} ms is more than this simulator adds exactly "
-                            f"({MAX_ITERATION_MS:.4g} ms, about 49 days): check the profile's times")
-    return Iteration(design, nodes, model, parallel, gpu_name, end, compute, exposed, a2a, bucket, prices.rows(),
-                     tuple(s.events), tuple(s.deps), tuple(tried), tuple(notes))
 
 
 def _layers(model, profile, nodes, parallel, gpu_name, efficiency, bytes_per_param) -> tuple[list[Layer], str]:
@@ -460,59 +302,18 @@ def simulate_iteration(model, design, parallel: str = "dp", gpu: str = "A100", b
     head = (label, nodes, name, parallel, g.name)
     if parallel == "tp":
         p = _Prices(prices, w, topo, runtime)
-        return _finish(_tp(layers, nodes, p), *head, None, p, (), notes)
+        return finish_iteration(_tp(layers, nodes, p), *head, None, p, (), notes)
     if parallel == "pp":
         spec = None if profile is not None else (model if isinstance(model, ModelSpec) else preset(model))
         m = microbatches or (spec.batch if spec is not None and spec.per_gpu_batch else 8)
         p = _Prices(prices, w, topo, runtime)
-        return _finish(_pp(layers, nodes, m, p), *head, None, p, (), notes)
+        return finish_iteration(_pp(layers, nodes, m, p), *head, None, p, (), notes)
     def run(cap):
         p = _Prices(prices, w, topo, runtime)
         return _dp_ep(layers, parallel == "ep", cap, p), p
 
     cap, s, p, tried = best_bucket(bucket, run, notes)
-    return _finish(s, *head, cap, p, tried, notes)
-
-
-def best_bucket(bucket, run, notes: list):
-    """DDP's bucket (App. A.4): ``run(cap) -> (streams, extra)`` for each capacity ``bucket`` names ("best": the
-    four of ``BUCKETS``); the one of least iteration time, the first on a tie, as (cap, streams, extra, tried),
-    ``tried`` the (cap, time) of every capacity when there was a choice (a note says so), else empty."""
-    caps = _caps(bucket)
-    best, tried = None, []
-    for cap in caps:
-        s, extra = run(cap)
-        tried.append((cap, s.end))
-        if best is None or s.end < best[1].end:
-            best = (cap, s, extra)
-    if len(caps) > 1:
-        notes.append(f"bucket: best of {', '.join(_name(c) for c in caps)} by iteration time")
-    return (*best, tried if len(caps) > 1 else ())
-
-
-def _name(cap: float) -> str:
-    for k, v in BUCKETS.items():
-        if v == cap:
-            return k
-    return f"{cap:g} B"
-
-
-def _caps(bucket) -> list[float]:
-    if bucket is None or bucket == "best":
-        return list(BUCKETS.values())
-    if isinstance(bucket, str):
-        key = bucket.strip().upper().replace(" ", "").replace("IB", "B")
-        for k, v in BUCKETS.items():
-            if key == k.upper():
-                return [float(v)]
-        try:
-            value = float(bucket)
-        except ValueError:
-            raise TrainingError(f"unknown bucket {bucket[:20]!r} (best, {', '.join(BUCKETS)}, or bytes)") from None
-        return _caps(value)
-    if isinstance(bucket, bool) or not isinstance(bucket, (int, float)) or not math.isfinite(bucket) or bucket <= 0:
-        raise TrainingError(f"a bucket capacity must be a positive number of bytes, got {bucket!r}"[:100])
-    return [float(bucket)]
+    return finish_iteration(s, *head, cap, p, tried, notes)
 
 
 def _topology(design) -> Topology:
