@@ -8,8 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from solvers.directconnect.bfb import (_assign, bfb_allgather, bfb_chunked, bfb_timed, chunk_counts, receiver_problems,
-                         solve_problem)
+from solvers.directconnect.bfb import (bfb_allgather, bfb_chunked, bfb_timed, chunk_counts, receiver_problems,
+                                       solve_problem)
+from solvers.directconnect.bfb_assignment import assign_sources
 from solvers.directconnect.bfb_lp import lp1_model, lp14_solve, lp_allgather, solve, write_lp
 from solvers.core.cost import cost, step_model_us
 from solvers.core.schedule import Collective
@@ -78,7 +79,7 @@ def test_figure5_lp_gives_two_thirds():
     assert solve_problem(topo, p)[0] == Fraction(2, 3)
     u_val, x = solve(lp1_model(topo, p))
     assert abs(u_val - 2 / 3) < 1e-9
-    assert _assign([1, 1], [(0, 1), (1, 2)], [Fraction(1)] * 3)[0] == Fraction(2, 3)
+    assert assign_sources([1, 1], [(0, 1), (1, 2)], [Fraction(1)] * 3)[0] == Fraction(2, 3)
     text = write_lp(lp1_model(topo, p))
     assert "min" in text and "v1" in text and "w2" in text
 

@@ -9,17 +9,19 @@ hop nearer to v (d(v,w) = t - 1), so every schedule takes D(G) steps. LP (1), so
 where c_w is the bandwidth of the links w -> u (their number on unit links; self-loops get no variable but keep
 their port). The optimum is T_B = sum_t max_u U_{u,t} in units of (M/N)/b, i.e. tb_factor = B/N * sum_t max U.
 
-This module solves it exactly and combinatorially. By Hall's theorem for fractional assignments the optimum is
-U* = max over source sets J of |J| / c(N(J)) (Theorem 19's condition). Sources with the same set of eligible
-in-neighbours are merged into one *type*; a Dinkelbach iteration then raises U from the volume bound
-|S| / c(W) to U*: at each trial U = p/q an integer max-flow either saturates every source (U is optimal) or its
-minimum cut names a set J with |J| / c(N(J)) > U, the next trial. Every number is an exact Fraction.
+This module solves it exactly and combinatorially for every receiver at once (``bfb_allgather``; the receivers
+split over a forked worker pool on large topologies, one pool for both phases of an allreduce), with the
+sources of a receiver grouped by kind and solutions shared between receivers whose problems match. Each
+problem is an optimal fractional assignment (``bfb_assignment``: Hall's condition of Theorem 19 by a Dinkelbach
+iteration over integer max-flows; every number an exact Fraction). Beside it: ``bfb_problems`` (the same LP one
+(u, t) and one source at a time, and the chunked BFB of App. E.2) and ``bfb_timed`` (links with alpha, LP (14)
+of App. E.3), both re-exported here.
 """
 from __future__ import annotations
 
 import multiprocessing
 import os
-from collections import defaultdict, deque
+from collections import defaultdict
 from contextlib import contextmanager
 from dataclasses import dataclass
 from fractions import Fraction
@@ -29,112 +31,16 @@ from typing import Callable
 import numpy as np
 
 from topologies.model import Topology
-from topologies.properties import compute_distances, distances_into, is_strongly_connected
+from topologies.properties import distances_into, is_strongly_connected
 
 from ..core.errors import NotApplicable
-from ..core.schedule import (MAX_SCALED, Collective, Columns, Schedule, Transfer, bounds_table, columns,
-                             narrowest)
+from ..core.schedule import MAX_SCALED, Collective, Columns, Schedule, bounds_table, narrowest
+from .bfb_assignment import assign_sources
+from .bfb_problems import Problem, bfb_chunked, chunk_counts, receiver_problems, solve_problem
+from .bfb_timed import bfb_timed
 
-ONE = Fraction(1)
-
-
-class _MaxFlow:
-    """Dinic's algorithm on a small graph with integer capacities."""
-
-    def __init__(self, n: int):
-        self.n = n
-        self.adj: list[list[int]] = [[] for _ in range(n)]
-        self.to: list[int] = []
-        self.cap: list[int] = []
-
-    def add(self, a: int, b: int, c: int) -> int:
-        self.adj[a].append(len(self.to)); self.to.append(b); self.cap.append(c)
-        self.adj[b].append(len(self.to)); self.to.append(a); self.cap.append(0)
-        return len(self.to) - 2
-
-    def _levels(self, s: int) -> list[int]:
-        level = [-1] * self.n
-        level[s] = 0
-        queue = deque([s])
-        while queue:
-            a = queue.popleft()
-            for e in self.adj[a]:
-                if self.cap[e] > 0 and level[self.to[e]] < 0:
-                    level[self.to[e]] = level[a] + 1
-                    queue.append(self.to[e])
-        return level
-
-    def run(self, s: int, t: int) -> int:
-        total = 0
-        while True:
-            level = self._levels(s)
-            if level[t] < 0:
-                return total
-            it = [0] * self.n
-
-            def push(a: int, f: int) -> int:
-                if a == t:
-                    return f
-                while it[a] < len(self.adj[a]):
-                    e = self.adj[a][it[a]]
-                    b = self.to[e]
-                    if self.cap[e] > 0 and level[b] == level[a] + 1:
-                        got = push(b, min(f, self.cap[e]))
-                        if got:
-                            self.cap[e] -= got
-                            self.cap[e ^ 1] += got
-                            return got
-                    it[a] += 1
-                return 0
-
-            while True:
-                f = push(s, 1 << 62)
-                if not f:
-                    break
-                total += f
-
-    def reachable(self, s: int) -> list[bool]:
-        return [lv >= 0 for lv in self._levels(s)]
-
-
-def _assign(counts: list[int], eligible: list[tuple[int, ...]], caps: list[Fraction]):
-    """Optimal fractional assignment of source types to in-neighbours.
-
-    ``counts[k]`` sources of type k may use in-neighbours ``eligible[k]`` (indices into ``caps``). Returns
-    ``(U, share, tight)``: ``share[k][w]`` is the fraction of *each* type-k source sent by w (summing to 1 over
-    w), and ``tight`` the types of a source set J attaining U = |J| / c(N(J)) (Theorem 19's Hall condition).
-    """
-    if all(len(e) == 1 for e in eligible):          # nothing to balance: every source has one way in
-        load: dict[int, int] = defaultdict(int)
-        for c, (w,) in zip(counts, eligible):
-            load[w] += c
-        worst = max(load, key=lambda w: Fraction(load[w]) / caps[w])
-        return (Fraction(load[worst]) / caps[worst], [{e[0]: ONE} for e in eligible],
-                [i for i, e in enumerate(eligible) if e[0] == worst])
-    scale = lcm(*(c.denominator for c in caps))
-    big_c = [int(c * scale) for c in caps]
-    used = sorted({w for e in eligible for w in e})
-    u = Fraction(sum(counts), sum(caps[w] for w in used))
-    tight = list(range(len(counts)))
-    k, m = len(counts), len(caps)
-    while True:
-        p, q = u.numerator, u.denominator
-        need = sum(counts) * q * scale
-        flow = _MaxFlow(k + m + 2)
-        src, sink = k + m, k + m + 1
-        for i, c in enumerate(counts):
-            flow.add(src, i, c * q * scale)
-        arcs = {(i, w): flow.add(i, k + w, need + 1) for i, e in enumerate(eligible) for w in e}
-        for w in used:
-            flow.add(k + w, sink, big_c[w] * p)
-        if flow.run(src, sink) == need:
-            share = [{w: Fraction(flow.cap[arcs[i, w] ^ 1], counts[i] * q * scale) for w in e
-                      if flow.cap[arcs[i, w] ^ 1]} for i, e in enumerate(eligible)]
-            return u, share, tight
-        side = flow.reachable(src)
-        tight = [i for i in range(k) if side[i]]
-        nbrs = {w for i in tight for w in eligible[i]}
-        u = Fraction(sum(counts[i] for i in tight)) / sum((caps[w] for w in nbrs), Fraction(0))
+__all__ = ["PARALLEL_MIN_NODES", "Problem", "StepReport", "bfb_allgather", "bfb_chunked", "bfb_timed", "bfb_values",
+           "chunk_counts", "receiver_problems", "shared_workers", "solve_problem"]
 
 
 @dataclass(frozen=True)
@@ -221,7 +127,7 @@ class _Solver:
             caps = [sum(bws, Fraction(0)) for bws in link_bws]
             kinds = list(key[1])
             eligible = [tuple(j for j in range(len(caps)) if mask >> j & 1) for mask, _ in kinds]
-            u_val, share, tight = _assign([c for _, c in kinds], eligible, caps)
+            u_val, share, tight = assign_sources([c for _, c in kinds], eligible, caps)
             pieces = {}
             for (mask, _), parts, elig in zip(kinds, share, eligible):
                 lo, out = Fraction(0), []
@@ -511,161 +417,3 @@ def bfb_values(topo: Topology) -> tuple[int, Fraction]:
     node_bw = min(sum((topo.links[i].bandwidth for i in topo.out_links[u]), Fraction(0))
                   for u in range(topo.num_nodes))
     return len(worst), sum((w[0] for w in worst.values()), Fraction(0)) * node_bw / topo.num_nodes
-
-# ------------------------------------------------------------------------------ per-(u, t) problems, plainly
-@dataclass
-class Problem:
-    """LP (1) for receiver u at step t: ``sources[i]`` may be sent by the in-neighbours ``eligible[i]`` (indices
-    into ``nbrs``); ``links[j]`` are the links from ``nbrs[j]`` to u."""
-
-    u: int
-    t: int
-    nbrs: list[int]
-    links: list[list[int]]
-    sources: list[int]
-    eligible: list[tuple[int, ...]]
-
-
-def receiver_problems(topo: Topology) -> list[Problem]:
-    """Every (u, t) problem of LP (1), one source per row (the reference form, for small topologies)."""
-    if topo.switch_nodes or not is_strongly_connected(topo):
-        raise NotApplicable("BFB needs a strongly connected direct-connect topology")
-    dist = compute_distances(topo)
-    out = []
-    for u in range(topo.num_nodes):
-        links_from: dict[int, list[int]] = defaultdict(list)
-        for i in topo.in_links[u]:
-            if topo.links[i].src != u:
-                links_from[topo.links[i].src].append(i)
-        nbrs = sorted(links_from)
-        by_t: dict[int, list[int]] = defaultdict(list)
-        for v in range(topo.num_nodes):
-            if v != u:
-                by_t[int(dist[v, u])].append(v)
-        for t, sources in sorted(by_t.items()):
-            elig = [tuple(j for j, w in enumerate(nbrs) if dist[v, w] == t - 1) for v in sources]
-            out.append(Problem(u, t, nbrs, [links_from[w] for w in nbrs], sources, elig))
-    return out
-
-
-def solve_problem(topo: Topology, p: Problem):
-    """The exact optimum of one problem: (U, share[i][j]) per source i and in-neighbour index j."""
-    caps = [sum((topo.links[i].bandwidth for i in ls), Fraction(0)) for ls in p.links]
-    u_val, share, _ = _assign([1] * len(p.sources), p.eligible, caps)
-    return u_val, share
-
-
-def _read_off(topo: Topology, problems, shares, algo: str, notes: dict) -> Schedule:
-    """Transfers from per-source shares: pieces laid end to end over [0, 1), parallel links by bandwidth."""
-    transfers = []
-    for p, share in zip(problems, shares):
-        for v, parts in zip(p.sources, share):
-            lo = Fraction(0)
-            for j in sorted(parts):
-                x = parts[j]
-                if not x:
-                    continue
-                cap = sum((topo.links[i].bandwidth for i in p.links[j]), Fraction(0))
-                for li in p.links[j]:
-                    hi = lo + x * topo.links[li].bandwidth / cap
-                    transfers.append(Transfer(v, lo, hi, li, p.t))
-                    lo = hi
-    return Schedule(Collective.ALLGATHER, transfers, algo, notes)
-
-
-def bfb_chunked(topo: Topology, chunks: int) -> Schedule:
-    """BFB with every shard cut into ``chunks`` equal chunks (App. E.2, IP (13)).
-
-    Each source's LP (1) shares, scaled by P = ``chunks``, are rounded to integers summing to P: floors first,
-    then one more chunk to the largest remainders. Theorem 20 bounds the loss:
-    T_B <= T_B^LP + (M/B) d (d^D - 1) / ((d - 1) P N), because a link carries at most d^(t-1) sources at step t
-    and each gains less than one chunk."""
-    if isinstance(chunks, bool) or not isinstance(chunks, int) or chunks < 1:
-        raise ValueError(f"the number of chunks must be a positive integer, got {chunks!r}")
-    problems = receiver_problems(topo)
-    shares = []
-    for p in problems:
-        _, share = solve_problem(topo, p)
-        rounded = []
-        for parts in share:
-            scaled = {j: x * chunks for j, x in parts.items()}
-            base = {j: int(y) for j, y in scaled.items()}                  # floor (y >= 0)
-            spare = chunks - sum(base.values())
-            for j in sorted(scaled, key=lambda j: (-(scaled[j] - base[j]), j))[:spare]:
-                base[j] += 1
-            rounded.append({j: Fraction(c, chunks) for j, c in base.items() if c})
-        shares.append(rounded)
-    return _read_off(topo, problems, shares, "bfb", {"chunks": chunks})
-
-
-def chunk_counts(schedule: Schedule) -> tuple[int, list[tuple[int, int, int, int, int]]]:
-    """App. E.2, approach 1: L = the lcm of the chunk bounds' denominators, and every transfer as whole chunks
-    ``(shard, first chunk, number of chunks, link, step)`` of a shard cut into L equal chunks."""
-    cols = columns(schedule)
-    if cols is None:
-        one = lcm(*{x.denominator for t in schedule.transfers for x in (t.lo, t.hi)})
-        return one, [(t.shard, int(t.lo * one), int((t.hi - t.lo) * one), t.link, t.step) for t in schedule.transfers]
-    return cols.one, list(zip(cols.shard.tolist(), cols.lo.tolist(), (cols.hi - cols.lo).tolist(),
-                              cols.link.tolist(), cols.step.tolist()))
-
-
-# ------------------------------------------------------------------------ heterogeneous links: LP (14), exactly
-def _timed_bound(caps: list[Fraction], alphas: list[Fraction], js, count: int, shard_bytes: Fraction) -> Fraction:
-    """The least U with sum_{j in js} max(0, U - alpha_j) * cap_j / shard_bytes >= count."""
-    order = sorted(js, key=lambda j: alphas[j])
-    rate, offset = Fraction(0), Fraction(0)   # sum over active j of cap_j / s, and of alpha_j cap_j / s
-    for k, j in enumerate(order):
-        rate += caps[j] / shard_bytes
-        offset += alphas[j] * caps[j] / shard_bytes
-        u = (count + offset) / rate
-        if k + 1 == len(order) or u <= alphas[order[k + 1]]:
-            return u
-    raise AssertionError("unreachable")
-
-
-def _assign_timed(eligible, caps, alphas, shard_bytes):
-    """LP (14) for one (u, t) with the fix of App. E.3 built in: a link pays its alpha only when it carries data.
-    U is the least time such that the sources fit into capacities (U - alpha_j)^+ * cap_j / s (a max-flow, as in
-    ``_assign``; each infeasible trial names a source set J whose own bound is the next trial)."""
-    m = len(caps)
-    every = list(range(len(eligible)))
-    u = _timed_bound(caps, alphas, sorted({j for e in eligible for j in e}), len(eligible), shard_bytes)
-    while True:
-        room = [max(Fraction(0), (u - alphas[j]) * caps[j] / shard_bytes) for j in range(m)]
-        scale = lcm(*(r.denominator for r in room))
-        k = len(eligible)
-        flow = _MaxFlow(k + m + 2)
-        src, sink = k + m, k + m + 1
-        need = k * scale
-        for i in every:
-            flow.add(src, i, scale)
-        arcs = {(i, j): flow.add(i, k + j, need + 1) for i, e in enumerate(eligible) for j in e}
-        for j in range(m):
-            flow.add(k + j, sink, int(room[j] * scale))
-        if flow.run(src, sink) == need:
-            return u, [{j: Fraction(flow.cap[arcs[i, j] ^ 1], scale) for j in e if flow.cap[arcs[i, j] ^ 1]}
-                       for i, e in enumerate(eligible)]
-        side = flow.reachable(src)
-        tight = [i for i in every if side[i]]
-        u = _timed_bound(caps, alphas, sorted({j for i in tight for j in eligible[i]}), len(tight), shard_bytes)
-
-
-def bfb_timed(topo: Topology, total_bytes) -> Schedule:
-    """BFB on links of different bandwidth and alpha (App. E.3, LP (14)) for an M = ``total_bytes`` vector.
-
-    Per (u, t), U_{u,t} is a time in microseconds: every used link (w, u) must finish alpha_{w,u} +
-    (M/N) * load / bandwidth <= U (bandwidth in GB/s = 1e3 bytes/us). A link that would carry nothing never
-    sets U (App. E.3's re-solve without the unused link, done exactly). ``notes["U"][t]`` is max_u U_{u,t}
-    and their sum the schedule's time."""
-    shard_bytes = Fraction(str(total_bytes)) / topo.n / 1000    # bytes per shard over 1e3 bytes/us per GB/s
-    if shard_bytes <= 0:
-        raise ValueError("the vector size must be positive")
-    problems = receiver_problems(topo)
-    shares, worst = [], {}
-    for p in problems:
-        caps = [sum((topo.links[i].bandwidth for i in ls), Fraction(0)) for ls in p.links]
-        alphas = [max(topo.links[i].alpha for i in ls) for ls in p.links]
-        u_val, share = _assign_timed(p.eligible, caps, alphas, shard_bytes)
-        shares.append(share)
-        worst[p.t] = max(worst.get(p.t, Fraction(0)), u_val)
-    return _read_off(topo, problems, shares, "bfb", {"U": worst, "time_us": sum(worst.values(), Fraction(0))})

@@ -20,7 +20,7 @@ from fractions import Fraction
 
 from topologies.model import Topology
 
-from .bfb import Problem, _read_off, receiver_problems
+from .bfb_problems import Problem, read_off, receiver_problems
 from ..core.errors import NotApplicable
 from ..core.schedule import Schedule
 
@@ -126,7 +126,7 @@ def lp_allgather(topo: Topology) -> Schedule:
         u_val, x = solve(lp1_model(topo, p))
         shares.append(_rational_shares(p, x))
         worst[p.t] = max(worst.get(p.t, 0.0), u_val)
-    return _read_off(topo, problems, shares, "bfb-lp", {"U": worst})
+    return read_off(topo, problems, shares, "bfb-lp", {"U": worst})
 
 
 def lp14_solve(topo: Topology, p: Problem, shard_bytes: float) -> tuple[float, dict, frozenset]:
