@@ -80,7 +80,13 @@ def test_threadblocks_over_the_limit_are_merged_then_refused_with_the_limit():
     assert all(t.send >= 0 and t.recv >= 0 for g in algo.gpus for t in g.tbs)
     three = Target("three", "executor", 64, 3, 32, 32, 72, "a reader that takes 3 threadblocks per rank")
     with pytest.raises(XmlError, match=r"4 threadblocks, 1 above the 3 per rank that three reads"):
-        export(topo, schedule, runtime=three)
+        export(topo, schedule, runtime=three, coarsen=False)
+    # coarsened instead (issue 60): the four rings' quarters rounded to halves, so two rings carry everything
+    text, report = export(topo, schedule, runtime=three)
+    assert report.ok and report.tbs_per_rank <= 3 and report.coarsened.what == "threadblocks per rank"
+    assert report.coarsened.chunks == (4, 2) and report.coarsened.loss > 0
+    assert "coarsened to fit three's limit of 3 threadblocks per rank (the unrefined program: 4)" in report.runtime_note
+    assert check_xml(text, runtime=three).ok
 
 
 def test_the_search_stops_when_merged_threadblocks_are_over_the_limit(long_ring, monkeypatch):
@@ -103,7 +109,7 @@ def test_the_search_stops_when_merged_threadblocks_are_over_the_limit(long_ring,
     monkeypatch.setattr(export_module.Lowering, "place", counted)
     two = Target("two", "executor", 64, 2, 32, 32, 72, "a reader that takes 2 threadblocks per rank")
     with pytest.raises(XmlError, match="above the 2 per rank that two reads"):
-        export(topo, schedule, runtime=two)
+        export(topo, schedule, runtime=two, coarsen=False)
     merged = [ops for ops, m in tries if m]
     unmerged = [ops for ops, m in tries if not m]
     assert tries[-1][1] and tries[:len(unmerged)] == [(ops, False) for ops in unmerged]

@@ -31,22 +31,49 @@ from topologies.model import Topology
 from ..core.errors import NotApplicable
 from ..core.gc_pause import gc_paused
 from ..core.schedule import Schedule
+from ..core.verify import verify
 from .check import Report, check_xml, runtime_for, simulate, validate
 from .lower import Lowering, _refuse_custom, lower, lowering
 from .msccl_xml import parse_xml, to_xml
-from .program import (DEFAULT_SM_BUDGET, TARGETS, Algo, Gpu, Step, Target, Tb, XmlError, root_in_name, root_note,
-                      target)
+from .program import (DEFAULT_SM_BUDGET, MAX_NODES_PER_RANK, TARGETS, Algo, Gpu, OverLimit, Step, Target, Tb,
+                      XmlError, root_in_name, root_note, target)
 from .runtime_choice import default_runtime
 
-__all__ = ["Algo", "DEFAULT_SM_BUDGET", "Gpu", "Lowering", "Report", "Step", "TARGETS", "Target", "Tb", "XmlError",
-           "check_xml", "default_runtime", "export", "gpu_view", "lower", "lowering", "parse_xml", "root_in_name",
+__all__ = ["Algo", "DEFAULT_SM_BUDGET", "Gpu", "Lowering", "OverLimit", "Report", "Step", "TARGETS", "Target", "Tb",
+           "XmlError", "check_xml", "default_runtime", "exact_export", "export", "gpu_view", "lower", "lowering", "parse_xml", "root_in_name",
            "root_note", "runtime_for", "simulate", "target", "to_xml", "validate"]
 
 
 @gc_paused()
 def export(topo: Topology, schedule: Schedule, dialect: str | None = None, sm_budget: int = DEFAULT_SM_BUDGET,
            runtime: str | Target | None = None, start_ops: int | None = None, start_merged: bool = False,
-           guessed_from: int | None = None, **kwargs) -> tuple[str, Report]:
+           guessed_from: int | None = None, *, coarsen: bool = True, workload=None, **kwargs) -> tuple[str, Report]:
+    """``exact_export`` (below), or where its program is over one of the runtime's limits (``OverLimit``) and
+    ``coarsen`` is on, the first coarser schedule of the same algorithm whose program fits
+    (``coarsen.coarsened_export``: adjacent pieces merged, then the shares rounded to fewer chunks per shard, each
+    verified again and priced by the runtime model for ``workload``, default the studio's). Its report then
+    carries ``coarsened`` (a ``coarsen.Coarsening``) and says the chunks, transfers, the limit's count and the
+    time lost against the unrefined schedule in ``runtime_note``. OverLimit naming the limit and the least count
+    reached when no coarsening fits."""
+    try:
+        return exact_export(topo, schedule, dialect, sm_budget, runtime, start_ops, start_merged, guessed_from,
+                            **kwargs)
+    except OverLimit as over:
+        if not coarsen:
+            raise
+        from .coarsen import coarsened_export
+
+        name = target(runtime).name if runtime is not None else None
+        return coarsened_export(
+            topo, schedule, over,
+            lambda coarse: exact_export(topo, coarse, dialect, sm_budget, runtime, merge_view=True, **kwargs),
+            name or (default_runtime(topo)[0] if dialect != "msccl" else "msccl"), workload)
+
+
+@gc_paused()
+def exact_export(topo: Topology, schedule: Schedule, dialect: str | None = None, sm_budget: int = DEFAULT_SM_BUDGET,
+                 runtime: str | Target | None = None, start_ops: int | None = None, start_merged: bool = False,
+                 guessed_from: int | None = None, merge_view: bool = False, **kwargs) -> tuple[str, Report]:
     """Lower, write, then validate and simulate the written text for ``runtime`` (``TARGETS``; default: the
     fabric's vendor's, ``runtime_choice.default_runtime``, whose reason lands in ``Report.runtime_note``, or
     microsoft/msccl when ``dialect`` is msccl-tools'; the file is written in the runtime's dialect); raise XmlError
@@ -87,6 +114,11 @@ def export(topo: Topology, schedule: Schedule, dialect: str | None = None, sm_bu
     runtime_for(dialect, limits)                        # XmlError where the runtime reads another dialect
     if topo.switch_nodes:
         topo, schedule = gpu_view(topo, schedule)
+        if merge_view:          # a coarsened schedule: its GPU-to-GPU sends merged as well
+            from .coarsen import merged
+
+            schedule = merged(schedule)
+            verify(topo, schedule).raise_if_failed()
     ops = max(1, limits.max_steps * 5 // 8 if start_ops is None else start_ops)   # room for the dependency nops
     merge = start_merged
     tb_limit = min(limits.max_tbs, sm_budget)
@@ -100,7 +132,8 @@ def export(topo: Topology, schedule: Schedule, dialect: str | None = None, sm_bu
     def over_limit(placed) -> XmlError:
         why = (validate(placed.algo(), dialect, sm_budget, limits)
                or [f"{placed.tbs_per_rank} threadblocks per rank, above {tb_limit}"])
-        return XmlError(f"the exported XML fails its check for {limits.name}: {why[0]}")
+        return OverLimit(f"the exported XML fails its check for {limits.name}: {why[0]}", "threadblocks per rank",
+                         placed.tbs_per_rank, tb_limit)
 
     while True:        # the limits are read off the program first; only a program within them is written and checked
         if merge and ops in failed:         # back at a try that was over a limit
@@ -136,6 +169,13 @@ def export(topo: Topology, schedule: Schedule, dialect: str | None = None, sm_bu
             merge = True                                # a send and a receive threadblock share one
             guessed_from, ops = ops, _merged_guess(ops, steps, limits.max_steps)
             continue
+        if placed.nodes_per_rank > MAX_NODES_PER_RANK:         # more threadblocks or steps only add nodes
+            raise OverLimit(f"the exported XML fails its check for {limits.name}: {placed.nodes_per_rank} XML nodes "
+                            f"for one rank, above the runtime parser's {MAX_NODES_PER_RANK}", "XML nodes per rank",
+                            placed.nodes_per_rank, MAX_NODES_PER_RANK)
+        if steps > limits.max_steps:                            # at one instruction per threadblock
+            raise OverLimit(f"the exported XML fails its check for {limits.name}: {steps} steps in one threadblock, "
+                            f"above its {limits.max_steps}", "steps per threadblock", steps, limits.max_steps)
         text = placed.text(dialect)
         report = check_xml(text, dialect, sm_budget, limits)
         if report.ok:

@@ -497,7 +497,7 @@ def _export_job(topo: Topology, schedule: Schedule, sm_budget: int, runtime: str
     start_ops, start_merged, guessed_from = hint or (None, False, None)
     try:
         text, report = export(topo, schedule, None, sm_budget, runtime, start_ops, start_merged, guessed_from,
-                              copies=c, in_place=in_place, name=label)
+                              coarsen=False, copies=c, in_place=in_place, name=label)
     except (XmlError, NotApplicable) as exc:
         return exc
     return text, _header_only(report), _pair_channels(report)

@@ -23,6 +23,7 @@ import numpy as np
 from ..core.rows import put_rows, take_rows
 from ..core.sorted_unique import sorted_unique
 from .flat import BUF_CODE, TYPE_CODE, FlatProgram
+from .layout import chunks_agree, file_root, rooted_layout
 from .program import (MAX_DEPENDENCY_TB, MAX_INT, MAX_NODES_PER_RANK, MAX_OFFSET, MAX_SIMULATED_CHUNKS, ROOTED,
                       READING_STEPS, RECEIVING_STEPS, SENDING_STEPS, STEP_TYPES, WRITING_STEPS, Target)
 
@@ -39,8 +40,6 @@ MIN_STEPS_PER_WAVE = 16      # with fewer steps per wave on average the event-dr
 
 def sound(p: FlatProgram, sm_budget: int, limits: Target) -> bool:
     """True when ``check._validate_body`` would find no problem (the header is checked by ``validate_header``)."""
-    from .check import chunks_agree
-
     h, st = p.header, p.steps
     n, ngpus, ntbs = len(p.gpu_id), h.ngpus, len(p.tb_id)
     if limits.refusal(h.coll) is not None:
@@ -123,8 +122,6 @@ def runs(p: FlatProgram, root: int | None = None) -> bool | None:
     """True when ``check.simulate`` finds nothing (module docstring) on a program that is ``sound``; False when
     it would find a fault; None when the program runs in too many waves for this to be the faster way. A rooted
     file is run for ``root`` (default: its name's, ``check.file_root``), as ``simulate`` runs it."""
-    from .check import file_root, rooted_layout
-
     h, st = p.header, p.steps
     ngpus, ntbs, nsteps = h.ngpus, len(p.tb_id), int(p.tb_start[-1])
     coll = h.coll.replace("_", "")

@@ -15,11 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.errors import NotApplicable
 from ..core.sorted_unique import sorted_unique
 from .line_writer import write_lines
 from .msccl_xml import GPU_LINE, STEP_LINE, TB_LINE, algo_tag
-from .program import Algo, Gpu, Step, Tb
+from .program import Algo, Gpu, OverLimit, Step, Tb
 
 KINDS = ("s", "r", "rrc", "cpy", "rcs", "rrcs", "nop", "re")
 S, R, RRC, CPY, RCS, RRCS, NOP, RE = range(len(KINDS))
@@ -130,7 +129,8 @@ def channels(links: list, item_link: np.ndarray, item_copy: np.ndarray, ops_per_
     the GPU pair does not use yet and on which neither end has ``tbs_per_channel`` threadblocks of that role
     (blocks taken copy by copy, block by block, parallel link by parallel link). Without limits hit this is
     channel k for the k-th parallel link and further channels for further blocks and copies; both ends of a
-    connection see the same sequence. NotApplicable when more than ``max_channels`` channels would be needed."""
+    connection see the same sequence. OverLimit (a NotApplicable) when more than ``max_channels`` channels would
+    be needed."""
     if not len(item_link):
         return np.empty(0, np.int64)
     parallel = np.empty(len(links), np.int64)
@@ -161,8 +161,9 @@ def channels(links: list, item_link: np.ndarray, item_copy: np.ndarray, ops_per_
                or recvs[(l.dst, c)] >= tbs_per_channel):
             c += 1
         if c >= max_channels:
-            raise NotApplicable(f"the program needs more than the runtime's {max_channels} channels (gpu {l.src} to "
-                                f"{l.dst}); use fewer copies or a schedule with fewer transfers per link")
+            raise OverLimit(f"the program needs more than the runtime's {max_channels} channels (gpu {l.src} to "
+                            f"{l.dst}); use fewer copies or a schedule with fewer transfers per link", "channels",
+                            0, max_channels)
         pair_used[(l.src, l.dst)].add(c)
         sends[(l.src, c)] += 1
         recvs[(l.dst, c)] += 1
@@ -322,6 +323,17 @@ class Placed:
     @property
     def steps_per_tb(self) -> int:
         return int(np.diff(self.tb_start).max(initial=0))
+
+    @property
+    def nodes_per_rank(self) -> int:
+        """The most XML nodes the runtime parser reads for one rank: the ``<algo>``, every ``<gpu>``, and the rank's
+        threadblocks and steps (``program.MAX_NODES_PER_RANK``)."""
+        if not len(self.tb_node):
+            return 1 + len(self.buffers)
+        n = max(len(self.buffers), int(self.tb_node.max()) + 1)
+        per = np.bincount(self.tb_node, minlength=n) + np.bincount(self.tb_node, weights=np.diff(self.tb_start),
+                                                                   minlength=n).astype(np.int64)
+        return 1 + len(self.buffers) + int(per.max())
 
     def _numbers(self) -> np.ndarray:
         """Each step's number on its threadblock."""

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..core.errors import NotApplicable
+
 MAX_COUNT = 72                 # cnt < 72 on every target (the per-runtime limits are ``TARGETS``)
 MAX_OFFSET = 32767            # srcOffset/dstOffset are int16_t in every runtime's mscclTransmission (msccl_struct.h)
 MAX_DEPENDENCY_TB = 127        # dependentBid is int8_t there: a step can wait for threadblocks 0..127 only
@@ -205,3 +207,18 @@ class Algo:
 
 class XmlError(ValueError):
     """An MSCCL file the runtime would reject or that does not do its collective; the message names why."""
+
+
+class OverLimit(XmlError, NotApplicable):
+    """A program over one of a runtime reader's limits (``what``: "XML nodes per rank", "channels", "threadblocks
+    per rank", "steps per threadblock", "chunks per loop"): ``reached``, the count the program needed (0 where only
+    "more than the limit" is known), against ``limit``. Both an XmlError and a NotApplicable, as each of these
+    refusals used to be one or the other; ``export`` coarsens the schedule on it before refusing
+    (``coarsen.py``)."""
+
+    def __init__(self, message: str, what: str, reached: int, limit: int):
+        super().__init__(message)
+        self.what, self.reached, self.limit = what, int(reached), int(limit)
+
+    def __reduce__(self):           # pickled whole: a bundle's worker processes send it back
+        return OverLimit, (str(self), self.what, self.reached, self.limit)
