@@ -45,7 +45,7 @@ _PAGES = [("studio.pages.home", "Home", ":material/home:", "home", "What the stu
           ("studio.pages.training", "Training", ":material/model_training:", "training",
            "One training iteration (data, expert, tensor or pipeline parallel) on each design: compute, exposed "
            "allreduce and all-to-all per design, the iteration's timeline, and any collective opened on Schedule."),
-          ("studio.genmodel_view", "GenModel", ":material/calculate:", "genmodel",
+          ("studio.views.genmodel", "GenModel", ":material/calculate:", "genmodel",
            "AllReduce plans priced by the GenModel cost model, calibration from measurements, and GenTree on "
            "switch trees."),
           ("studio.pages.learn", "Learn", ":material/school:", "learn",

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import streamlit as st
 
 from solvers.registry import OptionSpec, Synthesizer
+from studio.expander import lazy_expander
 from studio.metric_grid import metric_columns
 
 Custom = Callable[[OptionSpec, object], object]
@@ -110,9 +110,9 @@ GRAPH_SPEEDS = ("speedintra and speedinter are the file's two bandwidths, as NCC
 
 
 def graph_file_panel(topo, prefix: str) -> None:
-    """The NCCL graph file of ``topo`` (``studio.nccl_graph_view.nccl_graph_panel``) with what its per-channel
+    """The NCCL graph file of ``topo`` (``studio.views.nccl_graph.nccl_graph_panel``) with what its per-channel
     bandwidths are (``GRAPH_SPEEDS``)."""
-    from .nccl_graph_view import nccl_graph_panel
+    from studio.views.nccl_graph import nccl_graph_panel
 
     nccl_graph_panel(topo, prefix=prefix)
     st.caption(GRAPH_SPEEDS)
@@ -224,17 +224,6 @@ def rooted_collective(ranks: list[str], coll: str, where, key: str, url: bool = 
     return f"{coll}@{root}"
 
 
-@contextmanager
-def lazy_expander(label: str, key: str, where=None):
-    """An expander whose contents are made only while it is open: ``with lazy_expander(...) as box: if box: ...``.
-    Opening or closing it reruns the page. A closed expander's elements were still sent to and laid out by every
-    browser (Compose's links table alone cost each one about a CPU second, issue 44). ``key`` holds whether it
-    is open (set it in ``st.session_state`` to open it from code or a test)."""
-    box = (where if where is not None else st).expander(label, key=key, on_change="rerun")
-    with box:
-        yield box.open
-
-
 def safe_stem(text: str, limit: int = 80) -> str:
     """A download's file name stem made from ``text`` (a design expression, an upload's name): its ASCII letters
     and digits, every other character ``_`` (no path separator, dot, quote, control or non-ASCII character ever
@@ -273,7 +262,7 @@ def bundle_panel(topo, schedule, prefix: str, name: str, file_stem: str, *, requ
     from solvers.export.bundle import export_bundle
 
     from . import workload
-    from .figures import bundle_plan_figure
+    from studio.figures.curves import bundle_plan_figure
 
     c1, c2 = st.columns([1, 3])
     runtime = c1.selectbox("Runtime", list(TARGETS), index=_default_runtime_index(topo), key=f"{prefix}bruntime",

@@ -72,11 +72,11 @@ WORKLOAD_OPEN = "workload_open"        # the sidebar's "Change the workload" box
 
 def sidebar() -> Workload:
     """The workload of every page, in the sidebar: a one-line summary always, its inputs in a box that is made
-    only while open (``widgets.lazy_expander``, key ``WORKLOAD_OPEN``). Every input widget type a page shows costs
+    only while open (``expander.lazy_expander``, key ``WORKLOAD_OPEN``). Every input widget type a page shows costs
     each browser its code's load and first layout, about 0.4 CPU s for these (issue 44), so they stay closed until
     asked for. Their values are kept across pages and while the box is closed: each run stores them again as
     session values, which Streamlit keeps where it would drop the state of a widget not shown."""
-    from studio.widgets import lazy_expander
+    from studio.expander import lazy_expander
 
     for key, value in DEFAULTS.items():
         st.session_state[key] = st.session_state.get(key, value)

@@ -31,7 +31,7 @@ def switch_page(at, url_path: str):
 
 
 def open_boxes(at, *keys: str, interactive: bool = False):
-    """Open the page's lazy expanders ``keys`` (``studio.widgets.lazy_expander``: their contents exist only while
+    """Open the page's lazy expanders ``keys`` (``studio.expander.lazy_expander``: their contents exist only while
     open) for the next ``at.run()``, and turn the sidebar's "Interactive charts" on where ``interactive`` (plotly
     charts, whose specs a test can read, instead of the default SVG drawings)."""
     for key in keys:

@@ -135,7 +135,7 @@ def test_schedule_page_draws_its_figures_as_images_until_asked_for_interactive_c
 def test_schedule_computes_its_results_before_it_shows_any(monkeypatch):
     """Issue 44: the result part of the page goes out at once, so every figure is made and drawn before the
     first result element (the cache note, then the verified line) is sent."""
-    import studio.charts
+    import studio.figures.charts
     import studio.pages.schedule as page
 
     order = []
@@ -148,7 +148,7 @@ def test_schedule_computes_its_results_before_it_shows_any(monkeypatch):
 
     for name in ("runtime_curve", "utilisation_heatmap", "load_heatmap"):
         monkeypatch.setattr(page, name, logged(name, getattr(page, name)))
-    monkeypatch.setattr(studio.charts, "figure_svg", logged("drawn", studio.charts.figure_svg))
+    monkeypatch.setattr(studio.figures.charts, "figure_svg", logged("drawn", studio.figures.charts.figure_svg))
     monkeypatch.setattr(page, "cache_note", logged("shown", page.cache_note))
     monkeypatch.setattr(page, "_metrics", logged("metrics", page._metrics))
     at = open_page(SCHEDULE, "circulant(8,[2,3])")
@@ -277,7 +277,8 @@ def test_figure_images_render_through_kaleido():
     assert not at.exception
     buttons = {b.label: b for b in at.get("download_button")}
     assert {"Figure PNG", "Figure SVG"} <= set(buttons)
-    from studio.figures import figure_bytes, topology_figure
+    from studio.figures.images import figure_bytes
+    from studio.figures.topology import topology_figure
     from topologies import parse_topology
 
     png = figure_bytes(topology_figure(parse_topology("biring(6)")), "png")
@@ -307,7 +308,8 @@ def test_figure_images_never_ask_a_cdn_for_mathjax(monkeypatch):
     "mathjax = False"); the studio hands kaleido mathjax False itself, and plotly.js comes from the package."""
     import kaleido
 
-    from studio.figures import figure_bytes, topology_figure
+    from studio.figures.images import figure_bytes
+    from studio.figures.topology import topology_figure
     from topologies import parse_topology
 
     seen = {}

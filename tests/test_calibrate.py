@@ -205,7 +205,7 @@ def test_an_older_log_without_the_starting_line_is_fitted_with_collective(tmp_pa
 
 
 def _genmodel_page():
-    from studio.genmodel_view import render
+    from studio.views.genmodel import render
 
     render()
 

@@ -50,14 +50,17 @@ def refused(capsys, args, *words) -> str:
 @pytest.fixture
 def no_work(monkeypatch):
     """Fail the test if an export or a sweep starts its work (the output path must be refused first)."""
+    import studio.cli.export_input as export_input
     import studio.cli.schedules as schedules
     import studio.cluster as cluster
 
     def work(*_args, **_kwargs):
         raise AssertionError("the work ran before the output path was checked")
 
-    monkeypatch.setattr(schedules, "_schedule_for_export", work)
+    monkeypatch.setattr(schedules, "schedule_for_export", work)
+    monkeypatch.setattr(export_input, "schedule_for_export", work)
     monkeypatch.setattr(schedules, "load", work)
+    monkeypatch.setattr(export_input, "load", work)
     monkeypatch.setattr(cluster, "executor", work)
 
 

@@ -4,7 +4,7 @@ from fractions import Fraction
 
 import pytest
 
-from studio.figures import choose_layout
+from studio.figures.topology import choose_layout
 from topologies import COMPUTE, SWITCH, ExpressionError, TopologyError, parse_topology
 from topologies import clusters as cl
 from topologies.expression import FAMILIES

@@ -174,7 +174,7 @@ def test_frame_and_dict(ring8):
 
 
 def test_runtime_figure(ring8):
-    from studio.compare_figures import runtime_figure
+    from studio.figures.compare import runtime_figure
 
     fig = runtime_figure(ring8.curves(), ring8.winners())
     names = [t.name for t in fig.data]

@@ -35,7 +35,7 @@ def result():
 
 
 def test_table_folds_rows_that_do_not_apply_and_shows_no_none(result):
-    from studio.compare_figures import readable_table
+    from studio.figures.compare import readable_table
     from studio.pages.compare import table
 
     frame = table(result)
@@ -57,7 +57,8 @@ def test_table_folds_rows_that_do_not_apply_and_shows_no_none(result):
 
 
 def test_one_colour_per_synthesizer_the_same_on_every_page():
-    from studio import charts, compare_figures
+    from studio.figures import compare as compare_figures
+    from studio.figures import charts
 
     colors = charts.synth_colors()
     assert list(colors) == list(ALGORITHMS)
@@ -69,7 +70,7 @@ def test_one_colour_per_synthesizer_the_same_on_every_page():
 
 
 def test_every_schedule_view_colours_by_synthesizer_and_dashes_by_design(result):
-    from studio.compare_figures import design_dash, runtime_figure
+    from studio.figures.compare import design_dash, runtime_figure
 
     fig = runtime_figure(result.curves(PLOT_SIZES), result.winners(), view="every")
     lines = [t for t in fig.data if not t.name.startswith("lower bound")]
@@ -87,7 +88,7 @@ def test_every_schedule_view_colours_by_synthesizer_and_dashes_by_design(result)
 
 
 def test_fastest_view_draws_one_curve_per_design(result):
-    from studio.compare_figures import fastest_per_design, runtime_figure
+    from studio.figures.compare import fastest_per_design, runtime_figure
 
     curves = result.curves(PLOT_SIZES)
     fig = runtime_figure(curves, result.winners(), view="fastest")
@@ -103,7 +104,7 @@ def test_fastest_view_draws_one_curve_per_design(result):
 
 
 def test_band_labels_do_not_overlap():
-    from studio.compare_figures import band_labels
+    from studio.figures.compare import band_labels
 
     edges = [1e3 * 1.5 ** k for k in range(30)]            # 29 narrow bands, names far wider than them
     winners = [Winner(a, b, "forestcoll" if k % 2 else "expansion", "t", "allreduce", "a long design name")

@@ -1,4 +1,4 @@
-"""Figures written as plotly's JSON (studio/figure_spec.py): valid to plotly, drawn the same whichever way they
+"""Figures written as plotly's JSON (studio/figures/spec.py): valid to plotly, drawn the same whichever way they
 reach the SVG drawing, and shaped as the plotly calls they replace."""
 import copy
 import pickle
@@ -9,10 +9,12 @@ import pytest
 from plotly.subplots import make_subplots
 
 from solvers.runtime import Execution, simulate
-from studio.charts import plain_title
-from studio.figure_spec import FigureSpec, plotly_figure
-from studio.figures import load_heatmap, place_title, runtime_curve, titled, utilisation_heatmap
-from studio.svg_figure import figure_svg
+from studio.figures.charts import plain_title
+from studio.figures.spec import FigureSpec, plotly_figure
+from studio.figures.curves import runtime_curve
+from studio.figures.timelines import load_heatmap, utilisation_heatmap
+from studio.figures.titles import place_title, titled
+from studio.figures.svg import figure_svg
 from solvers.synthesize import synthesize
 from topologies import parse_topology as load
 

@@ -5,8 +5,9 @@ import pytest
 
 from solvers.runtime import Execution, Model, bound_time_us, simulate
 from solvers.synthesize import synthesize
-from studio.figures import (choose_layout, gantt_figure, load_heatmap, runtime_curve, topology_figure,
-                            utilisation_heatmap)
+from studio.figures.curves import runtime_curve
+from studio.figures.timelines import gantt_figure, load_heatmap, utilisation_heatmap
+from studio.figures.topology import choose_layout, topology_figure
 from topologies import parse_topology
 
 from .helpers import star
@@ -214,8 +215,11 @@ def test_layered_drawing_labels_do_not_overlap(expr):
 def _every_titled_figure():
     """One of each figure the studio's figure modules build (small inputs), by name."""
     from solvers.compare import Curve, Winner
-    from studio import compare_figures, genmodel_figures as gm, learn_figures as lf
-    from studio.figures import epoch_gantt, frontier_figure, sweep_figure, tacos_gantt
+    from studio.figures import learn as lf
+    from studio.figures import genmodel as gm
+    from studio.figures import compare as compare_figures
+    from studio.figures.curves import frontier_figure, sweep_figure
+    from studio.figures.timelines import epoch_gantt, tacos_gantt
     from solvers.genmodel import parse_tree
     from solvers.genmodel.gentree import Planner
 
@@ -281,7 +285,8 @@ def test_every_bar_chart_starts_at_zero():
     the figure modules build reads its bars on a linear axis that starts at zero."""
     from solvers.genmodel import ModelOptions, parse_tree
     from solvers.genmodel.gentree import Planner
-    from studio import genmodel_figures as gm, learn_figures as lf
+    from studio.figures import learn as lf
+    from studio.figures import genmodel as gm
 
     topo, schedule = _built("gkautz(2,8)", "bfb", "allreduce")
     run = simulate(topo, schedule, 1e6, AB, record=True)

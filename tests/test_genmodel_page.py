@@ -9,7 +9,7 @@ from .conftest import shown_metrics
 
 
 def _page():
-    from studio.genmodel_view import render
+    from studio.views.genmodel import render
 
     render()
 

@@ -6,7 +6,7 @@ from urllib.parse import parse_qs
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from studio.figures import MAX_DRAWN_NODES
+from studio.figures.topology import MAX_DRAWN_NODES
 
 from .conftest import ROOT, shown_metrics, switch_page
 
@@ -65,7 +65,7 @@ def test_every_example_opens_on_compose_and_is_drawn():
         assert not at.exception and not at.error, expr
         nodes = int(next(m.value for m in shown_metrics(at) if m.label == "Nodes"))
         assert nodes <= min(512, MAX_DRAWN_NODES), f"{expr}: {nodes} nodes"
-        # drawn by the server as an image (studio.charts), or by plotly where the drawing does not cover it
+        # drawn by the server as an image (studio.figures.charts), or by plotly where the drawing does not cover it
         assert at.get("image") or at.get("plotly_chart"), f"{expr} is not drawn"
         assert not [i.value for i in at.info if "too many to draw" in i.value]
 

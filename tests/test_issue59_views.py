@@ -31,7 +31,7 @@ def test_the_failures_button_counts_failure_sets_and_healthy_designs():
 def test_the_progress_counts_what_the_button_counts(monkeypatch):
     import solvers.failures
     from solvers.failures import FailureTask
-    from studio.failures_view import analyse_job, count_text
+    from studio.views.failures import analyse_job, count_text
 
     monkeypatch.setattr(solvers.failures, "analyse", lambda task: {"failed": task.failed})
     tasks = []
@@ -47,7 +47,7 @@ def test_the_progress_counts_what_the_button_counts(monkeypatch):
 
 
 def test_a_kept_share_above_100_percent_says_why():
-    from studio.failures_view import OVER_HEALTHY, kept_text
+    from studio.views.failures import OVER_HEALTHY, kept_text
 
     text = kept_text("forestcoll", 1.25, 1.0)
     assert "keeps 125% of its healthy algbw" in text
@@ -60,7 +60,7 @@ def test_a_kept_share_above_100_percent_says_why():
 # ---- 7. Measured view ------------------------------------------------------------------------------------------
 
 def test_reasons_are_cut_at_a_word_boundary_with_an_ellipsis():
-    from studio.measured_view import short_reason
+    from studio.views.measured import short_reason
 
     text = ("not applicable: the double binary tree needs a number of ranks that its two trees can share, "
             "and biring(16) gives a layout where the second tree's interior nodes are leaves of the first one "
@@ -76,14 +76,14 @@ def test_reasons_are_cut_at_a_word_boundary_with_an_ellipsis():
 @pytest.fixture(scope="module")
 def sample():
     from solvers.runtime.measured import read_bench_log
-    from studio.measured_view import SAMPLE_LOG
+    from studio.views.measured import SAMPLE_LOG
 
     return read_bench_log(SAMPLE_LOG.read_bytes())
 
 
 def test_every_synthesizer_not_drawn_is_listed_with_its_reason(sample):
     from solvers.registry import ALGORITHMS
-    from studio.measured_view import SLOW, measured_vs_model
+    from studio.views.measured import SLOW, measured_vs_model
     from topologies import load
 
     view = measured_vs_model(load("biring(16)"), sample, ["ring", "dbt"], "allreduce")
@@ -98,7 +98,7 @@ def test_every_synthesizer_not_drawn_is_listed_with_its_reason(sample):
 
 def test_the_default_run_lists_teccl(sample):
     from solvers.registry import ALGORITHMS
-    from studio.measured_view import SLOW, measured_vs_model, not_drawn_caption
+    from studio.views.measured import SLOW, measured_vs_model, not_drawn_caption
     from topologies import load
 
     view = measured_vs_model(load("biring(16)"), sample, None, "allreduce", budget_s=0.0)
@@ -114,7 +114,7 @@ def test_the_default_run_lists_teccl(sample):
 # ---- 10. GenModel's and Learn's hidden curves -------------------------------------------------------------------
 
 def test_genmodel_size_figure_titles_its_axis_and_tells_plans_apart():
-    from studio.genmodel_figures import coinciding, size_figure
+    from studio.figures.genmodel import coinciding, size_figure
 
     sizes = [1e3, 1e5, 1e7]
     series = {"CPS": [1.0, 2.0, 3.0], "Ring": [5.0, 6.0, 7.0], "6 × 2": [1.0, 2.0, 3.0], "4 × 3": [1.001, 2.0, 3.0]}
@@ -131,7 +131,7 @@ def test_genmodel_size_figure_titles_its_axis_and_tells_plans_apart():
 
 def test_the_genmodel_page_names_its_coinciding_plans():
     def page():
-        from studio.genmodel_view import render
+        from studio.views.genmodel import render
 
         render()
 
@@ -145,7 +145,7 @@ def test_the_genmodel_page_names_its_coinciding_plans():
 
 
 def test_learn_draws_the_measured_line_above_the_model_with_markers():
-    from studio.learn_figures import size_curves_figure
+    from studio.figures.learn import size_curves_figure
 
     fig = size_curves_figure([1e3, 1e6], {"measured (nccl-tests)": [10.0, 100.0],
                                           "model, ring at alpha 6 µs": [10.0, 100.0]})

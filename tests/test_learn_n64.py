@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 from solvers.compare import Curve, crossing_size, winners
 from solvers.core.cost import alpha_beta_us
 from solvers.synthesize import synthesize
-from studio.learn_n64 import ALPHA_TERM, BANDWIDTH_TERM, TOTAL, term_name
+from studio.views.learn_n64 import ALPHA_TERM, BANDWIDTH_TERM, TOTAL, term_name
 from topologies.baseline_fabrics import nccl_double_binary_tree
 from topologies.expression import parse_topology
 
@@ -27,7 +27,7 @@ def section_app(alpha_us: float | None = None) -> AppTest:
     def script(alpha):
         import streamlit as st
 
-        from studio import learn_collectives
+        from studio.views import learn_collectives
         if alpha is not None:
             st.session_state["w_alpha"] = alpha
         learn_collectives.render_section()

@@ -355,7 +355,7 @@ def test_step_8_cuts_every_cable_and_a_degree_d_design_survives_d_minus_1(learn)
 def test_rooted_step_broadcast_takes_the_eccentricity_and_tenants_share_the_mesh(learn):
     """Step 9: the table's TACOS steps equal each root's eccentricity (6x6 mesh: 10 from a corner, 8 from GPU 2,
     6 from GPU 14), and on the shared mesh the joint greedy's makespan is the least of the three runs."""
-    from studio.pages.learn import rooted_rows, shared_mesh
+    from studio.views.learn_practice import rooted_rows, shared_mesh
     from solvers.runtime import Workload
 
     rows = rooted_rows(Workload().key)

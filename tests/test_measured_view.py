@@ -13,7 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from solvers.runtime.measured import read_bench_log
-from studio.measured_view import SAMPLE_LOG, MeasuredError, measured_vs_model
+from studio.views.measured import SAMPLE_LOG, MeasuredError, measured_vs_model
 from topologies import load
 
 from .conftest import ROOT, open_boxes, switch_page
@@ -161,7 +161,7 @@ def _bad_upload_page():
     import streamlit as st
     from streamlit.delta_generator import DeltaGenerator
 
-    from studio import measured_view
+    from studio.views import measured as measured_view
     from topologies import load
 
     class Upload:

@@ -1,4 +1,4 @@
-"""The server's SVG drawings of the studio's plotly figures (studio/svg_figure.py): valid SVG, every mark where
+"""The server's SVG drawings of the studio's plotly figures (studio/figures/svg.py): valid SVG, every mark where
 the figure puts it, hover text kept, hostile names inert, and None (plotly then) for what is not covered."""
 import math
 import xml.etree.ElementTree as ET
@@ -8,8 +8,10 @@ import plotly.graph_objects as go
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from studio.figures import load_heatmap, runtime_curve, topology_figure
-from studio.svg_figure import figure_svg
+from studio.figures.curves import runtime_curve
+from studio.figures.timelines import load_heatmap
+from studio.figures.topology import topology_figure
+from studio.figures.svg import figure_svg
 from topologies import parse_topology
 from topologies.model import COMPUTE, Link, Topology
 

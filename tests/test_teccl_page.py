@@ -117,7 +117,7 @@ def test_epoch_rows_of_composed_collectives_follow_the_links():
     """A reduce-scatter part is mirrored in time and direction; each send keeps its link's lag, every link
     exists, and an allreduce's allgather starts after the reduce-scatter."""
     from solvers import synthesize
-    from studio.teccl_view import epoch_rows
+    from studio.views.teccl import epoch_rows
 
     topo = load("cluster(2,2,10,1)")
     result = synthesize(topo, "teccl", "allreduce", total_bytes=1e6, options={"chunks": 1})

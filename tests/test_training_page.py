@@ -126,7 +126,7 @@ def test_open_in_schedule_sets_the_schedule_pages_state():
 
 
 def test_the_pure_helpers():
-    from studio.training_figures import results_json, schedule_bytes, schedule_target
+    from studio.figures.training import results_json, schedule_bytes, schedule_target
 
     assert schedule_target({"collective": "alltoall", "algo": None}) == ("teccl", "alltoall")
     assert schedule_target({"collective": "allreduce", "algo": "dbt"}) == ("dbt", "allreduce")

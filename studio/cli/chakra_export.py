@@ -21,7 +21,7 @@ def export_chakra(args) -> int:
     from solvers.export.chakra_astra import astra_inputs
     from solvers.export.chakra_files import check_size, check_target, staged_folder
 
-    from .schedules import _schedule_for_export
+    from .export_input import schedule_for_export
 
     if not args.output:
         raise UsageError("Chakra traces are one file per rank: give -o DIR, a new or empty folder")
@@ -34,7 +34,7 @@ def export_chakra(args) -> int:
     except ChakraError as exc:
         raise UsageError(str(exc)) from None
     work = workload_from(args)
-    result, _, _ = _schedule_for_export(args, work)
+    result, _, _ = schedule_for_export(args, work)
     name = f"{args.algo}_{result.schedule.collective.value}"
     try:
         check_size(schedule_nodes(result.topology, result.schedule),

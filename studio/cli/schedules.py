@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from fractions import Fraction
 
-from solvers import Collective, synthesize
+from solvers import Collective
 from solvers.results_cache import ENV, ResultsCache, cached_synthesize, code_version
 from topologies import load
 
@@ -14,6 +14,7 @@ from . import allreduce_lp
 from .common import (UsageError, add_output_arguments, cache_parent, check_output, design_parent, json_parent, json_text,
                      print_table, progress_for, progress_parent, read_log, workload_from, workload_parent,
                      write_atomically)
+from .export_input import root_of, schedule_for_export
 from .synth_flags import add_synthesizer_arguments, options_for
 
 
@@ -155,7 +156,7 @@ def schedule(args) -> int:
     params = _genmodel_params(args.genmodel_preset) if args.cost == "genmodel" else None
     topo = load(args.expr, max_nodes=args.max_nodes)
     store = ResultsCache.default()
-    root = _root(args, collective)
+    root = root_of(args, collective)
     result, hit = cached_synthesize(topo, args.algo, collective, cache=store, refresh=args.no_cache,
                                     total_bytes=work.total_bytes, options=options_for(args, args.algo),
                                     progress=progress_for(args), root=root)
@@ -184,14 +185,6 @@ def schedule(args) -> int:
         table.update(result.detail.text_rows(out))
     print_table({**table, "tb_factor / bound": ratio, "tb_factor_exact": str(Fraction(out["tb_factor_exact"]))})
     return 0
-
-
-def _root(args, collective: Collective):
-    """``--root`` for a rooted collective (default rank 0); UsageError when given for any other."""
-    root = getattr(args, "root", None)
-    if root is not None and not collective.rooted:
-        raise UsageError(f"--root goes with broadcast, reduce, gather or scatter, not {collective.value}")
-    return root
 
 
 def _genmodel_params(name: str):
@@ -224,7 +217,7 @@ def export(args) -> int:
         return _export_plan(args)
     if args.format == "nccl-graph":
         return _export_graph(args)
-    result, name, in_place = _schedule_for_export(args, workload_from(args))
+    result, name, in_place = schedule_for_export(args, workload_from(args))
     try:           # result.topology: TACOS schedules the unwound fabric
         text, report = to_msccl(result.topology, result.schedule, args.dialect, args.sm_budget, args.runtime,
                                 proto=args.proto, copies=args.copies, instances=args.instances, in_place=in_place,
@@ -271,17 +264,6 @@ def cache(args) -> int:
     return 0
 
 
-def _schedule_for_export(args, work):
-    """(result, the file's name, the call placement asked for) of an export command; ``work``: its workload, whose M
-    the synthesizers that depend on it are told."""
-    topo = load(args.expr, max_nodes=args.max_nodes)
-    collective = Collective.parse(args.collective)
-    result = synthesize(topo, args.algo, collective, options=options_for(args, args.algo), root=_root(args, collective),
-                        total_bytes=work.total_bytes)
-    name = f"{args.algo} {result.schedule.collective.value} {topo.name or topo.expr}"
-    return result, name, {"default": None, "in": True, "out": False}[args.place]
-
-
 def _export_bundle(args) -> int:
     from solvers.core.errors import NotApplicable
     from solvers.export import XmlError
@@ -295,7 +277,7 @@ def _export_bundle(args) -> int:
         raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
     work = workload_from(args)
     execution = work.execution
-    result, name, _ = _schedule_for_export(args, work)
+    result, name, _ = schedule_for_export(args, work)
     try:
         bundle = export_bundle(result.topology, result.schedule, args.runtime, execution=execution,
                                sm_budget=args.sm_budget, name=name, progress=progress_for(args), jobs=args.jobs)
@@ -323,7 +305,7 @@ def _export_plan(args) -> int:
 
     if args.dialect is not None or args.runtime is not None:
         raise UsageError("an MSCCL++ plan has no dialect or MSCCL runtime: drop --dialect/--runtime")
-    result, name, in_place = _schedule_for_export(args, workload_from(args))
+    result, name, in_place = schedule_for_export(args, workload_from(args))
     try:
         text, report = export_plan(result.topology, result.schedule, args.sm_budget, copies=args.copies,
                                    instances=args.instances, in_place=in_place, name=name)
@@ -350,7 +332,7 @@ def _export_graph(args) -> int:
     if args.dialect is not None or args.runtime is not None:
         raise UsageError("an NCCL graph file has no MSCCL dialect or runtime: drop --dialect/--runtime")
     collective = Collective.parse(args.collective)
-    _root(args, collective)
+    root_of(args, collective)
     if collective in (Collective.GATHER, Collective.SCATTER):
         raise UsageError(f"an NCCL graph file serves no {collective.value}: RCCL runs nccl{collective.value.title()} "
                          "outside MSCCL as grouped point-to-point calls (ROCm/rccl src/collectives.cc:229-236, "
@@ -500,7 +482,7 @@ def _measured(args, colls: list[str], algos: list[str] | None):
     topologies to compare, the collective the log times, the synthesizers to run, the calibrated workload every
     time is priced with). UsageError (one line) for an unreadable log, a log of another collective or number of
     ranks, or prices given besides."""
-    from studio.measured_view import MeasuredError, default_algos, measured_vs_model
+    from studio.views.measured import MeasuredError, default_algos, measured_vs_model
 
     if len(args.exprs) != 1:
         raise UsageError(f"--measured sets one design beside its log: give one EXPR, not {len(args.exprs)}")
@@ -531,7 +513,7 @@ def _measured(args, colls: list[str], algos: list[str] | None):
 
 def _write_plot(path: str, view) -> None:
     """The measured-vs-model figure as a PNG at ``path``, written whole or not at all."""
-    from studio.figures import ImageError, figure_bytes
+    from studio.figures.images import figure_bytes, ImageError
 
     try:
         png = figure_bytes(view.figure(), "png")

@@ -1,7 +1,7 @@
 """The Clusters page: build or upload a switched fabric, run ForestColl on it, and see the bottleneck cut, the trees
 of one root, throughput against a fixed k, the allreduce LP of App. E beside RS+AG (solved on request), and the
 MSCCL export (ForestColl, arXiv:2402.06787); or run TE-CCL on it with the Schedule page's knobs and result panel
-(``studio.teccl_view``)."""
+(``studio.views.teccl``)."""
 from __future__ import annotations
 
 from types import SimpleNamespace
@@ -15,12 +15,13 @@ from solvers.forestcoll import MAX_FIXED_K, collective_schedule, forestcoll
 from solvers.forestcoll.search import fabric, fixed_k_algbw
 from solvers.core.schedule import Collective
 from solvers.core.verify import verify
-from studio import teccl_view, workload
+from studio import workload
+from studio.views import teccl as teccl_view
 from studio.jobs import JobError
 from studio.metric_grid import metric_columns
 from studio.tables import blank_missing
 from studio.widgets import cache_note, cancel_slot, export_panel, rooted_collective, runtime_metrics
-from studio.figures import MAX_DRAWN_NODES, choose_layout, topology_figure
+from studio.figures.topology import MAX_DRAWN_NODES, choose_layout, topology_figure
 from studio.pages.compose import _from_upload, show_import
 from studio.messages import for_page
 from topologies import TopologyError

@@ -2,7 +2,7 @@
 files) and collectives, under one time budget, priced for the sidebar's workload: a table beside the lower bounds,
 runtime against message size for all of them, and the fastest per message-size range (``solvers.compare``); below
 them a benchmark log (nccl-tests / rccl-tests) of one design set beside its synthesizers' runtime model on prices
-fitted to the log (``studio.measured_view``)."""
+fitted to the log (``studio.views.measured``)."""
 from __future__ import annotations
 
 import hashlib
@@ -14,12 +14,15 @@ from solvers.compare import (BOUND, DEFAULT_BUDGET_S, EXPORT_MAX_TRANSFERS, OK, 
                              algorithm_order, compare)
 from solvers.core.schedule import Collective
 from solvers.runtime import Workload as Prices
-from studio import measured_view, sweep_view, tenants_view, workload
-from studio.compare_figures import VIEWS, readable_table, runtime_figure
-from studio.figures import render_images
+from studio import workload
+from studio.views import tenants as tenants_view
+from studio.views import sweep as sweep_view
+from studio.views import measured as measured_view
+from studio.figures.compare import VIEWS, readable_table, runtime_figure
+from studio.figures.images import render_images
 from studio.uploads import read_topology
 from studio.messages import for_page
-from studio.widgets import lazy_expander
+from studio.expander import lazy_expander
 from topologies import TopologyError, load
 from topologies.catalogue import BASES
 

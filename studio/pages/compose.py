@@ -13,12 +13,14 @@ from collections import OrderedDict
 import pandas as pd
 import streamlit as st
 
-from studio import charts
-from studio.figures import MAX_DRAWN_NODES, choose_layout, render_images, topology_figure
+from studio.figures import charts
+from studio.figures.images import render_images
+from studio.figures.topology import MAX_DRAWN_NODES, choose_layout, topology_figure
 from studio.messages import for_page
 from studio.metric_grid import metric_columns
 from studio.uploads import read_machine
-from studio.widgets import lazy_expander, safe_stem
+from studio.expander import lazy_expander
+from studio.widgets import safe_stem
 from topologies import TopologyError, load, summarize
 from topologies.catalogue import BASES
 from topologies.expression import DEFAULT_MAX_NODES, FAMILIES

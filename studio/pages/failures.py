@@ -12,9 +12,9 @@ from solvers.core.schedule import Collective
 from solvers.failures import KINDS, FailureTask, failure_sets
 from solvers.synthesize import ALGORITHMS
 from studio import navigation, workload
-from studio.failures_view import (OVER_HEALTHY, analyse_job, cdf_figure, count_text, failed_figure, fraction,
+from studio.views.failures import (OVER_HEALTHY, analyse_job, cdf_figure, count_text, failed_figure, fraction,
                                   kept_text, sets_table, summary_table, tasks_text, worst_row)
-from studio.figures import MAX_DRAWN_NODES
+from studio.figures.topology import MAX_DRAWN_NODES
 from studio.jobs import JobError
 from studio.messages import for_page
 from studio.widgets import queue_text

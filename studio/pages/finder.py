@@ -15,7 +15,7 @@ from solvers.directconnect.pricing import (RUNTIME_MAX_NODES, RUNTIME_MODEL, STE
 from solvers.directconnect.selection import COLLECTIVES, SizeMix, alltoall_time_us, best_index, step_model_mix_us
 from solvers.runtime import Workload
 from studio import navigation, workload
-from studio.figures import frontier_figure, sweep_figure
+from studio.figures.curves import frontier_figure, sweep_figure
 from studio.messages import for_page
 from studio.tables import blank_missing
 from studio.widgets import safe_stem

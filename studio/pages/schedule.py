@@ -10,10 +10,10 @@ the link's ``?algo=`` or the user's choice; else BFB, replaced where it does not
 registry order that schedules the design (``_first_applicable``). ``algo`` and ``coll`` are kept in the URL too, and for
 broadcast, reduce, gather and scatter the ``root`` (``root_choice``; the solvers get ``coll@root``). TE-CCL
 (``teccl``) has its own knobs, collectives (alltoall and custom demands too) and result panel with an
-epoch-by-epoch view (``studio.teccl_view``); TACOS (``tacos``) has its knobs, the time beside the ingress bound,
-a per-link Gantt chart and the ILP comparison (``studio.tacos_view``). Under the choices, an expander sets an
+epoch-by-epoch view (``studio.views.teccl``); TACOS (``tacos``) has its knobs, the time beside the ingress bound,
+a per-link Gantt chart and the ILP comparison (``studio.views.tacos``). Under the choices, an expander sets an
 nccl-tests / rccl-tests log (uploaded, or the sample) beside every applicable synthesizer's runtime model on prices
-fitted to it (``studio.measured_view``).
+fitted to it (``studio.views.measured``).
 """
 from __future__ import annotations
 
@@ -28,13 +28,21 @@ from solvers.core.errors import NotApplicable, ScheduleError
 from solvers.core.schedule import Collective
 from solvers.runtime import Model, Workload as Prices, bound_time_us
 from solvers.synthesize import ALGORITHMS
-from studio import charts, measured_view, tacos_view, teccl_view, workload
+from studio import workload
+from studio.figures import charts
+from studio.views import measured as measured_view
+from studio.views import teccl as teccl_view
+from studio.views import tacos as tacos_view
 from studio.jobs import JobError
 from studio.metric_grid import metric_columns
-from studio.widgets import (Solved, cache_note, cancel_slot, export_panel, lazy_expander, option_controls,
+from studio.expander import lazy_expander
+from studio.widgets import (Solved, cache_note, cancel_slot, export_panel, option_controls,
                             rooted_collective, safe_stem, synthesize_with_bar)
-from studio.figures import (HALF_WIDTH_PX, MAX_DRAWN_NODES, choose_layout, load_heatmap, render_images,
-                            runtime_curve, topology_figure, utilisation_heatmap)
+from studio.figures.curves import runtime_curve
+from studio.figures.images import render_images
+from studio.figures.timelines import load_heatmap, utilisation_heatmap
+from studio.figures.titles import HALF_WIDTH_PX
+from studio.figures.topology import MAX_DRAWN_NODES, choose_layout, topology_figure
 from studio.messages import for_page
 from studio.pages.compose import IMPORT_PREFIX, current_design, load_design as load
 from topologies import TopologyError

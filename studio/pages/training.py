@@ -15,10 +15,10 @@ from solvers.core.errors import NotApplicable, ScheduleError
 from solvers.training import BUCKETS, DEFAULT_EFFICIENCY, GPUS, PARALLEL, PROFILE_COLUMNS, TrainingError
 from solvers.training import model_presets
 from studio import navigation, workload
-from studio.figure_spec import plotly_figure
+from studio.figures.spec import plotly_figure
 from studio.jobs import JobError
 from studio.messages import for_page
-from studio.training_figures import (breakdown_figure, collective_rows, collectives_table, default_designs,
+from studio.figures.training import (breakdown_figure, collective_rows, collectives_table, default_designs,
                                      results_json, schedule_bytes, schedule_target, summary_table, timeline_figure,
                                      train_job)
 from studio.widgets import queue_text
@@ -71,7 +71,7 @@ def _profile():
 
 def _inputs():
     """The page's inputs as (designs, request, key), or None after one error line. ``request`` is what the job
-    takes (``studio.training_figures.train_one``); ``key`` identifies the run (the profile by its digest)."""
+    takes (``studio.figures.training.train_one``); ``key`` identifies the run (the profile by its digest)."""
     presets = model_presets()
     c1, c2, c3 = st.columns([3, 2, 2])
     source = c1.radio("Model", ["Preset", "Profile CSV"], key="tr_source", horizontal=True,

@@ -17,7 +17,7 @@ def settle(page: Page, timeout: int = 60000):
 
 
 def drawn(page: Page, key: str, timeout: int = 30000):
-    """The server's SVG drawing under ``key`` (studio.charts.show), once the browser has decoded it (an image
+    """The server's SVG drawing under ``key`` (studio.figures.charts.show), once the browser has decoded it (an image
     that failed to load has no natural width)."""
     image = page.locator(f".st-key-{key} img").first
     image.wait_for(timeout=timeout)

@@ -2,7 +2,7 @@
 gamma) model, the HCPS factorization explorer, calibration from measured CPS runs, and GenTree on switch trees
 beside the flat Ring / CPS / RHD baselines. Sizes are floats (4 bytes) and times seconds, as in the paper.
 
-All numbers come from ``solvers.genmodel``; the figures from ``studio.genmodel_figures``.
+All numbers come from ``solvers.genmodel``; the figures from ``studio.figures.genmodel``.
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from solvers.genmodel.tree import PRESET_TREES
 from studio.metric_grid import metric, metric_columns
 from studio.tables import blank_missing
 from studio.uploads import UploadError, read_upload_text
-from studio.genmodel_figures import (breakdown_figure, coincide_note, comparison_figure, factorization_figure,
+from studio.figures.genmodel import (breakdown_figure, coincide_note, comparison_figure, factorization_figure,
                                      fit_figure, servers_figure, size_figure, tree_figure)
 
 PARAM_FIELDS = ("alpha", "beta", "gamma", "delta", "epsilon")
@@ -152,7 +152,7 @@ def _is_bench_log(text: str) -> bool:
 
 def _measured_pointer(show, lead: str = "") -> None:
     """Where an nccl-tests log is fitted: GenModel fits CPS runs at several N, a log times one machine at one N,
-    so its α and B are fitted on the Schedule page's Measured box (``studio.measured_view``), linked here."""
+    so its α and B are fitted on the Schedule page's Measured box (``studio.views.measured``), linked here."""
     from studio import navigation
 
     show(f"{lead}An nccl-tests / rccl-tests log (.log) times one machine at one N: fit it on the Schedule page's "

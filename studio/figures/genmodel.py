@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from studio.figures import place_title
+from studio.figures.titles import place_title
 
 TERM_COLORS = {"alpha": "#1f77b4", "beta": "#ff7f0e", "gamma": "#2ca02c", "delta": "#9467bd", "epsilon": "#d62728"}
 TERM_NAMES = {"alpha": "α latency", "beta": "β bandwidth", "gamma": "γ compute", "delta": "δ memory",

@@ -22,8 +22,8 @@ from solvers.core.cost import alpha_beta_us
 from solvers.core.verify import verify
 from solvers.synthesize import synthesize
 from studio import workload
-from studio.figures import HALF_WIDTH_PX
-from studio.learn_n64 import double_tree_figure, terms_figure, trees_figure
+from studio.figures.titles import HALF_WIDTH_PX
+from studio.views.learn_n64 import double_tree_figure, terms_figure, trees_figure
 from topologies.baseline_fabrics import nccl_double_binary_tree
 from topologies.expression import parse_topology
 

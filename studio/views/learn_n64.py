@@ -1,4 +1,4 @@
-"""Plotly figures of the Learn section "ring, tree and direct-connect at N = 64" (``studio.learn_collectives``).
+"""Plotly figures of the Learn section "ring, tree and direct-connect at N = 64" (``studio.views.learn_collectives``).
 Pure functions of numbers the library has already computed: no Streamlit and no cost model here.
 
 * ``terms_figure``: each design's step-model time split into its two terms against M (log-log): the latency term
@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from studio.figures import FULL_WIDTH_PX, choose_layout, place_title
-from studio.learn_figures import _log_vline
+from studio.figures.titles import FULL_WIDTH_PX, place_title
+from studio.figures.topology import choose_layout
+from studio.figures.learn import _log_vline
 from topologies.model import Topology
 
 COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2")

@@ -1,4 +1,4 @@
-"""How a page shows a figure: drawn as SVG by the server (``svg_figure``) unless the sidebar's "Interactive
+"""How a page shows a figure: drawn as SVG by the server (``svg``) unless the sidebar's "Interactive
 charts" is on, then as plotly's chart (zoom, pan, hover boxes). Issue 44: plotly.js costs each browser about
 2 CPU seconds on the first chart of a page load; twenty browsers sharing a machine's two cores waited minutes
 for it. A figure the SVG drawing does not cover is shown by plotly either way."""
@@ -9,9 +9,9 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from studio.figure_spec import FigureSpec, plotly_figure
-from studio.figures import FULL_WIDTH_PX
-from studio.svg_figure import figure_svg
+from studio.figures.spec import FigureSpec, plotly_figure
+from studio.figures.titles import FULL_WIDTH_PX
+from studio.figures.svg import figure_svg
 
 INTERACTIVE_KEY = "interactive_charts"
 

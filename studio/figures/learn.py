@@ -8,7 +8,7 @@ no cost model here (the page prices schedules through ``solvers``), so a noteboo
 * ``survival_figure``: each design's optimal algbw healthy and after its worst single link failure.
 
 Each takes ``width_px``, the width the page gives it (``studio.figures.HALF_WIDTH_PX`` in one of two columns), and
-wraps its title to fit (``studio.figures.place_title``).
+wraps its title to fit (``studio.figures.titles.place_title``).
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import math
 
 import plotly.graph_objects as go
 
-from studio.figures import FULL_WIDTH_PX, place_title
+from studio.figures.titles import FULL_WIDTH_PX, place_title
 
 _DASHED = ("bound", "lower")
 _MEASURED = "measured"

@@ -13,7 +13,7 @@ import streamlit as st
 from solvers.synthesize import ALGORITHMS
 from solvers.tacos import TacosResult, tacos_ilp
 from solvers.tacos.ilp import MAX_BINARIES
-from studio.figures import tacos_gantt
+from studio.figures.timelines import tacos_gantt
 from studio.metric_grid import metric_columns
 from studio.widgets import option_controls, synthesize_with_bar
 

@@ -2,7 +2,7 @@
 simulates one iteration on each design in a child process (``train_job``, for ``studio.jobs.run``), the breakdown
 bars per design (the layout of Fig. 9: compute, exposed allreduce and all-to-all stacked, the ratio to the fastest
 design beside each bar), the timeline of one iteration on its two streams (App. A.4 Fig. 16), and the tables.
-Figures are plotly's JSON (``studio.figure_spec``), one colour per kind of bar. Pure functions: no Streamlit here.
+Figures are plotly's JSON (``studio.figures.spec``), one colour per kind of bar. Pure functions: no Streamlit here.
 """
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from typing import Callable, Sequence
 
 import pandas as pd
 
-from studio.figure_spec import FigureSpec
-from studio.figures import titled
+from studio.figures.spec import FigureSpec
+from studio.figures.titles import titled
 from studio.tables import blank_missing
 
 # one colour per kind: the breakdown's three segments and the timeline's bars share them where they mean the same

@@ -4,7 +4,7 @@ makes on every view (issue 44).
 Building plotly's object model costs the server's script thread far more than drawing the figure: Schedule's
 runtime curve took 60 ms through ``make_subplots`` and the trace and layout setters (about 1.2 s of one CPU for
 twenty sessions' views, all under one interpreter lock), and 5 ms to draw as SVG from its dict. The page's default
-drawing (``svg_figure.figure_svg``) reads only that dict, so a ``FigureSpec`` hands it over as written; plotly's
+drawing (``svg.figure_svg``) reads only that dict, so a ``FigureSpec`` hands it over as written; plotly's
 ``go.Figure`` is built from it only when something needs plotly itself (the interactive chart, the PNG/SVG
 downloads through kaleido, any attribute of ``go.Figure`` read from it), and building it checks every property the
 way plotly checks any figure.

@@ -44,7 +44,7 @@ BUDGET_S = 20.0                         # seconds for all the synthesizers' buil
 MAX_TRANSFERS = 2_000_000               # a larger schedule is skipped (its message graph takes seconds to build)
 SLOW = {"teccl": "its MILP takes minutes: not timed beside a log"}
 REASON_CHARS = 140                      # a longer "Not drawn" reason is cut at a word; its tooltip has it all
-SAMPLE_LOG = Path(__file__).resolve().parents[1] / "examples" / "nccl-tests-allreduce-16.log"
+SAMPLE_LOG = Path(__file__).resolve().parents[2] / "examples" / "nccl-tests-allreduce-16.log"
 PLACEMENTS = ("out-of-place", "in-place")
 _AMD = ("AMD", "Instinct", "Radeon", "MI100", "MI200", "MI210", "MI250", "MI300", "gfx9")
 
@@ -320,8 +320,9 @@ def measured_figure(view: MeasuredView):
     ("model: ring"); the title names the prices."""
     import plotly.graph_objects as go
 
-    from studio.compare_figures import PALETTE, algo_color
-    from studio.figures import place_title
+    from studio.figures.charts import SYNTH_PALETTE as PALETTE
+    from studio.figures.compare import algo_color
+    from studio.figures.titles import place_title
 
     colors: dict[str, str] = {}
     for c in view.curves:          # the Compare page's color per synthesizer, another where two would share one
@@ -396,14 +397,14 @@ def panel(prefix: str, designs: Sequence[tuple[str, Callable[[], Topology]]], co
     name its own. A bad log or a log of another machine is one ``st.error`` line. Widget keys start with
     ``prefix``.
 
-    The box is made only while open (``widgets.lazy_expander``, key ``{prefix}measured_open``): its uploader
+    The box is made only while open (``expander.lazy_expander``, key ``{prefix}measured_open``): its uploader
     alone cost every browser about 0.3 CPU s per page view (issue 44). An uploaded log that reads is kept in the
     session (``{prefix}measured_kept``), so that closing the box, which removes the uploader and its file, does
     not lose it; reopened, the box shows it again until "Forget it"."""
     import streamlit as st
 
     from studio.uploads import read_at_most
-    from studio.widgets import lazy_expander
+    from studio.expander import lazy_expander
 
     sample_key, kept_key = f"{prefix}measured_sample", f"{prefix}measured_kept"
     with lazy_expander("Measured (nccl-tests / rccl-tests log)", f"{prefix}measured_open") as box:

@@ -3,7 +3,7 @@ designs (by default each design's fastest schedule at each size, or every schedu
 bound and the fastest schedule per message-size range as coloured bands; and the table of runs as the page shows
 it (rows that do not apply folded away, empty cells empty, the status split into its outcome and its reason).
 
-Colours: one per synthesizer, the same on every page (``studio.charts.synth_color``, keyed by the registry's
+Colours: one per synthesizer, the same on every page (``studio.figures.charts.synth_color``, keyed by the registry's
 order); dashes: one per design, in the order the designs were given."""
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from solvers.compare import Curve, Winner
-from studio.charts import SYNTH_PALETTE as PALETTE, synth_color
-from studio.figures import place_title
+from studio.figures.charts import synth_color
+from studio.figures.titles import place_title
 
 # designs differ by dash (eight: the Compare page's limit of designs); plotly's six named ones, then two patterns
 DASHES = ["solid", "dot", "dash", "longdash", "dashdot", "longdashdot", "12px,3px,3px,3px,3px,3px", "2px,7px"]
@@ -26,7 +26,7 @@ LABEL_ROWS = 2                # rows of band labels above the plot; a label that
 
 
 def algo_color(algo: str) -> str:
-    """The synthesizer's colour (``studio.charts.synth_color``)."""
+    """The synthesizer's colour (``studio.figures.charts.synth_color``)."""
     return synth_color(algo)
 
 

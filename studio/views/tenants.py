@@ -10,8 +10,9 @@ import streamlit as st
 
 from solvers.core.errors import NotApplicable, ScheduleError
 from solvers.tenants import JOINT, MAX_FILE_BYTES, TenantsError, read_tenants, synthesize_tenants
-from studio import charts, workload
-from studio.figures import place_title
+from studio import workload
+from studio.figures import charts
+from studio.figures.titles import place_title
 from studio.messages import for_page
 from studio.uploads import read_upload_text
 from topologies import TopologyError, load

@@ -15,7 +15,8 @@ from solvers.core.schedule import Collective
 from solvers.synthesize import ALGORITHMS
 from solvers.teccl import Composed, TecclResult, read_demand_matrix
 from solvers.teccl.instance import MAX_DEMAND_TEXT
-from studio.figures import MAX_DRAWN_NODES, epoch_figure, epoch_gantt
+from studio.figures.timelines import epoch_figure, epoch_gantt
+from studio.figures.topology import MAX_DRAWN_NODES
 from studio.metric_grid import metric_columns
 from studio.uploads import UploadError, read_upload_text
 from studio.widgets import MISSING, option_controls, synthesize_with_bar

@@ -8,7 +8,8 @@ from typing import Callable, Sequence
 import pandas as pd
 import plotly.graph_objects as go
 
-from studio.figures import choose_layout, place_title, topology_figure
+from studio.figures.titles import place_title
+from studio.figures.topology import choose_layout, topology_figure
 from studio.tables import blank_missing
 
 
