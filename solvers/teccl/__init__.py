@@ -43,6 +43,7 @@ from .greedy import greedy_flows
 from .milp import MAX_BINARIES, build_milp, chosen_flows, milp_size, start_vector
 from .alternatives import astar_result, greedy_only
 from .outcome import FEASIBLE, INFEASIBLE, TIMEOUT
+from .relaxation import relaxation_epoch_bound
 from .result import Composed, Probe, TecclResult
 from .search import optimise, search
 from .solve import solve
@@ -55,6 +56,7 @@ DEFAULT_BUFFER_BYTES = 1_000_000
 MAX_LP_VARIABLES = 400_000
 MAX_AUTO_MULTIPLIER = 64
 AUTO_MILP_BINARIES = 50_000         # auto's MILP limit: above it HiGHS overran a 60 s limit by minutes (NDv2 x 4)
+RELAXATION_SECONDS = 60.0           # A*'s LP relaxation bound (relaxation.py) gets this long on top of its rounds
 AUTO_LP_VARIABLES = 100_000          # what auto_multiplier aims the LP at: HiGHS's IPM solves it in ~30 s on 2 cores
 Progress = Callable[[str, float], None]
 
@@ -171,6 +173,11 @@ def teccl(topo: Topology, collective="allgather", *, chunks: int = 1, chunk_byte
         t = timing(topo, chunk_bytes, epoch, multiplier or 1, threshold)
         found = astar_result(topo, demand, t, round_epochs, switch_copy, time_limit, gap, progress)
         found.bound_us, found.multiplier = bound_us, multiplier or 1
+        if (multiplier or 1) == 1 and found.finish > bound_k:        # the same bound as auto's (relaxation)
+            ends = time.perf_counter() + RELAXATION_SECONDS
+            tighter = relaxation_epoch_bound(topo, demand, fine, bound_k, found.finish,
+                                             lambda: max(0.0, ends - time.perf_counter()), switch_copy)
+            found.bound_us = tighter * fine.tau_us
         return found
     if multiplier is None:
         multiplier = 1 if whole else auto_multiplier(topo, demand, chunk_bytes, epoch, threshold)

@@ -15,7 +15,9 @@ from . import lower as lowering
 from .greedy import greedy_flows
 from .instance import Demand, Timing
 from .milp import milp_size
+from .orbits import orbit_search
 from .outcome import FEASIBLE
+from .relaxation import relaxation_epoch_bound
 from .result import Probe, TecclResult
 
 
@@ -24,12 +26,10 @@ def greedy_only(topo: Topology, demand: Demand, t: Timing, lower_bound: int, epo
                 left=None, gap: float = 1e-4, switch_copy: bool = False) -> TecclResult:
     """For a MILP too large to build (``method="auto"`` beyond ``auto_limit`` flow binaries): the greedy schedule
     in epochs (``greedy``), then, while ``left()`` seconds remain and the greedy is above the lower bound, the
-    MILP restricted to the schedules the fabric's symmetries keep (``orbits``: one source per orbit, |G| times
+    bound raised by the LP relaxation (``relaxation``, at multiplier 1) and the MILP restricted to the schedules the fabric's symmetries keep (``orbits``: one source per orbit, |G| times
     smaller) at fewer epochs than the greedy's. The better one is the result, pruned, lowered and verified like a
     solver's: method ``symmetric`` (status of its last solve) or ``greedy`` (status ``feasible``, not optimised);
     K minimal when it meets the lower bound."""
-    from .orbits import orbit_search
-
     if progress:
         progress("greedy schedule (the MILP is too large)", 0.1)
     horizon = max(epochs or 0, 2 * lower_bound + 8)
@@ -46,7 +46,15 @@ def greedy_only(topo: Topology, demand: Demand, t: Timing, lower_bound: int, epo
     method, status, gap_out, probes, size = "greedy", FEASIBLE, None, [], len(flows)
     notes = [f"the MILP at {lower_bound} epochs has more than {auto_limit:,} flow binaries: the greedy "
              f"schedule in epochs, not optimised (method milp, with a multiplier, or astar, to search)"]
-    found = None
+    found, cut = None, lower_bound
+    if left is not None and finish > lower_bound and multiplier == 1:
+        if progress:
+            progress("LP relaxation bound on the epochs", 0.2)
+        tighter = relaxation_epoch_bound(topo, demand, t, lower_bound, finish, left, switch_copy)
+        if tighter > lower_bound:
+            notes.append(f"lower bound K >= {tighter} from the LP relaxation (no point at {tighter - 1} epochs; "
+                         f"the cuts give {lower_bound}): no schedule of whole chunks in these epochs does better")
+            lower_bound, bound_us = tighter, tighter * t.tau_us
     if left is not None and finish > lower_bound and epochs is None:
         if progress:
             progress(f"symmetric MILP below the greedy's {finish} epochs", 0.3)
@@ -55,10 +63,10 @@ def greedy_only(topo: Topology, demand: Demand, t: Timing, lower_bound: int, epo
         finish, flows, out, tried, order = found
         method, status, gap_out, size = "symmetric", out.status, out.gap, out.variables
         probes = [Probe(k, st, sec) for k, st, sec in tried]
-        notes = [f"the MILP at {lower_bound} epochs has more than {auto_limit:,} flow binaries: the MILP over "
+        notes[0] = (f"the MILP at {cut} epochs has more than {auto_limit:,} flow binaries: the MILP over "
                  f"the schedules that {order} symmetries of the fabric keep (one source per orbit), "
-                 f"K = {finish} the smallest such K from the cut bound {lower_bound} (the greedy needs "
-                 f"{greedy[1]}); early delivery optimised within that class only"]
+                 f"K = {finish} the smallest such K from the lower bound {lower_bound} (the greedy needs "
+                 f"{greedy[1]}); early delivery optimised within that class only")
     if progress:
         progress("extracting the schedule", 0.9)
     kept = lowering.prune(topo, demand, t.lag, flows)

@@ -21,7 +21,8 @@ from topologies.model import Topology
 from ..core.errors import NotApplicable
 from .instance import Demand, Timing
 from .milp import MAX_BINARIES, Start, build_milp, chosen_flows, milp_size
-from .solve import INFEASIBLE, TIMEOUT, solve
+from .outcome import INFEASIBLE, TIMEOUT
+from .solve import solve
 
 PROGRESS_WEIGHT = 0.002          # the released code's γ
 MAX_ROUNDS = 200

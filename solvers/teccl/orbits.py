@@ -29,6 +29,9 @@ from collections import Counter
 from topologies.model import Topology
 
 from .instance import Demand
+from .milp import build_milp, chosen_flows, milp_size
+from .outcome import INFEASIBLE
+from .solve import solve
 
 MAX_GROUP = 4096              # elements enumerated at most
 _FIELD = re.compile(r"\d+")
@@ -130,6 +133,7 @@ class Orbits:
 
     def expand(self, flows) -> list[tuple[int, int, int, int]]:
         """The G-invariant schedule of the representatives' flows (σ, c, link, k)."""
+        flows = list(flows)
         return [(g[s], c, lm[i], k) for g, lm in zip(self.elements, self.links) for s, c, i, k in flows]
 
     def reduced(self, demand: Demand) -> Demand:
@@ -168,10 +172,6 @@ def orbit_search(topo: Topology, demand: Demand, t, lower_bound: int, upper: int
     early delivery is optimised at that K in what is left of ``left()``, the seconds remaining). Returns
     (K, flows of the full fabric, outcome, probes as (K, status, seconds), |G|) or None: no group, a model over
     ``limit`` flow binaries, no invariant schedule below ``upper``, or no time."""
-    from .milp import build_milp, chosen_flows, milp_size
-    from .outcome import INFEASIBLE
-    from .solve import solve
-
     group = group or symmetry_group(topo, demand)
     if group is None:
         return None
