@@ -27,6 +27,7 @@ from topologies.model import Topology
 from ..core.errors import NotApplicable
 from ..core.schedule import Collective, Schedule, Transfer
 from ..core.transform import compose_allreduce, reverse
+from . import finite
 from .mapping import Router, lower_allgather, physical_routes
 from .packing import Batch, pack_trees
 from .search import Fabric, check_eulerian, fabric, fixed_k_search, floored, optimal_ratio
@@ -194,27 +195,48 @@ def _kept_forest(topo: Topology, fixed_k: int | None, progress: Progress | None)
     return known
 
 
+def allgather_for(topo: Topology, fixed_k: int | None, total_bytes: float | None,
+                  progress: Progress | None = None, forest: Forest | None = None) -> Schedule:
+    """The allgather built for M = ``total_bytes``: the forest's depth lowering where M is not given or the
+    fabric is too large for the choice, else the runtime model's fastest candidate (``finite``), kept in
+    ``topo._meta`` per (k, M)."""
+    forest = forest or _kept_forest(topo, fixed_k, progress)
+    if total_bytes is None or not finite.applies(topo):
+        return forest.allgather()
+    key = ("forest finite", fixed_k, float(total_bytes))
+    known = topo._meta.get(key)
+    if known is None:
+        known = topo._meta[key] = finite.choose(topo, forest, float(total_bytes))
+    sched = known.schedule                      # a copy: callers add notes and may edit the transfers
+    cols = sched.stored_columns()
+    if cols is None:
+        return Schedule(sched.collective, list(sched.transfers), sched.algo, dict(sched.notes))
+    return Schedule(sched.collective, algo=sched.algo, notes=dict(sched.notes), cols=cols)
+
+
 def collective_schedule(topo: Topology, collective: Collective, fixed_k: int | None = None, *,
-                        progress: Progress | None = None, forest: Forest | None = None) -> Schedule:
+                        progress: Progress | None = None, forest: Forest | None = None,
+                        total_bytes: float | None = None) -> Schedule:
     """ForestColl's allgather, reduce-scatter (reversed trees) or allreduce (RS then AG) on ``topo``, not yet
     verified. On a bidirectional topology the reduce-scatter reverses the allgather's own trees onto the
-    opposite links; otherwise it reverses a forest built on the transpose."""
+    opposite links; otherwise it reverses a forest built on the transpose. With ``total_bytes`` each allgather
+    is the one ``allgather_for`` keeps for that M (the reduce-scatter's chosen by the time of its allgather)."""
     if collective not in (Collective.ALLGATHER, Collective.REDUCE_SCATTER, Collective.ALLREDUCE):
         raise NotApplicable(f"ForestColl builds allgather, reduce-scatter and allreduce, not {collective.value}")
     forest = forest or _kept_forest(topo, fixed_k, progress)
-    ag = forest.allgather()
+    ag = allgather_for(topo, fixed_k, total_bytes, progress, forest)
     if collective is Collective.ALLGATHER:
         return ag
     if topo.is_bidirectional:
         rs = _on_reverse_links(topo, reverse(ag))
     else:
-        rs = reverse(_kept_forest(topo.transpose(), fixed_k, progress).allgather())
-    rs.notes.update(forest.notes())
+        rs = reverse(allgather_for(topo.transpose(), fixed_k, total_bytes, progress))
+    rs.notes.update(ag.notes)
     if collective is Collective.REDUCE_SCATTER:
         return rs
     ar = compose_allreduce(rs, ag)
-    ar.notes.update(forest.notes())
+    ar.notes.update(ag.notes)
     return ar
 
 
-__all__ = ["Forest", "forestcoll", "collective_schedule", "MAX_FIXED_K", "NotApplicable"]
+__all__ = ["Forest", "forestcoll", "allgather_for", "collective_schedule", "MAX_FIXED_K", "NotApplicable"]

@@ -10,7 +10,7 @@ from ..core.cost import pipelined_factor
 from ..core.detail import Detail
 from ..core.errors import NotApplicable
 from ..registry import Built, Synthesizer, option, register
-from . import MAX_FIXED_K, collective_schedule
+from . import MAX_FIXED_K, collective_schedule, finite
 
 
 @dataclass
@@ -57,8 +57,13 @@ class ForestColl(Synthesizer):
     reports_progress = True
     Options = ForestcollOptions
 
+    @classmethod
+    def uses_bytes(cls, topo):
+        return finite.applies(topo)                        # the candidates are timed at M (``finite``)
+
     def build(self, topo, collective, options: ForestcollOptions, work) -> Built:
-        schedule = collective_schedule(topo, collective, options.fixed_k, progress=work.prefixed("forestcoll"))
+        schedule = collective_schedule(topo, collective, options.fixed_k, progress=work.prefixed("forestcoll"),
+                                       total_bytes=work.total_bytes)
         n = schedule.notes
         return Built(schedule, detail=ForestDetail(n["k"], n["U"], n["inv_x_star"], n["optimal_algbw_GBps"]))
 

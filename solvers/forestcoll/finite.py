@@ -1,0 +1,119 @@
+"""ForestColl at a finite size M: the forest's allgather chosen among candidates by the runtime model.
+
+ForestColl's forest is optimal as a flow (section 3.2: every link busy for all it carries, no latency), i.e. for
+M -> infinity. At a finite M the runtime model (``solvers.runtime``) charges an alpha per send and runs the steps
+in order, so the same forest can lose twice over: at 1 GB on torus(4,4) its depth lowering (``mapping``) holds
+links idle in some steps and pays for that with 32 slices of 10 alphas each (94.5 % of the bound), and at 1 MB
+its deep trees (10 steps) pay more alpha than a forest with fewer, shallower trees -- which a failed cable forces
+on the fabric, so the degraded fabric came out faster than the healthy one.
+
+The candidates, each a forest of k spanning out-trees per root (so a ForestColl schedule, verified like any):
+
+* ``depth``: the optimal forest as ForestColl lowers it (the step of a hop is its depth); with no M the only one;
+* ``balanced``: the same trees with list-scheduled steps (``retime``), one or two pieces per link and step;
+* ``flood k``: trees grown slot by slot (``flood``, switch-free fabrics) for k = 1, 2, 3, 4, the optimum's k and
+  twice it, one or two pieces per link and slot, the fewest slots of a few tie orders kept.
+
+Each is verified (``solvers.core.verify``) and timed by the runtime model at M with the default workload's
+prices (``solvers.runtime.workload.DEFAULT``: a build is told M, not the prices); the fastest is kept, ``depth``
+unless another is faster by more than ``MARGIN`` (ties keep ForestColl's own lowering). The model picks the
+pipelining depth of each itself. Where M is not given, or the fabric has more than ``MAX_GPUS`` compute nodes,
+the depth lowering alone is built, as before.
+
+A schedule valid on a subgraph is valid on the whole graph, with the same sends on the same links, so a degraded
+fabric's schedule is a schedule of the healthy design too. The candidate set is what makes the healthy design
+hold its own against it in practice: the flood's forests with few trees are the shallow ones a failure forced,
+and on the healthy fabric they have every link the degraded one has. ``tests/test_failures_forestcoll.py``
+checks it for every single-cable failure of the Failures page's default designs at 1 MB.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from topologies.model import Topology
+
+from ..core.schedule import Schedule
+from ..core.verify import verify
+from .flood import MAX_PIECES, flood_allgather, slot_lower_bound
+from .retime import MAX_UNITS, retimed_allgather, unit_count
+
+MAX_GPUS = 128               # fabrics up to this many compute nodes get the finite-M choice
+MARGIN = 1e-9                # a candidate replaces ``depth`` only when faster by more than this share
+FLOOD_SEEDS = 4              # tie orders a flood tries (the fewest slots kept)
+
+
+@dataclass
+class Choice:
+    """The allgather kept for M: ``label`` (which candidate), its trees per root ``k``, its ``steps``, the
+    runtime model's ``time_us`` and ``slices`` at M, and every candidate's time (``priced``: label -> us)."""
+
+    schedule: Schedule
+    label: str
+    k: int
+    steps: int
+    time_us: float
+    slices: int
+    priced: dict
+
+    def notes(self) -> dict:
+        return {"finite_choice": self.label, "finite_k": self.k, "finite_steps": self.steps,
+                "finite_candidates": len(self.priced)}
+
+
+def applies(topo: Topology) -> bool:
+    """Whether a build for a given M chooses among candidates (module docstring)."""
+    return 2 <= topo.n <= MAX_GPUS
+
+
+def candidates(topo: Topology, forest) -> list[tuple[str, int, Schedule]]:
+    """(label, trees per root, allgather) of every candidate of the module docstring, not yet verified; a forest
+    of a fixed k (Algorithm 3) floods with that k only."""
+    out = [("depth", forest.k, forest.allgather())]
+    if unit_count(forest.batches, forest.routes) <= MAX_UNITS:
+        for per_slot in (1, 2):
+            try:
+                sched = retimed_allgather(topo, forest.batches, forest.routes, forest.k, per_slot)
+            except ValueError:                   # a piece cut between parallel links: the depth lowering only
+                break
+            out.append((f"balanced x{per_slot}", forest.k, sched))
+    if not topo.switch_nodes:
+        ks = [forest.k] if forest.fixed_k else sorted({1, 2, 3, 4, forest.k, 2 * forest.k})
+        for k in ks:
+            if topo.n * k > MAX_PIECES:
+                continue
+            for per_slot in (1, 2):
+                best, floor = None, slot_lower_bound(topo, k, per_slot)
+                for seed in range(FLOOD_SEEDS):
+                    sched = flood_allgather(topo, k, per_slot, seed)
+                    steps = _steps(sched)
+                    if best is None or steps < best[0]:
+                        best = (steps, sched)
+                    if steps <= floor:
+                        break
+                out.append((f"flood k={k} x{per_slot}", k, best[1]))
+    return out
+
+
+def _steps(schedule: Schedule) -> int:
+    return schedule.steps
+
+
+def choose(topo: Topology, forest, total_bytes: float, execution=None) -> Choice:
+    """The fastest verified candidate at ``total_bytes`` (module docstring)."""
+    from ..runtime import Model
+    from ..runtime.workload import DEFAULT
+
+    execution = execution or DEFAULT.execution
+    best: Choice | None = None
+    priced = {}
+    for label, k, sched in candidates(topo, forest):
+        if not verify(topo, sched).ok:           # never counted; the depth lowering always verifies
+            continue
+        t, p = Model(topo, sched, execution).times([float(total_bytes)])
+        priced[label] = float(t[0])
+        if best is None or t[0] < best.time_us * (1 - MARGIN):
+            best = Choice(sched, label, k, _steps(sched), float(t[0]), int(p[0]), priced)
+    best.priced = priced
+    best.schedule.notes.update(forest.notes())
+    best.schedule.notes.update(best.notes())
+    return best

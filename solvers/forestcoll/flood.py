@@ -1,0 +1,133 @@
+"""A forest grown in time: k spanning out-trees per root whose edges are chosen slot by slot, so that every link
+is busy in every slot until its last (one of the finite-M candidates of ``finite``; switch-free fabrics).
+
+A ForestColl forest (sections 3-4) is a packing: k out-trees per root whose link loads meet the optimum's U b_e.
+How it runs at a finite size is a second question the packing leaves open (``retime``): a packing can be optimal
+as a flow and still hold a link idle at some step whatever the order of its sends, so that pipelining is the
+only way to hide the gap, at one alpha per slice and step. This module builds the trees and their steps together.
+
+Root u's shard is cut into k pieces; piece (u, i) is broadcast on the i-th tree of u. In slot t = 1, 2, ... every
+link x -> y with capacity c_e pieces per slot (c_e = ``per_slot`` times its bandwidth over the narrowest link's,
+at least one) carries up to c_e pieces that x holds and y neither holds nor gets in this slot over another
+link, the rarest first (fewest holders: a piece few nodes hold is the one the others will wait for), the
+in-links of y with the fewest such pieces choosing first. A node takes each piece once, so the first arrivals of
+piece (u, i) form a spanning out-tree of u: the i-th tree. On a strongly connected fabric some node lacking a
+piece has an in-neighbour holding it, so every slot makes progress and the run ends.
+
+Slots are steps (a send in slot t carries what its sender held after slot t - 1), so the verifier checks the
+result as any schedule. Its link loads are whatever the slots gave: on torus(4,4) with k = 4 every node
+receives 4 new pieces in each of 15 slots, the optimum U = 15 (every link one piece per slot) -- the shape of a
+ring schedule, which the runtime model prices at the bound plus U alphas without any pipelining. Where the
+greedy does not meet the optimum the runtime model says so and another candidate wins.
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+from topologies.model import Topology
+
+from ..core.schedule import Collective, Columns, Schedule, narrowest
+
+MAX_PIECES = 4096            # N k pieces a flood takes on (a slot costs about links x pieces)
+
+
+def slot_capacities(topo: Topology, per_slot: int) -> np.ndarray:
+    """Pieces each link carries per slot (module docstring); 0 for a self-loop."""
+    bw = [Fraction(l.bandwidth) for l in topo.links if l.src != l.dst]
+    narrow = min(bw) if bw else Fraction(1)
+    return np.array([0 if l.src == l.dst else max(1, int(per_slot * Fraction(l.bandwidth) / narrow))
+                     for l in topo.links], dtype=np.int64)
+
+
+def flood_allgather(topo: Topology, k: int, per_slot: int = 1, seed: int = 0) -> Schedule:
+    """The allgather of the module docstring with k pieces per root. ValueError where it does not apply (switch
+    nodes, more than ``MAX_PIECES`` pieces, a fabric whose compute nodes are not strongly connected)."""
+    if topo.switch_nodes:
+        raise ValueError("a flood needs a switch-free fabric (a switch cannot hold a piece)")
+    comp = list(topo.compute_nodes)
+    n = len(comp)
+    if n < 2 or n * k > MAX_PIECES:
+        raise ValueError(f"a flood takes 2 to {MAX_PIECES} pieces in all, not {n * k}")
+    rank = {v: i for i, v in enumerate(comp)}
+    cap = slot_capacities(topo, per_slot)
+    into: list[list[int]] = [[] for _ in range(n)]
+    for i, l in enumerate(topo.links):
+        if l.src != l.dst:
+            into[rank[l.dst]].append(i)
+    src_rank = np.array([rank.get(l.src, -1) for l in topo.links], dtype=np.int64)
+    pieces = n * k
+    holds = np.zeros((n, pieces), dtype=bool)
+    for r in range(n):
+        holds[r, r * k:(r + 1) * k] = True
+    count = holds.sum(axis=0).astype(np.int64)
+    # ties among the rarest: a seeded order, then one that differs per receiver (the piece's root counted from
+    # y), so that the in-links of different nodes do not all reach for the same piece
+    root_of = np.arange(pieces) // k
+    shuffle = np.random.default_rng(seed).permutation(pieces) if seed else np.zeros(pieces, dtype=np.int64)
+    rows: list[tuple[int, int, int, int]] = []          # (slot, link, root rank, piece)
+    own = (root_of * k + np.arange(pieces) % k).astype(np.int64)
+    slot = 0
+    while not holds.all():
+        slot += 1
+        got = np.zeros((n, pieces), dtype=bool)
+        rarity = count * (2 * pieces * pieces) + shuffle * pieces     # rarest first, then the tie order
+        for y in range(n):
+            need = ~holds[y]
+            if not need.any():
+                continue
+            offers = holds[src_rank[into[y]]] & need                  # one row per in-link of y
+            sizes = offers.sum(axis=1)
+            key = rarity + (own - y * k) % pieces
+            taken = got[y]
+            for row in np.argsort(sizes, kind="stable").tolist():
+                if sizes[row] == 0:
+                    continue
+                l = into[y][row]
+                idx = np.flatnonzero(offers[row] & ~taken)
+                m = min(int(cap[l]), len(idx))
+                if m == 0:
+                    continue
+                chosen = idx[np.argsort(key[idx], kind="stable")[:m]]
+                taken[chosen] = True
+                rows.extend((slot, l, int(p // k), int(p % k)) for p in chosen.tolist())
+        if not got.any():
+            raise ValueError("the compute nodes are not strongly connected")
+        holds |= got
+        count += got.sum(axis=0)
+    return _columns(rows, comp, k)
+
+
+def slot_lower_bound(topo: Topology, k: int, per_slot: int = 1) -> int:
+    """Slots no flood of k pieces per root can beat: every node receives (N - 1) k pieces, at most the sum of
+    its in-links' capacities per slot."""
+    cap = slot_capacities(topo, per_slot)
+    comp = list(topo.compute_nodes)
+    inflow = {v: 0 for v in comp}
+    for i, l in enumerate(topo.links):
+        if l.dst in inflow:
+            inflow[l.dst] += int(cap[i])
+    need = (len(comp) - 1) * k
+    return max(-(-need // max(1, c)) for c in inflow.values())
+
+
+def _columns(rows, comp: list[int], k: int) -> Schedule:
+    """One transfer per run of consecutive pieces of one root on one link in one slot."""
+    rows.sort()
+    merged: list[list[int]] = []
+    for s, l, r, p in rows:
+        last = merged[-1] if merged else None
+        if last is not None and last[0] == s and last[1] == l and last[2] == r and last[4] == p:
+            last[4] = p + 1
+        else:
+            merged.append([s, l, r, p, p + 1])
+    arr = np.array(merged, dtype=np.int64).reshape(-1, 5)
+    shard = np.array(comp, dtype=np.int64)[arr[:, 2]]
+
+    def narrow(a: np.ndarray) -> np.ndarray:
+        return a.astype(narrowest(int(a.max(initial=0))))
+
+    cols = Columns(narrow(arr[:, 0]), narrow(arr[:, 1]), narrow(shard), arr[:, 3].astype(narrowest(k)),
+                   arr[:, 4].astype(narrowest(k)), np.zeros(len(arr), dtype=bool), k)
+    return Schedule(Collective.ALLGATHER, algo="forestcoll", cols=cols)
