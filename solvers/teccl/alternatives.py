@@ -11,7 +11,7 @@ from topologies.model import Topology
 
 from ..core.errors import NotApplicable
 from ..core.verify import check
-from . import lower as lowering
+from .lower import lower as lower_flows, prune
 from .greedy import greedy_flows
 from .instance import Demand, Timing
 from .milp import milp_size
@@ -50,7 +50,7 @@ def greedy_only(topo: Topology, demand: Demand, t: Timing, lower_bound: int, epo
     if left is not None and finish > lower_bound and multiplier == 1:
         if progress:
             progress("LP relaxation bound on the epochs", 0.2)
-        tighter = relaxation_epoch_bound(topo, demand, t, lower_bound, finish, left, switch_copy)
+        tighter = relaxation_epoch_bound(topo, demand, t, lower_bound, finish, left, switch_copy, limit=auto_limit)
         if tighter > lower_bound:
             notes.append(f"lower bound K >= {tighter} from the LP relaxation (no point at {tighter - 1} epochs; "
                          f"the cuts give {lower_bound}): no schedule of whole chunks in these epochs does better")
@@ -69,9 +69,9 @@ def greedy_only(topo: Topology, demand: Demand, t: Timing, lower_bound: int, epo
                  f"{greedy[1]}); early delivery optimised within that class only")
     if progress:
         progress("extracting the schedule", 0.9)
-    kept = lowering.prune(topo, demand, t.lag, flows)
+    kept = prune(topo, demand, t.lag, flows)
     finish = max(f[3] + t.lag[f[2]] for f, _ in kept)
-    sched = lowering.lower(topo, demand, t.lag, kept, "teccl")
+    sched = lower_flows(topo, demand, t.lag, kept, "teccl")
     sched.notes.update({"epoch_us": t.tau_us, "epochs": finish, "finish_epochs": finish})
     check(topo, sched)
     if progress:
@@ -95,9 +95,9 @@ def astar_result(topo: Topology, demand: Demand, t: Timing, round_epochs, switch
     start = time.perf_counter()
     flows, rounds, _, variables = astar_flows(topo, demand, t, round_epochs, switch_copy, time_limit, gap,
                                               progress)
-    kept = lowering.prune(topo, demand, t.lag, flows)
+    kept = prune(topo, demand, t.lag, flows)
     finish = max(f[3] + t.lag[f[2]] for f, _ in kept)
-    sched = lowering.lower(topo, demand, t.lag, kept, "teccl")
+    sched = lower_flows(topo, demand, t.lag, kept, "teccl")
     sched.notes.update({"epoch_us": t.tau_us, "epochs": finish, "finish_epochs": finish})
     check(topo, sched)
     if progress:

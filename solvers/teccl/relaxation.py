@@ -33,12 +33,13 @@ MAX_COLUMNS = 200_000        # flow columns of the relaxation built at most (red
 
 
 def relaxation_feasible(topo: Topology, demand: Demand, t: Timing, horizon: int, time_limit: float,
-                        group: Orbits | None = None, switch_copy: bool = False) -> bool | None:
+                        group: Orbits | None = None, switch_copy: bool = False,
+                        limit: int = MAX_COLUMNS) -> bool | None:
     """Whether the LP relaxation of the MILP at ``horizon`` epochs has a point (module docstring): False is a
     proof that no schedule of the class finishes in ``horizon`` epochs; None when it was not decided (too
-    large, or out of time)."""
+    large: more than ``limit`` flow columns, or out of time)."""
     model_demand, caps = (group.reduced(demand), group.capacity_sources()) if group else (demand, None)
-    if milp_size(topo, model_demand, t, horizon) > MAX_COLUMNS:
+    if milp_size(topo, model_demand, t, horizon) > limit:
         return None
     fm = build_milp(topo, model_demand, t, horizon, switch_copy, capacity=caps)
     lm: Linear = fm.model
@@ -50,11 +51,12 @@ def relaxation_feasible(topo: Topology, demand: Demand, t: Timing, horizon: int,
 
 
 def relaxation_epoch_bound(topo: Topology, demand: Demand, t: Timing, start: int, stop: int, left,
-                           switch_copy: bool = False, group: Orbits | None = None) -> int:
+                           switch_copy: bool = False, group: Orbits | None = None, limit: int = MAX_COLUMNS) -> int:
     """The smallest K in [start, stop] whose LP relaxation is not proven infeasible, ``start`` being a valid lower
     bound (the cut bound) and ``stop`` an epoch count a schedule is known to meet; K >= the result holds for every
     schedule of the class (module docstring). Tries K upwards while ``left()`` seconds remain; the symmetry group
-    of ``orbits`` is found when not given and used when there is one."""
+    of ``orbits`` is found when not given and used when there is one; a relaxation over ``limit`` flow columns
+    is not built (the bound stays where it is)."""
     if not demand.copy:
         return start
     group = group if group is not None else symmetry_group(topo, demand)
@@ -63,7 +65,7 @@ def relaxation_epoch_bound(topo: Topology, demand: Demand, t: Timing, start: int
         rest = left()
         if rest <= 0:
             break
-        if relaxation_feasible(topo, demand, t, k, rest, group, switch_copy) is not False:
+        if relaxation_feasible(topo, demand, t, k, rest, group, switch_copy, limit) is not False:
             break
         k += 1
     return k
