@@ -194,13 +194,12 @@ def coarsened_export(topo: Topology, schedule: Schedule, over: OverLimit, attemp
     for _, what, reached in tried:
         if reached and (what not in best or reached < best[what]):
             best[what] = reached
-    least = best.get(last.what)
-    said = f"; the fewest any try reached: {least:,}" if least else ""
+    least = best.get(last.what) or last.reached
     coarsest = tried[-1][0] if tried else (one or 0)
-    raise OverLimit(f"no coarsening fits {runtime}'s limit of {last.limit:,} {last.what}: even at {coarsest:,} "
-                    f"chunk{'s' if coarsest != 1 else ''} per shard the program needs "
-                    f"{f'{last.reached:,}' if last.reached else 'more'}{said} ({last})", last.what,
-                    least or last.reached, last.limit) from None
+    raise OverLimit(f"no coarsening fits {runtime}'s limit of {last.limit:,} {last.what}: the fewest any try "
+                    f"reached is {least:,} ({len(tried)} tries, down to {coarsest:,} chunk"
+                    f"{'s' if coarsest != 1 else ''} per shard; the last: {last})", last.what, least,
+                    last.limit) from None
 
 
 def _next_grid(grid: int, over: OverLimit, step: int) -> int | None:

@@ -154,20 +154,24 @@ def channels(links: list, item_link: np.ndarray, item_copy: np.ndarray, ops_per_
     sends: Counter = Counter()
     recvs: Counter = Counter()
     chosen = np.empty(len(wanted), np.int64)
+    first_over = None
     for k, link in enumerate((wanted % nlinks).tolist()):
         l = links[link]
         c = 0
         while (c in pair_used[(l.src, l.dst)] or sends[(l.src, c)] >= tbs_per_channel
                or recvs[(l.dst, c)] >= tbs_per_channel):
             c += 1
-        if c >= max_channels:
-            raise OverLimit(f"the program needs more than the runtime's {max_channels} channels (gpu {l.src} to "
-                            f"{l.dst}); use fewer copies or a schedule with fewer transfers per link", "channels",
-                            0, max_channels)
+        if c >= max_channels and first_over is None:
+            first_over = l
         pair_used[(l.src, l.dst)].add(c)
         sends[(l.src, c)] += 1
         recvs[(l.dst, c)] += 1
         chosen[k] = c
+    if first_over is not None:
+        need = int(chosen.max()) + 1
+        raise OverLimit(f"the program needs {need} channels, more than the runtime's {max_channels} (first on gpu "
+                        f"{first_over.src} to {first_over.dst}); use fewer copies or a schedule with fewer transfers "
+                        "per link", "channels", need, max_channels)
     return chosen[inverse]
 
 
