@@ -104,7 +104,8 @@ def test_box_packing_declines_where_the_boxes_are_not_the_bottleneck():
     """Two MI250 clusters: the optimum (1/x* = 15/166) needs trees that leave a cluster and come back, so the
     box-by-box packing (each tree enters a box once) declines and Algorithm 5 packs it; fabrics of equal arcs
     have no boxes."""
-    from solvers.forestcoll.boxes import box_packing, find_boxes
+    from solvers.forestcoll.boxes import find_boxes
+    from solvers.forestcoll.packing import boxed_packing as box_packing
     from solvers.forestcoll.splitting import remove_switches
 
     topo = parse_topology("mi250(clusters=2)")
@@ -156,7 +157,7 @@ def boxed_fabrics(draw):
 def test_random_boxed_fabrics_pack_to_the_optimum_whichever_method_packs(topo):
     """Whether the boxes pack it or it falls back, the forest is sound and optimal, and the box method, where
     it applies, gives a packing as valid as the flat one's on the same logical graph."""
-    from solvers.forestcoll.boxes import box_packing
+    from solvers.forestcoll.packing import boxed_packing as box_packing
 
     f = forestcoll(topo)
     assert f.algbw == f.optimal_algbw and f.inv_x_star == brute_inv_x(topo)

@@ -31,8 +31,7 @@ import heapq
 from collections import defaultdict
 
 from ..core.components import components
-from .mapping import UnitPool
-from .packing import Batch, pack_trees
+from .batches import Batch, UnitPool
 from .search import first_shortfall
 
 MIN_BOXES = 2
@@ -53,15 +52,15 @@ def find_boxes(nodes, arcs: dict) -> list[list[int]] | None:
     return boxes
 
 
-def _small_packing(nodes, arcs: dict, counts: dict) -> list[Batch] | None:
-    """``counts[v]`` trees rooted at each v of ``nodes`` (0 .. n-1), or None when Theorem 10's condition fails."""
+def _small_packing(nodes, arcs: dict, counts: dict, flat) -> list[Batch] | None:
+    """``counts[v]`` trees rooted at each v of ``nodes`` (0 .. n-1) by ``flat``, or None when Theorem 10's
+    condition fails."""
     if len(nodes) == 1:
         (v,) = nodes
         return [Batch(v, counts[v])]
     if first_shortfall(len(nodes), nodes, arcs, 1, counts, list(nodes)) is not None:    # Theorem 10's condition
         return None
-    batches, _ = pack_trees(nodes, arcs, counts, "flat")
-    return batches
+    return flat(nodes, arcs, counts)
 
 
 def _entries(quotient_load: dict, crossing: dict) -> tuple[dict, dict]:
@@ -99,9 +98,13 @@ def _entries(quotient_load: dict, crossing: dict) -> tuple[dict, dict]:
     return pools, entries
 
 
-def box_packing(nodes, arcs: dict, k: int, progress=None) -> list[Batch] | None:
+def box_packing(nodes, arcs: dict, k: int, progress=None, flat=None) -> list[Batch] | None:
     """k spanning out-trees per root of D* (``arcs`` on ``nodes``) assembled box by box (module docstring);
-    None when the fabric has no boxes or a box or the quotient cannot be packed this way."""
+    None when the fabric has no boxes or a box or the quotient cannot be packed this way. ``flat(nodes, arcs,
+    counts)`` packs the small parts (``packing.flat_packing``, which ``packing.boxed_packing`` passes: this
+    module does not import ``packing``)."""
+    if flat is None:
+        raise TypeError("box_packing needs the packer of its small parts (packing.boxed_packing passes it)")
     boxes = find_boxes(nodes, arcs)
     if boxes is None:
         return None
@@ -119,7 +122,8 @@ def box_packing(nodes, arcs: dict, k: int, progress=None) -> list[Batch] | None:
             quotient[(bu, bv)] += c
             crossing[(bu, bv)].append(((u, v), c))
 
-    tops = _small_packing(list(range(len(boxes))), dict(quotient), {i: len(b) * k for i, b in enumerate(boxes)})
+    tops = _small_packing(list(range(len(boxes))), dict(quotient), {i: len(b) * k for i, b in enumerate(boxes)},
+                          flat)
     if tops is None:
         return None
     load: dict[tuple[int, int], int] = defaultdict(int)
@@ -137,7 +141,7 @@ def box_packing(nodes, arcs: dict, k: int, progress=None) -> list[Batch] | None:
         key = (local, counts)
         if key not in solved:
             solved[key] = _small_packing(list(range(len(box))), {(a, b): c for a, b, c in local},
-                                         dict(enumerate(counts)))
+                                         dict(enumerate(counts)), flat)
         found = solved[key]
         if found is None:
             return None

@@ -14,7 +14,6 @@ arrived. Switches only forward, each piece once per route, as the verifier deman
 """
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass
 from itertools import chain
 from fractions import Fraction
@@ -25,7 +24,7 @@ from topologies.model import Topology
 
 from ..core.schedule import Collective, Columns, Schedule, Transfer, narrowest
 from ..core.sorted_unique import sorted_unique
-from .packing import Batch
+from .batches import Batch, UnitPool
 
 
 class Router:
@@ -75,33 +74,6 @@ class Router:
     def route(self, u: int, t: int, amount) -> list[tuple[Fraction, list[int]]]:
         """``amount`` units from u to t as [(units, [link indices of the path]), ...]."""
         return [(a, path) for path, a in self._expanded(u, t).take(amount)]
-
-
-class UnitPool:
-    """Units to hand out first come, first served: ``add(item, amount)``, then ``take(m)`` -> [(item, amount),
-    ...] summing to m, the items in the order added (also the box packing's pools of trees and inter arcs)."""
-
-    def __init__(self, dry: str = "a pool ran dry"):
-        self.items: deque = deque()
-        self.dry = dry
-
-    def add(self, item, amount) -> None:
-        if amount > 0:
-            self.items.append([item, amount])
-
-    def take(self, m) -> list:
-        out = []
-        while m > 0:
-            if not self.items:
-                raise AssertionError(self.dry)             # the capacities behind every pool rule it out
-            entry = self.items[0]
-            a = min(m, entry[1])
-            out.append((entry[0], a))
-            entry[1] -= a
-            m -= a
-            if entry[1] == 0:
-                self.items.popleft()
-        return out
 
 
 def _zip_paths(first: list, second: list) -> list[tuple[int, list[int]]]:

@@ -41,20 +41,13 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..core.maxflow import FlowGraph, Network
+from .batches import Batch
+from .boxes import box_packing
 from .cyclic import cyclic_budgets, cyclic_packing
 
 MAX_RESTARTS = 64
 SNAP_EVERY = 16       # a greedy run keeps its state every 16 finished batches (``Trace``)
 PATIENCE = 8          # restarts in a row that finish no more batches than the best run before the greedy gives up
-
-
-@dataclass
-class Batch:
-    """``mult`` identical out-trees rooted at ``root``; ``edges`` in the order they were added."""
-
-    root: int
-    mult: int
-    edges: list = field(default_factory=list)
 
 
 class PackingError(AssertionError):
@@ -462,6 +455,18 @@ def _cyclic(nodes, arcs: dict, k, progress, greedy_first: bool) -> tuple[list[Ba
     return (None, "") if found is None else ([Batch(r, m, edges) for r, m, edges in found], "cyclic")
 
 
+def flat_packing(nodes, arcs: dict, counts: dict) -> list[Batch]:
+    """``counts[v]`` trees rooted at each v by the "flat" method (greedy, then Algorithm 5): how the box
+    packing packs its small parts (handed to ``boxes.box_packing``, which does not import this module)."""
+    batches, _ = pack_trees(nodes, arcs, counts, "flat")
+    return batches
+
+
+def boxed_packing(nodes, arcs: dict, k: int, progress=None) -> list[Batch] | None:
+    """``boxes.box_packing`` with its small parts packed by ``flat_packing``."""
+    return box_packing(nodes, arcs, k, progress, flat_packing)
+
+
 def pack_trees(nodes, arcs: dict, k: int | dict, method: str = "auto", progress=None,
                ready: Callable[[], bool] | None = None) -> tuple[list[Batch] | None, str]:
     """(batches, method used). ``method``: "auto" (boxes, then on a cyclic D* one greedy run and the
@@ -476,9 +481,7 @@ def pack_trees(nodes, arcs: dict, k: int | dict, method: str = "auto", progress=
         raise ValueError(f"unknown packing method {method!r}")
     batches, used, stuck = None, "exact", None
     if method in ("auto", "boxes") and not isinstance(k, dict):
-        from .boxes import box_packing           # boxes packs its small parts with this function
-
-        batches, used = box_packing(nodes, arcs, k, progress), "boxes"
+        batches, used = boxed_packing(nodes, arcs, k, progress), "boxes"
         if batches is None and method == "boxes":
             raise PackingError("the fabric has no boxes, or a box or the boxes' quotient could not be packed")
     if method == "cyclic" or (batches is None and method == "auto" and not isinstance(k, dict)

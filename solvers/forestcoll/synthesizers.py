@@ -18,12 +18,16 @@ class ForestDetail(Detail):
     """The packing's figures: k trees per root, U, the optimal 1/x* and the optimal allgather algbw N x*
     (GB/s), and the paper's flow model of the schedule (``solvers.core.cost.pipelined_factor``: every link busy
     for all it carries, no latency) as ``flow_algbw_GBps`` and ``flow_time_us``, beside the runtime model's
-    figures that ``synthesize`` adds."""
+    figures that ``synthesize`` adds. ``k``, ``U`` and 1/x* are the optimum's (Prop 3); where the build was told
+    M, ``choice`` names the candidate the runtime model kept (``finite``: ``depth`` is ForestColl's own lowering)
+    and ``choice_k`` its trees per root."""
 
     k: int
     u: Fraction
     inv_x_star: Fraction
     optimal_algbw: Fraction
+    choice: str | None = None
+    choice_k: int | None = None
     _factor: Fraction | None = field(default=None, repr=False, compare=False)
 
     def factor(self, result) -> Fraction:
@@ -34,9 +38,12 @@ class ForestDetail(Detail):
 
     def fields(self, result) -> dict:
         factor = self.factor(result)
-        return {"k": self.k, "U": str(self.u), "inv_x_star": str(self.inv_x_star),
-                "flow_algbw_GBps": float(result.topology.n / factor),
-                "optimal_allgather_algbw_GBps": float(self.optimal_algbw), "pipelined_factor": str(factor)}
+        out = {"k": self.k, "U": str(self.u), "inv_x_star": str(self.inv_x_star),
+               "flow_algbw_GBps": float(result.topology.n / factor),
+               "optimal_allgather_algbw_GBps": float(self.optimal_algbw), "pipelined_factor": str(factor)}
+        if self.choice is not None:
+            out.update(finite_choice=self.choice, finite_trees_per_root=self.choice_k)
+        return out
 
     def timed_fields(self, result, total_bytes: float) -> dict:
         return {"flow_time_us": float(self.factor(result)) * total_bytes / result.topology.n / 1e3}
@@ -65,7 +72,8 @@ class ForestColl(Synthesizer):
         schedule = collective_schedule(topo, collective, options.fixed_k, progress=work.prefixed("forestcoll"),
                                        total_bytes=work.total_bytes)
         n = schedule.notes
-        return Built(schedule, detail=ForestDetail(n["k"], n["U"], n["inv_x_star"], n["optimal_algbw_GBps"]))
+        return Built(schedule, detail=ForestDetail(n["k"], n["U"], n["inv_x_star"], n["optimal_algbw_GBps"],
+                                                   n.get("finite_choice"), n.get("finite_k")))
 
 
 @dataclass
