@@ -1,0 +1,172 @@
+"""ForestColl at finite sizes (issue 60): the allgather kept for M is the runtime model's fastest of verified
+candidate forests (``solvers.forestcoll.finite``); at 1 GB on torus(4,4) it comes within 1 % of the bound, no
+single-cable failure of the Failures page's default designs makes the 1 MB time better than the healthy design's,
+the optimum (1/x*, k, U) is ForestColl's as before, and the package's modules import one another without a
+circle."""
+from __future__ import annotations
+
+import ast
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from solvers.core.schedule import Collective, columns
+from solvers.core.verify import verify
+from solvers.failures import FailureTask, analyse, failure_sets
+from solvers.forestcoll import collective_schedule, forestcoll
+from solvers.forestcoll.finite import candidates, choose
+from solvers.forestcoll.flood import flood_allgather, slot_lower_bound
+from solvers.forestcoll.retime import hop_units, retimed_allgather
+from solvers.runtime import Workload, bound_time_us
+from solvers.synthesize import synthesize
+from topologies import load
+
+PAGE_DESIGNS = ("torus(4,4)", "circulant(16,[1,4])")      # the Failures page's default designs
+
+
+def _loads(topo, schedule) -> Counter:
+    """(shard, piece, link) -> how often it is sent: what a lowering must keep."""
+    c = columns(schedule)
+    out = Counter()
+    for sh, lo, hi, li in zip(c.shard.tolist(), c.lo.tolist(), c.hi.tolist(), c.link.tolist()):
+        for p in range(lo, hi):
+            out[(sh, p, li)] += 1
+    return out
+
+
+def test_torus_at_1gb_is_within_one_percent_of_the_bound():
+    """The issue's figure: 94.5 % of the bound before (the depth lowering, 32 slices); now >= 99 %, verified,
+    and the detail still gives ForestColl's optimum."""
+    topo = load("torus(4,4)")
+    work = Workload(1e9)
+    r = synthesize(topo, "forestcoll", "allgather", total_bytes=1e9)
+    assert r.verification.ok
+    priced = work.price_result(r)
+    assert priced.bound_us == pytest.approx(bound_time_us(topo, "allgather", 1e9, work.execution))
+    assert priced.bound_us / priced.time_us >= 0.99, (priced.time_us, priced.bound_us, r.schedule.notes)
+    f = forestcoll(topo)
+    assert (r.detail.k, r.detail.u, r.detail.inv_x_star) == (f.k, f.u, f.inv_x_star)
+    assert f.algbw == f.optimal_algbw                                 # Theorem: the packing meets 1/x*
+
+
+@pytest.mark.parametrize("expr", PAGE_DESIGNS)
+def test_no_single_cable_failure_is_faster_at_1mb(expr):
+    """Every set the Failures page enumerates by default (K = 1 cable, allgather, 1 MB, default prices): the
+    degraded fabric's ForestColl time is never below the healthy design's."""
+    work = Workload(1e6).key
+    healthy = analyse(FailureTask(expr, "links", (), ("forestcoll",), "allgather", work, refresh=True))
+    assert healthy["forestcoll_status"] == "ok" and healthy["forestcoll_verified"]
+    base = healthy["forestcoll_time_us"]
+    sets = failure_sets(load(expr), "links", 1)
+    assert len(sets) == 32
+    worse = []
+    for s in sets:
+        row = analyse(FailureTask(expr, "links", tuple(e.name for e in s), ("forestcoll",), "allgather", work,
+                                  refresh=True))
+        assert row["forestcoll_status"] == "ok" and row["forestcoll_verified"], row
+        if row["forestcoll_time_us"] < base * (1 - 1e-9):
+            worse.append((row["failed"], row["forestcoll_time_us"]))
+    assert not worse, (base, worse)
+
+
+@pytest.mark.parametrize("expr", ["torus(4,4)", "circulant(16,[1,4])", "ring(8)", "dgx_a100(boxes=2)"])
+@pytest.mark.parametrize("m", [1e6, 1e9])
+def test_the_kept_allgather_is_the_fastest_verified_candidate(expr, m):
+    """Never slower than ForestColl's own lowering nor any other candidate; every candidate verified."""
+    topo = load(expr)
+    f = forestcoll(topo)
+    chosen = choose(topo, f, m)
+    assert verify(topo, chosen.schedule).ok
+    assert chosen.time_us == min(chosen.priced.values())
+    assert chosen.time_us <= chosen.priced["depth"]
+    assert all(verify(topo, s).ok for _, _, s in candidates(topo, f))
+
+
+def test_without_m_the_schedule_is_forestcolls_own_lowering():
+    """No M: the depth lowering as before (the forestcoll command, exports that do not name a size)."""
+    topo = load("torus(4,4)")
+    f = forestcoll(topo)
+    assert _loads(topo, collective_schedule(topo, Collective.ALLGATHER)) == _loads(topo, f.allgather())
+    r = synthesize(topo, "forestcoll", "allgather")
+    assert "finite_choice" not in r.schedule.notes and r.schedule.steps == f.allgather().steps
+
+
+@pytest.mark.parametrize("expr", ["torus(4,4)", "dgx_a100(boxes=2)", "mi250(clusters=2)"])
+def test_balanced_steps_keep_the_trees_and_their_links(expr):
+    """The list-scheduled steps carry exactly the depth lowering's pieces over the same links, and a hop comes
+    after the one that brought its piece."""
+    topo = load(expr)
+    f = forestcoll(topo)
+    for per_slot in (1, 2):
+        s = retimed_allgather(topo, f.batches, f.routes, f.k, per_slot)
+        assert _loads(topo, s) == _loads(topo, f.allgather())
+        assert verify(topo, s).ok
+    roots, pieces, links, preds = hop_units(f.batches, f.routes)
+    assert all(p < u for u, p in enumerate(preds))
+
+
+@pytest.mark.parametrize("expr,k", [("torus(4,4)", 4), ("torus(4,4)", 1), ("hypercube(4)", 2),
+                                    ("circulant(16,[1,4])", 4), ("mesh(3,3)", 2), ("gkautz(2,16)", 3)])
+def test_a_flood_is_a_forest_of_k_trees_per_root(expr, k):
+    """Every node gets every piece exactly once (so piece i of root u spans a tree), a link's sender holds what
+    it sends, and no flood beats the ingress bound on slots."""
+    topo = load(expr)
+    s = flood_allgather(topo, k)
+    assert verify(topo, s).ok
+    c = columns(s)
+    got = Counter()
+    for sh, lo, hi, li in zip(c.shard.tolist(), c.lo.tolist(), c.hi.tolist(), c.link.tolist()):
+        for p in range(lo, hi):
+            got[(sh, p, topo.links[li].dst)] += 1
+    n = topo.n
+    assert len(got) == n * (n - 1) * k and set(got.values()) == {1}
+    assert s.steps >= slot_lower_bound(topo, k)
+
+
+def test_a_flood_refuses_switches():
+    with pytest.raises(ValueError, match="switch-free"):
+        flood_allgather(load("dgx_a100(boxes=2)"), 1)
+
+
+def test_the_flood_meets_the_optimum_on_torus():
+    """k = 4 pieces per root in U = 15 slots on torus(4,4): every link one piece per slot, the optimum's link
+    load (1/x* = 15/4 = U / k) reached without pipelining."""
+    topo = load("torus(4,4)")
+    best = min((flood_allgather(topo, 4, 1, seed) for seed in range(4)), key=lambda s: s.steps)
+    assert best.steps == 15 == slot_lower_bound(topo, 4)
+    per_link = Counter(columns(best).link.tolist())
+    assert set(per_link.values()) == {15}
+
+
+def test_no_import_circle_and_small_modules():
+    """The package's modules import one another (at the top or inside a function) without a circle, and each
+    stays under 600 lines."""
+    pkg = Path(__file__).resolve().parents[1] / "solvers" / "forestcoll"
+    graph: dict[str, set[str]] = {}
+    for path in pkg.glob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        assert len(text.splitlines()) <= 600, path.name
+        deps = set()
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                if node.module:
+                    deps.add(node.module.split(".")[0])
+                else:
+                    deps.update(a.name for a in node.names if (pkg / f"{a.name}.py").exists())
+                    deps.add("__init__")
+        graph[path.stem] = deps - {path.stem}
+    state: dict[str, int] = {}
+
+    def visit(m: str, trail: list[str]) -> None:
+        state[m] = 1
+        for d in graph.get(m, ()):
+            assert state.get(d) != 1, " -> ".join(trail + [m, d])
+            if d not in state:
+                visit(d, trail + [m])
+        state[m] = 2
+
+    for m in graph:
+        if m not in state:
+            visit(m, [])
+    assert "packing" not in graph["boxes"] and "mapping" not in graph["boxes"] and "packing" not in graph["mapping"]
