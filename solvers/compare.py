@@ -12,9 +12,12 @@ TE-CCL is bounded from inside). Every row says what happened (``status``):
 * ``skipped: ...``: the budget ran out, or TE-CCL was not tried on a fabric this large;
 * ``error: ...``: anything else the algorithm raised (a bug to report; the other rows are still good).
 
-Beside them, one ``lower bound`` row per topology and collective: D(G) steps (2 D(G) for allreduce) and the
-bandwidth bound T_B* of ``solvers.core.cost.tb_lower_bound``; where self-loops put that bound out of reach, its
-``detail`` says so and gives the bound without them (``self_loop_tb_bound``). A row whose schedule another
+Beside them, one ``lower bound`` row per topology and collective: D(G) steps (2 D(G) for allreduce), the
+tightest bandwidth factor we prove (``tb_factor``, units of M/B: T_B* of ``solvers.core.cost.tb_lower_bound``,
+or ForestColl's cut bound where it is larger) and the time of ``solvers.runtime.bounds.tightest_bound``, whose
+``detail`` names the bound that sets it ("bound: ForestColl optimum (cut bound, 1/x* = ...)", "bound: latency
+bound ...") and, for allreduce, says that ForestColl's RS+AG time bounds RS+AG schedules only; where self-loops
+put T_B* out of reach, ``detail`` says so too and gives the bound without them (``self_loop_tb_bound``). A row whose schedule another
 synthesizer already returned, transfer for transfer (``schedule_digest``), says whose (``same_as``).
 
 Time (``time_us``) for the workload's vector of M = ``total_bytes`` bytes comes from the runtime model
@@ -27,8 +30,12 @@ are priced
   model steps * alpha + tb_factor * M / B is the second figure ``step_model_us``;
 * without them, at the topology's own link alphas and bandwidths.
 
-The bound row is D(G) (2 D(G) for allreduce) times the smallest alpha plus T_B* M / B in the same prices
-(``solvers.runtime.bound_time_us``); no modelled time is below it.
+The bound row's time is the largest of the lower bounds of ``solvers.runtime.bounds`` in the same prices:
+the farthest alpha distance, and each bandwidth bound (ForestColl's cut bound (M/N)/x* for allgather and, on the
+links into the cut, reduce-scatter, M over the smallest cut between GPUs for allreduce, the per-GPU and volume
+bounds) plus the least alpha of its links. No modelled time is below it. Latency plus bandwidth is not a bound
+in the runtime model (a pipeline overlaps them); the papers' step model D(G) alpha + tb M/B, where it is one,
+is the row's ``step_model_us``.
 
 ``curves`` samples every row's modelled time against M and ``winners`` reads, from the samples, which row is
 fastest over each range of sizes (the crossovers interpolated on the log-log curves).
@@ -47,7 +54,8 @@ from .core.cost import alpha_beta_us, self_loop_tb_bound, steps_lower_bound, tb_
 from .core.errors import NotApplicable, ScheduleError
 from .core.schedule import Collective
 from .registry import SKIP_BUDGET, Progress
-from .runtime import Execution, Model, Workload, bound_time_us, busbw_factor
+from .runtime import Execution, Model, Workload, busbw_factor
+from .runtime.bounds import bound_terms, tightest_bound
 from .synthesize import ALGORITHMS, synthesize
 
 BOUND = "lower bound"
@@ -302,11 +310,15 @@ def _base_row(topo: Topology, coll: Collective, algo: str, status: str, node: in
 
 
 def _bound_row(topo: Topology, coll: Collective, workload: Workload, node: int | None = None) -> dict:
+    """The ``lower bound`` row: the tightest bound's time and name (``tightest_bound``), D(G) steps, and the
+    larger of T_B* and the cut bound as the bandwidth factor."""
     total_bytes, execution = workload.total_bytes, workload.execution
     node = node if coll.rooted else None
     row = _base_row(topo, coll, BOUND, "bound", node)
-    steps, tb = steps_lower_bound(topo, coll, node), tb_lower_bound(topo, coll, node)
-    t = bound_time_us(topo, coll, total_bytes, execution, node)
+    steps = steps_lower_bound(topo, coll, node)
+    bound = tightest_bound(topo, coll, total_bytes, execution, node)
+    tb = max(tb_lower_bound(topo, coll, node), bound.tb)
+    t = bound.time_us
     row.update(steps=steps, tb_factor=float(tb), tb_factor_exact=str(tb), steps_lower_bound=steps,
                tb_lower_bound=float(tb), tb_lower_bound_exact=str(tb), time_us=t,
                algbw_GBps=total_bytes / t / 1e3 if t > 0 else None, verified=None)
@@ -314,10 +326,12 @@ def _bound_row(topo: Topology, coll: Collective, workload: Workload, node: int |
         row["busbw_GBps"] = row["algbw_GBps"] * busbw_factor(coll, topo.n)
     if workload.prices != "links":
         row["step_model_us"] = alpha_beta_us(steps, tb, total_bytes, workload.alpha_us, workload.bandwidth_gbs)
+    notes = [f"bound: {bound.name}"] + ([bound.note] if bound.note else [])
     tight = self_loop_tb_bound(topo, coll)
     if tight is not None:
-        row["detail"] = (f"out of reach: tb bound {tb} counts {tight[1]} self-loop(s), which carry nothing; without "
-                         f"them no schedule beats tb {tight[0]}")
+        notes.append(f"out of reach: tb bound {tb_lower_bound(topo, coll)} counts {tight[1]} self-loop(s), which "
+                     f"carry nothing; without them no schedule beats tb {tight[0]}")
+    row["detail"] = "; ".join(notes)
     return row
 
 
@@ -437,7 +451,8 @@ def curves(result: "CompareResult", sizes: Sequence[float] = SIZES) -> list[Curv
             topo = result.topologies[i]
             coll = Collective.parse(r["collective"])
             node = topo.names.index(r["root"]) if r.get("root") is not None else None
-            times = tuple(bound_time_us(topo, coll, m, result.execution, node) for m in sizes)
+            terms = bound_terms(topo, coll, result.execution, node)
+            times = tuple(terms.at(m).time_us for m in sizes)
             slices: tuple[int, ...] = ()
         elif r["status"] == OK and r["verified"] and i in result.models:
             t, p = result.models[i].times(sizes)
