@@ -9,6 +9,7 @@ from typing import Any, Callable
 import streamlit as st
 
 from solvers.registry import OptionSpec, Synthesizer
+from studio.design import safe_stem  # noqa: F401  (the pages' name for it too)
 from studio.expander import lazy_expander
 from studio.metric_grid import metric_columns
 
@@ -222,14 +223,6 @@ def rooted_collective(ranks: list[str], coll: str, where, key: str, url: bool = 
     if url:
         st.query_params["root"] = root
     return f"{coll}@{root}"
-
-
-def safe_stem(text: str, limit: int = 80) -> str:
-    """A download's file name stem made from ``text`` (a design expression, an upload's name): its ASCII letters
-    and digits, every other character ``_`` (no path separator, dot, quote, control or non-ASCII character ever
-    reaches a file name), ``limit`` characters at most, "download" when nothing is left."""
-    stem = "".join(c if c.isascii() and c.isalnum() else "_" for c in text)[:limit]
-    return stem if stem.strip("_") else "download"
 
 
 def _built(button_key: str, label: str, held_key: str, asked: tuple, doing: str, make, schedule):

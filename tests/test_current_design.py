@@ -72,3 +72,74 @@ def test_the_import_stays_the_design_until_an_expression_replaces_it():
     at = switch_page(at, "schedule").run()
     assert not at.exception and "torus(4,4)" in " ".join(m.value for m in at.markdown)
     assert at.selectbox(key="algo").value == "bfb"           # the page's own choice again on a direct-connect design
+
+
+def _imported_session():
+    """A session that uploaded the DGX A100 sample on Compose; (the AppTest, the import's key)."""
+    at = switch_page(app().run(), "compose").run()
+    at.get("file_uploader")[0].set_value([(SAMPLE.name, SAMPLE.read_bytes(), "text/xml")]).run()
+    assert not at.exception and not at.error
+    key = at.query_params["expr"]
+    key = key[0] if isinstance(key, list) else key
+    return at, key
+
+
+def test_a_link_carries_the_import_by_its_digest_and_another_session_opens_it():
+    import hashlib
+
+    _, key = _imported_session()
+    assert key == "import:" + hashlib.sha256(SAMPLE.read_bytes()).hexdigest()
+    at = switch_page(app().run(), "schedule")        # another session, opened on the link
+    at.query_params.update({"expr": key, "algo": "forestcoll", "coll": "allgather"})
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    said = " ".join(m.value for m in at.markdown)
+    assert "nccl-topo-dgx-a100.xml" in said and "biring" not in said
+    assert "8 GPUs (NCCL topology)" in at.success[0].value
+
+
+def test_a_link_to_an_import_survives_a_restart_through_the_results_cache(tmp_path, monkeypatch):
+    from studio import design
+
+    monkeypatch.setenv("TOPOLOGY_STUDIO_CACHE", str(tmp_path / "cache"))
+    design._HELD.clear()
+    _, key = _imported_session()
+    design._HELD.clear()                                # the process restarted: only the results cache holds it
+    topo = design.load_design(key)
+    assert topo.n == 8 and design.design_name(key) == SAMPLE.name
+    monkeypatch.setenv("TOPOLOGY_STUDIO_CACHE", "off")
+    design._HELD.clear()                                # a studio that never saw it says so in one line
+    at = switch_page(app().run(), "compose")
+    at.query_params["expr"] = key
+    at.run()
+    assert not at.exception
+    assert len(at.error) == 1 and "is not held here" in at.error[0].value and "upload the file" in at.error[0].value
+    at = switch_page(app().run(), "schedule")
+    at.query_params.update({"expr": key, "algo": "ring", "coll": "allgather"})
+    at.run()
+    assert not at.exception and "is not held here" in " ".join(e.value for e in at.error)
+
+
+def test_every_page_opens_with_the_import():
+    at, key = _imported_session()
+    at = switch_page(at, "compare").run()
+    assert not at.exception
+    assert at.text_area(key="cmp_exprs").value == SAMPLE.name
+    at = switch_page(at, "training").run()
+    assert not at.exception
+    assert at.text_area(key="tr_designs").value.splitlines()[:2] == [SAMPLE.name, "shifted_ring(8)"]
+    at = switch_page(at, "clusters").run()
+    assert not at.exception and at.radio(key="c_source").value == "current"
+    assert not at.error, [e.value for e in at.error]
+    at = switch_page(at, "failures").run()
+    assert not at.exception and any(SAMPLE.name in i.value and "failures FILE" in i.value for i in at.info)
+
+
+def test_every_page_opens_with_a_typed_design():
+    at = switch_page(app().run(), "compose").run()
+    at.text_input(key="expr").set_value("torus(4,4)").run()
+    for page, key in (("compare", "cmp_exprs"), ("failures", "fl_designs")):
+        at = switch_page(at, page).run()
+        assert not at.exception and at.text_area(key=key).value == "torus(4,4)"
+    at = switch_page(at, "training").run()
+    assert at.text_area(key="tr_designs").value.splitlines()[0] == "torus(4,4)"

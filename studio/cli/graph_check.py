@@ -104,7 +104,7 @@ def check_xml(args) -> int:
     """``check-xml``, pointing an NCCL graph file to ``check-graph`` (module docstring)."""
     from topologies.input_file import InputFileError, display_name, read_input
 
-    from . import schedules
+    import studio.cli.schedules as schedules
 
     try:
         head = read_input(args.file, 64 * 1024 * 1024, "MSCCL XML file")[:4096]

@@ -10,7 +10,7 @@ from solvers import Collective
 from solvers.results_cache import ENV, ResultsCache, cached_synthesize, code_version
 from topologies import load
 
-from . import allreduce_lp
+import studio.cli.allreduce_lp as allreduce_lp
 from .common import (UsageError, add_output_arguments, cache_parent, check_output, design_parent, json_parent, json_text,
                      print_table, progress_for, progress_parent, read_log, workload_from, workload_parent,
                      write_atomically)

@@ -40,12 +40,13 @@ def train_one(expr: str, req: dict) -> dict:
     256 nodes Frank-Wolfe under a time limit, its certified lower end used, the iteration's notes say so), so the
     page and ``train`` give the same number and share the cached prices. ``req``: model, profile (a list
     of ``Layer`` or None), parallel, gpu, bucket, efficiency, bytes_per_param, workload (a
-    ``solvers.runtime.Workload``: alpha, B and the prices), runtime (allreduces by the runtime model)."""
+    ``solvers.runtime.Workload``: alpha, B and the prices), runtime (allreduces by the runtime model), and
+    optionally topologies (design line -> ``Topology``, for designs with no expression: an import)."""
     import solvers.training as training
     from studio.cli.training import auto_mcf
     from topologies import load
 
-    topo = load(expr)
+    topo = req.get("topologies", {}).get(expr) or load(expr)      # an import travels as its topology
     ep = req["parallel"] == "ep"
     if ep:                                    # refused before the LP runs
         training.simulate.check_request(req["model"], req["profile"], topo.n)
@@ -83,17 +84,19 @@ def with_ratios(results: list[dict]) -> list[dict]:
 
 
 # ------------------------------------------------------------------------------------------------ designs
-def default_designs(expr: str) -> list[str]:
+def default_designs(expr: str, n: int | None = None) -> list[str]:
     """The page's designs before the user types any: ``expr`` (the session's current design), then the
     paper's ring baseline ShiftedRing (``shifted_ring(N)``) and the squarest 2-D torus ``torus(a,b)`` (a <= b,
-    a >= 2) of the same N where they exist (Fig. 9 compares those with the best design)."""
+    a >= 2) of the same N where they exist (Fig. 9 compares those with the best design). ``n``: the design's node
+    count where ``expr`` is not an expression (an import's name)."""
     from topologies import TopologyError, load
 
     out = [expr]
-    try:
-        n = load(expr).n
-    except (TopologyError, ValueError):
-        return out
+    if n is None:
+        try:
+            n = load(expr).n
+        except (TopologyError, ValueError):
+            return out
     factors = [a for a in range(2, math.isqrt(n) + 1) if n % a == 0]
     for cand in [f"shifted_ring({n})"] + ([f"torus({factors[-1]},{n // factors[-1]})"] if factors else []):
         try:

@@ -23,6 +23,7 @@ from studio.tables import blank_missing
 from studio.widgets import cache_note, cancel_slot, export_panel, rooted_collective, runtime_metrics
 from studio.figures.topology import MAX_DRAWN_NODES, choose_layout, topology_figure
 from studio.pages.compose import _from_upload, show_import
+from studio.design import current_or, line_key, load_design
 from studio.messages import for_page
 from topologies import TopologyError
 from topologies.files import load
@@ -43,8 +44,13 @@ BUILDERS = {
 
 def _source() -> tuple[object, str] | None:
     """(topology, identity) from the builder, an expression or an upload; None after showing an error."""
-    how = st.radio("Fabric", ["build", "expression", "upload"], horizontal=True, key="c_source")
+    current = current_or(None)      # the session's design (``studio.design``), offered first when there is one
+    how = st.radio("Fabric", (["current"] if current else []) + ["build", "expression", "upload"], horizontal=True,
+                   key="c_source", format_func=lambda c: f"current design: {current}" if c == "current" else c)
     try:
+        if how == "current":
+            key = line_key(current)
+            return load_design(key), key
         if how == "build":
             c1, c2, c3 = st.columns([2, 1, 1])
             family = c1.selectbox("Family", list(BUILDERS), key="c_family")

@@ -22,6 +22,7 @@ from studio.figures.compare import VIEWS, readable_table, runtime_figure
 from studio.figures.images import render_images
 from studio.uploads import read_topology
 from studio.messages import for_page
+from studio.design import current_or, is_import, line_key, load_design
 from studio.expander import lazy_expander
 from topologies import TopologyError, load
 from topologies.catalogue import BASES
@@ -68,7 +69,8 @@ def _designs(exprs: list[str], uploads) -> list[tuple[str, object]]:
             continue
         seen.add(expr)
         try:
-            out.append((expr, _load_expr(expr)))
+            key = line_key(expr)           # the current import, by its name (``studio.design``)
+            out.append((expr, load_design(key, MAX_NODES) if is_import(key) else _load_expr(expr)))
         except TopologyError as exc:
             text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             if "above the limit" in text:
@@ -131,7 +133,7 @@ def _inputs() -> tuple[list[str], list, list[str], list[str], float]:
     with c1:
         picks = st.multiselect("Designs from the catalogue", list(BASES), key="cmp_bases",
                                format_func=lambda e: f"{e}: {BASES[e]}")
-        text = st.text_area("Expressions, one per line", DEFAULT_EXPRS, key="cmp_exprs", height=110,
+        text = st.text_area("Expressions, one per line", current_or(DEFAULT_EXPRS), key="cmp_exprs", height=110,
                             help="For example ring(64), gkautz(4,64), line(circulant(16,[3,4])), torus(4,4,4), "
                                  f"dgx1(); up to {MAX_NODES} nodes each, {MAX_DESIGNS} designs.")
         uploads = st.file_uploader("Topology files", type=["json", "graphml"], accept_multiple_files=True,

@@ -8,8 +8,6 @@ its SHA-256 digest (``current_design``, ``load_design``) until an expression, a 
 """
 from __future__ import annotations
 
-from collections import OrderedDict
-
 import pandas as pd
 import streamlit as st
 
@@ -19,15 +17,14 @@ from studio.figures.topology import MAX_DRAWN_NODES, choose_layout, topology_fig
 from studio.messages import for_page
 from studio.metric_grid import metric_columns
 from studio.uploads import read_machine
+from studio.design import (DEFAULT_EXPR, IMPORT_PREFIX, adopt_import, current_design, hold_import, is_import,
+                           safe_stem)
 from studio.expander import lazy_expander
-from studio.widgets import safe_stem
 from topologies import TopologyError, load, summarize
 from topologies.catalogue import BASES
 from topologies.expression import DEFAULT_MAX_NODES, FAMILIES
 from topologies.files import to_graphml, to_json
-from topologies.model import Topology
 
-DEFAULT_EXPR = "biring(8)"
 EXPANSIONS = {"line": "line graph L^n", "degree": "degree expansion ∗n", "power": "Cartesian power □n",
               "bidir": "bidirectional G ∪ G^T"}
 EXAMPLE_ARGS = {"ring": "8", "uniring": "1,8", "biring": "8", "complete": "5", "bipartite": "4", "hamming": "2,3",
@@ -35,47 +32,6 @@ EXAMPLE_ARGS = {"ring": "8", "uniring": "1,8", "biring": "8", "complete": "5", "
                 "dcirculant": "4", "torus": "4,4", "twisted_torus": "4,8", "dbjmod": "2,3", "paley": "9",
                 "crown": "5", "odd_graph": "4", "doubled_odd": "4"}
 STAGES = 3
-IMPORT_PREFIX = "import:"           # a design key naming an imported topology by its upload's content digest
-MAX_HELD_IMPORTS = 32
-_HELD: "OrderedDict[str, Topology]" = OrderedDict()     # imports by key, for every session (content-addressed)
-
-
-def hold_import(key: str, topo: Topology) -> None:
-    """Keep an imported topology under its key (``import:`` and its upload's SHA-256 digest, so the same bytes are
-    one entry for every session), the ``MAX_HELD_IMPORTS`` most recent."""
-    _HELD[key] = topo
-    _HELD.move_to_end(key)
-    while len(_HELD) > MAX_HELD_IMPORTS:
-        _HELD.popitem(last=False)
-
-
-def load_design(key: str) -> Topology:
-    """The topology a design key names: an expression or file path (``topologies.load``), or an import held by
-    ``hold_import`` (this session's own import when the process no longer holds it)."""
-    if key.startswith(IMPORT_PREFIX):
-        topo = _HELD.get(key)
-        held = st.session_state.get("design_import") or {}
-        if topo is None and held.get("key") == key:
-            topo = held["topology"]
-            hold_import(key, topo)
-        if topo is None:
-            raise TopologyError("the imported topology is no longer held here: upload it again on Compose")
-        return topo
-    return load(key)
-
-
-def current_design() -> tuple[str, str]:
-    """(key, name) of the session's current design (issue 59): the topology imported on Compose while it is the
-    latest design chosen (``design_import``, kept until an expression, a catalogue base, a built design or another
-    page's choice replaces it), else the last expression that loaded (``design_expr``) or the default. The name is
-    what pages and downloads call it: the expression, or the uploaded file's name."""
-    held = st.session_state.get("design_import")
-    if held and held.get("over") == st.session_state.get("design_expr"):
-        return held["key"], held["name"]
-    expr = st.session_state.get("design_expr") or DEFAULT_EXPR
-    return expr, expr
-
-
 def upload_name(upload) -> str:
     """An import's name: its file's, or the first file's and how many more."""
     files = list(upload) if isinstance(upload, (list, tuple)) else [upload]
@@ -249,9 +205,17 @@ def _adopt_url_expr() -> None:
     themselves and are kept. Without either, the last design that loaded (``design_expr``) or the default."""
     url = st.query_params.get("expr")
     if url is not None and url != st.session_state.get("compose_url_expr"):
-        st.session_state["expr"] = url
         st.session_state["compose_url_expr"] = url
-        _drop_import()
+        if is_import(url):              # a link to an import, by its digest
+            try:
+                adopt_import(url)
+                st.session_state["expr"] = ""
+            except TopologyError as exc:
+                st.error(for_page(exc))
+                st.session_state["expr"] = st.session_state.get("design_expr") or DEFAULT_EXPR
+        else:
+            st.session_state["expr"] = url
+            _drop_import()
     elif "expr" not in st.session_state or not str(st.session_state["expr"]).strip():
         imported = bool(st.session_state.get("upload")) or current_design()[0].startswith(IMPORT_PREFIX)
         st.session_state["expr"] = "" if imported else st.session_state.get("design_expr", DEFAULT_EXPR)
@@ -271,13 +235,15 @@ def render() -> None:
                 st.session_state["design_import"] = {"key": key, "name": upload_name(upload), "topology": topo,
                                                      "imported": imported,
                                                      "over": st.session_state.get("design_expr")}
-            hold_import(key, topo)
-            st.query_params.pop("expr", None)
+            hold_import(key, topo, upload_name(upload))
+            st.query_params["expr"] = key             # a link to the import: by its digest (``studio.design``)
+            st.session_state["compose_url_expr"] = key
         elif held and current_design()[0] == held["key"]:       # the import stays the design after a page switch
             key, topo, imported = held["key"], held["topology"], held.get("imported")
             summary = _summary(key, topo)
-            hold_import(key, topo)
-            st.query_params.pop("expr", None)
+            hold_import(key, topo, held["name"])
+            st.query_params["expr"] = key
+            st.session_state["compose_url_expr"] = key
         else:
             expr = st.session_state["expr"].strip()
             with st.spinner(f"Building {expr} …"):

@@ -11,6 +11,7 @@ from solvers.core.errors import NotApplicable, ScheduleError
 from solvers.core.schedule import Collective
 from solvers.failures import KINDS, FailureTask, failure_sets
 from solvers.synthesize import ALGORITHMS
+from studio.design import current_design, current_or, is_import
 from studio import navigation, workload
 from studio.views.failures import (OVER_HEALTHY, analyse_job, cdf_figure, count_text, failed_figure, fraction,
                                   kept_text, sets_table, summary_table, tasks_text, worst_row)
@@ -29,7 +30,13 @@ KEPT_RUNS = 4                 # runs the session keeps, newest last
 
 def _inputs():
     """The page's inputs as (designs, algos, collective, kind, k, samples, seed), or None after one error line."""
-    text = st.text_area("Designs, one expression per line", DEFAULT_DESIGNS, key="fl_designs", height=90,
+    key, name = current_design()
+    if is_import(key):
+        st.info(f"The current design, the import {name}, is not analysed here: failure sets run on expressions "
+                "(the CLI's failures command takes the file: failures FILE --links 1).",
+                icon=":material/upload_file:")
+    text = st.text_area("Designs, one expression per line", current_or(DEFAULT_DESIGNS) if not is_import(key)
+                        else DEFAULT_DESIGNS, key="fl_designs", height=90,
                         help="Any expression the studio takes (torus(4,4), circulant(16,[1,4]), dgx_a100(boxes=2), "
                              "...); each is analysed with the same failures.")
     c1, c2, c3 = st.columns([3, 2, 2])

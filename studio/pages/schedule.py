@@ -4,7 +4,7 @@ for the sidebar's workload, beside its lower bound and the papers' step model; t
 size; per-step link loads and the model's link utilisation; the links busy at a chosen step, and one source's
 broadcast tree.
 
-The design is the session's current one (``compose.current_design``: an expression, or a machine imported on
+The design is the session's current one (``studio.design.current_design``: an expression, or a machine imported on
 Compose, named after its file on the page and in every download), or ``?expr=`` from a link. The synthesizer is
 the link's ``?algo=`` or the user's choice; else BFB, replaced where it does not apply by the first synthesizer in
 registry order that schedules the design (``_first_applicable``). ``algo`` and ``coll`` are kept in the URL too, and for
@@ -37,18 +37,18 @@ from studio.jobs import JobError
 from studio.metric_grid import metric_columns
 from studio.expander import lazy_expander
 from studio.widgets import (Solved, cache_note, cancel_slot, export_panel, option_controls,
-                            rooted_collective, safe_stem, synthesize_with_bar)
+                            rooted_collective, synthesize_with_bar)
 from studio.figures.curves import runtime_curve
 from studio.figures.images import render_images
 from studio.figures.timelines import load_heatmap, utilisation_heatmap
 from studio.figures.titles import HALF_WIDTH_PX
 from studio.figures.topology import MAX_DRAWN_NODES, choose_layout, topology_figure
 from studio.messages import for_page
-from studio.pages.compose import IMPORT_PREFIX, current_design, load_design as load
+from studio.design import (IMPORT_PREFIX, adopt_import, current_design, design_stem, is_import, load_design as load,
+                           safe_stem)
 from topologies import TopologyError
 from topologies.expression import DEFAULT_MAX_NODES
 
-DEFAULT_EXPR = "biring(8)"
 MAX_DOWNLOAD_TRANSFERS = 200_000
 MAX_MODEL_TRANSFERS = 8_000_000         # the runtime model's message graph takes a few seconds per million transfers
 SIZES = tuple(10.0 ** (3 + k / 4) for k in range(29))       # 1 KB to 10 GB, four points a decade
@@ -294,12 +294,18 @@ PREFERRED = "bfb"        # the page's default where it applies (the BFB paper's 
 
 
 def _design() -> tuple[str, str]:
-    """(key, name) of the design (``compose.current_design``): a ``?expr=`` from outside the page (a shared link)
+    """(key, name) of the design (``studio.design.current_design``): a ``?expr=`` from outside the page (a shared link)
     becomes the session's design first."""
     url = st.query_params.get("expr")
     if url is not None and url != st.session_state.get("schedule_url_expr"):
-        st.session_state["design_expr"] = url
         st.session_state["schedule_url_expr"] = url
+        if not is_import(url):
+            st.session_state["design_expr"] = url
+        elif url != current_design()[0]:
+            try:
+                adopt_import(url)
+            except TopologyError as exc:
+                st.error(for_page(exc))
     return current_design()
 
 
@@ -395,12 +401,8 @@ def render() -> None:
     if st.session_state.get("coll") not in colls:
         st.session_state["coll"] = "allgather"
     coll = c3.selectbox("Collective", colls, key="coll")
-    if expr.startswith(IMPORT_PREFIX):        # an import has no expression to share
-        st.query_params.pop("expr", None)
-        st.query_params.update({"algo": algo, "coll": coll})
-    else:
-        st.query_params.update({"expr": expr, "algo": algo, "coll": coll})
-        st.session_state["schedule_url_expr"] = expr
+    st.query_params.update({"expr": expr, "algo": algo, "coll": coll})      # an import by its digest
+    st.session_state["schedule_url_expr"] = expr
     rooted = Collective(coll).rooted
     if not rooted:
         st.query_params.pop("root", None)
@@ -583,15 +585,6 @@ def _download_buttons(result, expr: str, figures: dict, report, name: str) -> No
                 if f"{k}.{fmt}" in images:
                     cols[2].download_button(f"{k}.{fmt}", images[f"{k}.{fmt}"], file_name=f"{stem}_{k}.{fmt}",
                                             key=f"dl_{k}_{fmt}", on_click="ignore")
-
-
-def design_stem(name: str) -> str:
-    """A download's file name stem for a design: its expression's (``biring_8_``), or an imported file's name
-    without its suffix (``nccl_topo_dgx_a100_``: the same separator before what follows)."""
-    if name.lower().endswith((".xml", ".txt", ".json", ".graphml")) or " and " in name:
-        first = name.split(" and ")[0]
-        return safe_stem(first.rsplit(".", 1)[0], 49) + "_"
-    return safe_stem(name, 50)
 
 
 def _export_panel(result, expr: str, algo: str, coll: str, variant, name: str) -> None:

@@ -15,6 +15,7 @@ from solvers.core.errors import NotApplicable, ScheduleError
 from solvers.training import BUCKETS, DEFAULT_EFFICIENCY, GPUS, PARALLEL, PROFILE_COLUMNS, TrainingError
 from solvers.training import model_presets
 from studio import navigation, workload
+from studio.design import DEFAULT_EXPR, current_design, is_import, line_key, load_design, load_line
 from studio.figures.spec import plotly_figure
 from studio.jobs import JobError
 from studio.messages import for_page
@@ -22,10 +23,9 @@ from studio.figures.training import (breakdown_figure, collective_rows, collecti
                                      results_json, schedule_bytes, schedule_target, summary_table, timeline_figure,
                                      train_job)
 from studio.widgets import queue_text
-from topologies import TopologyError, load
+from topologies import TopologyError
 
 DEFAULT_MODEL = "switch-base-128"
-DEFAULT_EXPR = "biring(8)"               # Compose's and Schedule's default design
 MAX_DESIGNS = 8
 KEPT_RUNS = 4                            # runs the session keeps, newest last
 PARALLEL_HELP = {"dp": "data parallel (PyTorch DDP): gradients allreduced in buckets during backward",
@@ -102,8 +102,12 @@ def _inputs():
         profile, label, digest = read
         model, gpu, efficiency, bpp = label, "A100", None, 2.0
     if "tr_designs" not in st.session_state:        # the session's current design, a ring and a torus of its N
-        current = st.session_state.get("design_expr") or DEFAULT_EXPR
-        st.session_state["tr_designs"] = "\n".join(default_designs(current))
+        key, current = current_design()
+        try:
+            n = load_design(key).n if is_import(key) else None
+        except TopologyError:
+            key, current, n = DEFAULT_EXPR, DEFAULT_EXPR, None
+        st.session_state["tr_designs"] = "\n".join(default_designs(current, n))
     text = st.text_area("Designs, one expression per line", key="tr_designs", height=100,
                         help="Any expression the studio takes (biring(8), torus(4,4), gkautz(4,256), ...); each "
                              "runs the same job on all of its nodes.")
@@ -120,9 +124,12 @@ def _inputs():
         st.error(f"Expert parallelism needs a mixture-of-experts model: {model} has no expert layers (choose a "
                  "Switch model, or dp).")
         return None
+    imports = {}
     for expr in designs:            # every design loads and suits the job before anything is priced
         try:
-            topo = load(expr)
+            topo = load_line(expr)
+            if is_import(line_key(expr)):
+                imports[expr] = topo
             if parallel == "ep":
                 from solvers.training.simulate import check_request
 
@@ -135,8 +142,9 @@ def _inputs():
 
     prices = Workload(1.0, work.prices, work.alpha_us, work.bandwidth_gbs, work.source)
     request = {"model": model, "profile": profile, "parallel": parallel, "gpu": gpu, "bucket": bucket,
-               "efficiency": efficiency, "bytes_per_param": float(bpp), "workload": prices, "runtime": runtime}
-    key = (tuple(designs), model, digest, parallel, gpu, bucket, efficiency, float(bpp), prices.key, runtime)
+               "efficiency": efficiency, "bytes_per_param": float(bpp), "workload": prices, "runtime": runtime,
+               "topologies": imports}
+    key = (tuple(line_key(d) for d in designs), model, digest, parallel, gpu, bucket, efficiency, float(bpp), prices.key, runtime)
     return designs, request, key
 
 
@@ -175,7 +183,10 @@ def _ask_schedule(expr: str, algo: str, coll: str, nbytes: float) -> None:
     before the next run makes any widget (the sidebar's M may be one), and the page opened on that run."""
     from solvers.runtime.workload import MAX_BYTES
 
-    st.session_state.update({"design_expr": expr, "algo": algo, "coll": coll,
+    expr = line_key(expr)           # the import by its key; an expression becomes the session's design
+    if not is_import(expr):
+        st.session_state["design_expr"] = expr
+    st.session_state.update({"algo": algo, "coll": coll,
                              "w_bytes": float(min(max(nbytes, 1.0), MAX_BYTES)), SCHEDULE_KEY: (expr, algo, coll)})
 
 

@@ -12,7 +12,7 @@ def nccl_graph_panel(topo, prefix: str = "") -> None:
     from solvers.core.errors import NotApplicable
     from solvers.export.nccl_graph import GraphError, export_graph
 
-    from studio.widgets import safe_stem
+    from studio.design import safe_stem
 
     st.caption("NCCL's own rings and trees, fixed to the design's: plain NCCL and RCCL load the file with "
                "NCCL_GRAPH_FILE=<file> (one host's channels; NCCL_TOPO_FILE where NCCL must be told the host's "
