@@ -251,8 +251,10 @@ def _show(result: CompareResult, key: tuple, colls: list[str]) -> None:
                                                                    help="The reason behind the status"),
                                 "detail": st.column_config.TextColumn(width="large")})
     st.caption(f"Curves from {SIZES[0]:.0e} to {SIZES[-1]:.0e} bytes, every point the runtime model's (pipelined "
-               "over the best P, links shared); the black lines are each design's lower bound in the same prices "
-               "(the farthest alpha distance, twice for allreduce, plus the bandwidth bound). Every 'ok' schedule "
+               "over the best P, links shared); the black lines are each design's lower bound in the same prices: "
+               "the largest bound we prove (ForestColl's cut bound (M/N)/x* for allgather and reduce-scatter, M over "
+               "the smallest cut for allreduce, the per-GPU and volume bounds, the farthest alpha distance), named "
+               "in the bound row's detail. Every 'ok' schedule "
                "passed the simulator; MSCCL export is tried up to "
                f"{EXPORT_MAX_TRANSFERS} transfers (blank: not tried). algbw = M / time and busbw as nccl-tests "
                "define them; step_model_us is the papers' steps × alpha + tb × M/B.")
