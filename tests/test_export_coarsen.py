@@ -182,3 +182,17 @@ def test_rounding_is_exact_and_drops_what_vanishes():
         verify(topo, coarse).raise_if_failed()
         assert sorted(coarse.transfers) == plan(split)
         assert columns(coarse).one == grid
+
+
+def test_a_bundle_is_coarsened_the_same_way(mi250_ring):
+    """The bundle of the reduce-scatter for RCCL (refused before: more than 32 channels for one copy) is built from
+    the merged schedule, its line among the notes, and every file checks."""
+    from solvers.export.bundle import export_bundle
+
+    result = mi250_ring["reduce_scatter"]
+    with pytest.raises(OverLimit, match="channels"):
+        export_bundle(result.topology, result.schedule, "rccl", coarsen=False, jobs=1)
+    bundle = export_bundle(result.topology, result.schedule, "rccl", jobs=1)
+    assert bundle.files and all(check_xml(f.text, runtime="rccl").ok for f in bundle.files)
+    assert any(n.startswith("coarsened to fit rccl's limit of 32 channels") and "time +0.0 %" in n
+               for n in bundle.notes)

@@ -40,7 +40,7 @@ from . import _merged_guess, export
 from .check import Report, validate_header
 from .lower import _refuse_custom, refuse_rooted
 from .msccl_xml import algo_tag, parse_xml
-from .program import DEFAULT_SM_BUDGET, Target, XmlError, target
+from .program import DEFAULT_SM_BUDGET, OverLimit, Target, XmlError, target
 from .runtime_choice import default_runtime
 from .bundle_readme import ALGO_DIR, readme
 from .tuning import COPIES, PROTOCOL_COSTS, Choice, Plan, plan, saturating_copies
@@ -106,10 +106,36 @@ PARALLEL_MIN_TRANSFERS = 10_000   # schedules at least this long: the programs a
 
 
 @gc_paused()
-def export_bundle(topo: Topology, schedule: Schedule, runtime: str | Target | None = None, *,
-                  execution: Execution | None = None, copies=COPIES, protocols=tuple(PROTOCOL_COSTS),
-                  sm_budget: int = DEFAULT_SM_BUDGET, name: str | None = None,
-                  progress: Callable[[str], None] | None = None, jobs: int | None = None) -> Bundle:
+def export_bundle(topo: Topology, schedule: Schedule, runtime: str | Target | None = None, *, coarsen: bool = True,
+                  workload=None, **kwargs) -> Bundle:
+    """``exact_bundle``, or where even its one-copy program is over a limit of the runtime (``OverLimit``) and
+    ``coarsen`` is on, the bundle of the first coarsening whose one-copy program fits (``coarsen.py``, as
+    ``export`` finds it, priced for ``workload``), the coarsening's line among the bundle's notes."""
+    try:
+        return exact_bundle(topo, schedule, runtime, **kwargs)
+    except OverLimit as over:
+        if not coarsen:
+            raise
+        from . import exact_export
+        from .coarsen import coarsest_fitting
+
+        chosen = runtime if runtime is not None else default_runtime(topo)[0]
+        sm_budget = kwargs.get("sm_budget", DEFAULT_SM_BUDGET)
+        coarse, _, report = coarsest_fitting(
+            topo, schedule, over, lambda s: exact_export(topo, s, None, sm_budget, chosen, merge_view=True,
+                                                         in_place=False, name=kwargs.get("name")),
+            target(chosen).name, workload)
+        bundle = exact_bundle(topo, coarse, runtime, merge_view=True, **kwargs)
+        bundle.notes.append(report.coarsened.note())
+        return bundle
+
+
+@gc_paused()
+def exact_bundle(topo: Topology, schedule: Schedule, runtime: str | Target | None = None, *,
+                 execution: Execution | None = None, copies=COPIES, protocols=tuple(PROTOCOL_COSTS),
+                 sm_budget: int = DEFAULT_SM_BUDGET, name: str | None = None,
+                 progress: Callable[[str], None] | None = None, jobs: int | None = None,
+                 merge_view: bool = False) -> Bundle:
     """The bundle of a verified ``schedule`` for ``runtime`` (default: the fabric's vendor's,
     ``runtime_choice.default_runtime``, named in the first note). A number of copies the target
     cannot hold (threadblocks, channels, steps) is dropped, with every larger one, and the ranges planned again
@@ -137,7 +163,7 @@ def export_bundle(topo: Topology, schedule: Schedule, runtime: str | Target | No
     if jobs is None:
         jobs = (os.cpu_count() or 1) if schedule.count >= PARALLEL_MIN_TRANSFERS else 1
     timed: dict = {}                # the plan's candidate times, kept when it plans again
-    with _Builder(topo, schedule, jobs, sm_budget, limits, label, say) as build:
+    with _Builder(topo, schedule, jobs, sm_budget, limits, label, say, merge_view) as build:
         for in_place in places:
             build.start((1, in_place))
         model = Model(topo, schedule, execution)           # meanwhile the workers build the one-copy programs
@@ -265,8 +291,9 @@ class _Builder:
     so the search would get there next), and then at ``export``'s first merged guess from its steps
     (``guessed_from``)."""
 
-    def __init__(self, topo, schedule, jobs, sm_budget, limits, label, say):
+    def __init__(self, topo, schedule, jobs, sm_budget, limits, label, say, merge_view=False):
         self.args = (topo, schedule, sm_budget, limits.name, label)
+        self.merge_view = merge_view
         self.say = say
         self.jobs = jobs
         self.context = None
@@ -310,7 +337,8 @@ class _Builder:
             job, hint = next(iter(self.waiting.items()))
             receive, send = self.context.Pipe(duplex=False)
             try:
-                process = self.context.Process(target=_worker, args=(send, *self.args, job, hint), daemon=True)
+                process = self.context.Process(target=_worker, args=(send, *self.args, job, hint, self.merge_view),
+                                               daemon=True)
                 start_process(process)
             except Exception:          # no process, or arguments a fork server cannot be sent: build here
                 receive.close()
@@ -342,7 +370,7 @@ class _Builder:
             else:
                 hint = self.waiting.pop(job)
                 self.say(f"lowering, validating and simulating {_what(job)}")
-                self._record(job, _export_job(*self.args, job, hint))
+                self._record(job, _export_job(*self.args, job, hint, self.merge_view))
         got = self.done[job]
         if isinstance(got, Exception):
             raise got
@@ -489,7 +517,7 @@ def _what(job: tuple[int, bool]) -> str:
 
 
 def _export_job(topo: Topology, schedule: Schedule, sm_budget: int, runtime: str, label: str,
-                job: tuple[int, bool], hint: tuple[int, bool, int | None] | None = None):
+                job: tuple[int, bool], hint: tuple[int, bool, int | None] | None = None, merge_view: bool = False):
     """One program of a bundle (``export``, its search started at ``hint``: instructions per threadblock, whether
     merged, and ``guessed_from``) as (text, report cut to its header, ``_pair_channels``), which is what a worker
     sends back; the one-line error instead when it does not fit."""
@@ -497,7 +525,7 @@ def _export_job(topo: Topology, schedule: Schedule, sm_budget: int, runtime: str
     start_ops, start_merged, guessed_from = hint or (None, False, None)
     try:
         text, report = export(topo, schedule, None, sm_budget, runtime, start_ops, start_merged, guessed_from,
-                              coarsen=False, copies=c, in_place=in_place, name=label)
+                              coarsen=False, copies=c, in_place=in_place, name=label, merge_view=merge_view)
     except (XmlError, NotApplicable) as exc:
         return exc
     return text, _header_only(report), _pair_channels(report)

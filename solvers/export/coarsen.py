@@ -147,7 +147,12 @@ class Coarsening:
 
 
 def coarsened_export(topo: Topology, schedule: Schedule, over: OverLimit, attempt, runtime: str, workload=None):
-    """The first coarsening of ``schedule`` (module docstring) whose program ``attempt(schedule)`` writes within
+    """``coarsest_fitting``'s file: (text, report)."""
+    return coarsest_fitting(topo, schedule, over, attempt, runtime, workload)[1:]
+
+
+def coarsest_fitting(topo: Topology, schedule: Schedule, over: OverLimit, attempt, runtime: str, workload=None):
+    """(the coarsened schedule, and ``attempt``'s text and report of it): the first coarsening of ``schedule`` (module docstring) whose program ``attempt(schedule)`` writes within
     the runtime's limits, as ``attempt``'s (text, report) with ``report.coarsened`` the ``Coarsening`` and its
     note added to ``report.runtime_note``; OverLimit naming the limit and the smallest count reached when none
     fits. ``over`` is the unrefined program's overshoot; ``workload`` prices both schedules (default: the
@@ -173,7 +178,7 @@ def coarsened_export(topo: Topology, schedule: Schedule, over: OverLimit, attemp
                           f"{work.price_label}, M {work.total_bytes:g} bytes")
         report.coarsened = done
         report.runtime_note = "; ".join(x for x in (report.runtime_note, done.note()) if x)
-        return text, report
+        return coarse, text, report
 
     last = over
     coarse = merged(schedule)
