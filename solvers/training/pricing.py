@@ -245,3 +245,25 @@ def design_prices(topo: Topology, algos: tuple[str, ...] | None = None, alltoall
             pass
     _MEMO[key] = prices
     return prices
+
+
+AUTO_MCF_LIMIT_S = 15.0      # the MCF's limit at 1024 nodes: the command within 20 s there (issue 57's target)
+AUTO_MCF_MIN_S = 12.0        # ... never less than this (fabrics that converge fast stop at the target gap anyway)
+AUTO_MCF_MAX_S = 60.0        # ... nor more than this (the alltoall command's own Frank-Wolfe default is 55 s)
+AUTO_MCF_NODES = 256         # from here the MCF is Frank-Wolfe under that limit; PDLP (exact to 1e-6) below
+
+
+def auto_mcf(nodes: int, limit: float | None = None) -> tuple[float | None, str | None]:
+    """The all-to-all LP's (time limit, method) for a design of ``nodes`` nodes: ``limit`` (the CLI's --mcf-time-limit) when
+    given; from ``AUTO_MCF_NODES`` nodes Frank-Wolfe ("fw", ``alltoall_fw.py``) under a limit that grows with N,
+    ``AUTO_MCF_LIMIT_S`` * N / 1024 within [``AUTO_MCF_MIN_S``, ``AUTO_MCF_MAX_S``]; below, PDLP (None: the
+    solver's default) under its own. Measured on two shared cores (issue 57), ``train switch-c-2048 --parallel ep``
+    on gkautz(4,N): PDLP took 5 s at N = 192, 25 s at 256 and 54 s at 512 (exact to 1e-6); under these limits
+    the whole command takes 13 s at N = 256 and 512 and 16.5 s at 1024, with brackets of 0.6 %, 3.4 % and 2.2 %.
+    An iteration costs ~N^2 log N, so the gap a limit leaves grows with N (gkautz(4,2048): 9 % after 60 s); the
+    iteration's notes say so when the bracket is wider than 2 % (``solvers.training.pricing``)."""
+    if nodes < AUTO_MCF_NODES:
+        return limit, None
+    if limit is None:
+        limit = min(AUTO_MCF_MAX_S, max(AUTO_MCF_MIN_S, AUTO_MCF_LIMIT_S * nodes / 1024))
+    return limit, "fw"

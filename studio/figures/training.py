@@ -43,7 +43,7 @@ def train_one(expr: str, req: dict) -> dict:
     ``solvers.runtime.Workload``: alpha, B and the prices), runtime (allreduces by the runtime model), and
     optionally topologies (design line -> ``Topology``, for designs with no expression: an import)."""
     import solvers.training as training
-    from studio.cli.training import auto_mcf
+    from solvers.training.pricing import auto_mcf
     from topologies import load
 
     topo = req.get("topologies", {}).get(expr) or load(expr)      # an import travels as its topology
