@@ -20,7 +20,8 @@ from studio.views import teccl as teccl_view
 from studio.jobs import JobError
 from studio.metric_grid import metric_columns
 from studio.tables import blank_missing
-from studio.widgets import cache_note, cancel_slot, export_panel, rooted_collective, runtime_metrics
+from studio.widgets import (cache_note, cancel_slot, export_panel, nccl_graph_expander, rooted_collective,
+                            runtime_metrics)
 from studio.figures.topology import MAX_DRAWN_NODES, choose_layout, topology_figure
 from studio.pages.compose import _from_upload, show_import
 from studio.design import current_or, line_key, load_design
@@ -131,6 +132,36 @@ def _summary(forest) -> None:
                f"packing: {forest.packing_method}; {seconds}. Allgather verified by the simulator.")
 
 
+def units_note(topo, forest, work) -> str:
+    """Why the runtime model's algbw and ForestColl's differ, with the numbers (issue 59, finding 9): ForestColl's
+    N x* is on the fabric's declared link speeds in its flow model (no alpha, M -> infinity); the runtime model
+    prices with ``work`` (a ``solvers.runtime.Workload``): uniform or calibrated prices scale every link by
+    B / (the slowest GPU's declared egress), and every send pays alpha."""
+    from solvers.core.cost import node_bandwidth
+    from solvers.runtime.bounds import tightest_bound
+
+    declared = node_bandwidth(topo)
+    scale = 1.0 if work.prices == "links" else work.bandwidth_gbs / float(declared)
+    best = float(forest.optimal_algbw)
+    speeds = sorted({l.bandwidth for l in topo.links if l.src != l.dst})
+    shown = ", ".join(f"{float(b):g}" for b in speeds[:4]) + (" …" if len(speeds) > 4 else "")
+    priced = ", ".join(f"{float(b) * scale:.4g}" for b in speeds[:4]) + (" …" if len(speeds) > 4 else "")
+    m = work.total_bytes
+    bound = tightest_bound(topo, "allgather", m, work.execution).time_us
+    ceiling = f"{m / bound / 1e3:.4g} GB/s" if bound > 0 else "unbounded"
+    if work.prices == "links":
+        prices = (f"the runtime model prices with the fabric's own links (the same {shown} GB/s), so the optimum is "
+                  f"the same {best:.2f} GB/s")
+    else:
+        prices = (f"the runtime model prices with {work.price_label}: every link is scaled by B / (the slowest GPU's "
+                  f"declared egress, {float(declared):g} GB/s) = {work.bandwidth_gbs:g}/{float(declared):g} = "
+                  f"{scale:.4g}, so the links run at {priced} GB/s and the same optimum is {best * scale:.4g} GB/s")
+    return (f"Why the two algbw differ: ForestColl's best algbw {best:.2f} GB/s is N·x* on the links' declared "
+            f"speeds ({shown} GB/s) in its flow model, with no alpha and M growing without end; {prices}. At M = "
+            f"{m:.4g} bytes every send also pays its alpha, so no allgather beats {ceiling} (the bound, "
+            f"{bound:.4g} µs) and the runtime model's algbw above is M / its time.")
+
+
 def _cut_figure(topo, forest) -> go.Figure:
     side = forest.bottleneck
     crossing = {i: float(l.bandwidth) for i, l in enumerate(topo.links) if l.src in side and l.dst not in side}
@@ -184,6 +215,7 @@ def _export(topo, forest, key: str) -> None:
 
     export_panel(topo, build, "c_", f"forestcoll {coll} {topo.name or topo.expr}", f"forestcoll_{coll}",
                  request=(key, coll))
+    nccl_graph_expander(topo, "c_")
 
 
 def _allreduce_lp(topo, key: str) -> None:
@@ -279,6 +311,7 @@ def render() -> None:
     st.markdown("**The allgather of these trees in the runtime model**")
     _runtime(topo, forest, key, fixed_k)
     _summary(forest)
+    st.caption(units_note(topo, forest, workload.current().runtime))
     view = st.segmented_control("View", VIEWS, default=VIEWS[0], required=True, key="c_view", persist_state="page",
                                 label_visibility="collapsed") or VIEWS[0]
     if view == "Bottleneck cut":
