@@ -86,11 +86,11 @@ MAX_BUNDLE_TRANSFERS = 100_000     # a bundle of a larger schedule takes minutes
 
 
 def export_panel(topo, schedule, prefix: str, name: str, file_stem: str, *, request: tuple = (),
-                 graph: bool = True) -> None:
+                 graph: bool = False) -> None:
     """The one export widget every page uses, in tabs: a bundle for every buffer size (``bundle_panel``), one
     MSCCL file (``file_panel``), an MSCCL++ plan (``plan_panel``) and, with ``graph``, the design's NCCL graph file
-    (``graph_file_panel``: not MSCCL but plain NCCL/RCCL's own rings; a page that shows it in a sibling expander
-    of its own, ``nccl_graph_expander``, passes ``graph=False``)."""
+    (``graph_file_panel``: not MSCCL but plain NCCL/RCCL's own rings). The pages show the graph file in a sibling
+    expander of its own instead (``nccl_graph_expander``, issue 59 finding 11)."""
     labels = ["Bundle for every size (zip)", "One file", "MSCCL++ plan (JSON)"]
     tabs = st.tabs(labels + (["NCCL graph file (plain NCCL/RCCL, not MSCCL)"] if graph else []))
     with tabs[0]:

@@ -278,11 +278,13 @@ def _schedule_page(expr):
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
     at.query_params["expr"] = expr
-    return open_boxes(switch_page(at, "schedule"), "export_open").run()
+    return open_boxes(switch_page(at, "schedule"), "export_open", "x_ngraph_open").run()
 
 
 def test_schedule_page_downloads_the_nccl_graph_file():
     at = _schedule_page("hypercube(4)")
+    assert not any("NCCL graph" in t.label for t in at.tabs)          # finding 11: not a tab of the MSCCL export
+    assert any(e.label.startswith("NCCL graph file") for e in at.expander)
     at.button(key="x_gbuild").click().run()
     assert not at.exception and not at.error
     assert any("4 ring channels of 16 GPUs" in s.value and "NCCL_GRAPH_FILE=" in s.value for s in at.success)
@@ -304,7 +306,9 @@ def test_clusters_page_downloads_the_dgx_graph_file():
     from .conftest import ROOT, switch_page
 
     at = switch_page(AppTest.from_file(str(ROOT / "app.py"), default_timeout=180).run(), "clusters").run()
+    at.session_state["c_ngraph_open"] = True
     at.segmented_control(key="c_view").set_value("Export").run()          # the result views (issue 40)
+    assert not any("NCCL graph" in t.label for t in at.tabs)
     at.button(key="c_gbuild").click().run()
     assert not at.exception and not at.error
     assert any("8 ring channels of 8 GPUs each on host 0 of 2" in s.value for s in at.success)

@@ -36,7 +36,7 @@ from studio.views import tacos as tacos_view
 from studio.jobs import JobError
 from studio.metric_grid import metric_columns
 from studio.expander import lazy_expander
-from studio.widgets import (Solved, cache_note, cancel_slot, export_panel, option_controls,
+from studio.widgets import (Solved, cache_note, cancel_slot, export_panel, nccl_graph_expander, option_controls,
                             rooted_collective, synthesize_with_bar)
 from studio.figures.curves import runtime_curve
 from studio.figures.images import render_images
@@ -594,3 +594,4 @@ def _export_panel(result, expr: str, algo: str, coll: str, variant, name: str) -
         if box:
             export_panel(result.topology, result.schedule, "x_", f"{algo} {coll} {result.topology.name or name}",
                          f"{design_stem(name)}_{algo}_{coll}", request=(expr, algo, coll, variant))
+    nccl_graph_expander(result.topology, "x_")     # plain NCCL/RCCL's rings: beside the MSCCL export, not in it
