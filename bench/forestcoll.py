@@ -6,6 +6,7 @@
     python -m bench.forestcoll --verify        # also lower to the schedule IR and run the verifier
     python -m bench.forestcoll --acceptance    # issue 24's two cases beside their 60 s target, 1/x* checked
     python -m bench.forestcoll --flat          # gkautz(4,N), no boxes: the packing beside Algorithm 5 alone
+    python -m bench.forestcoll --finite        # the allgather kept per M (issue 60) beside the depth lowering
 
 "total" is the generation time (search + switch removal + tree packing + map back); the paper's reference point
 is TACCL, which needed 10^4 s at 32 A100 GPUs and found nothing above 128 GPUs (ForestColl section 5.4).
@@ -13,6 +14,9 @@ is TACCL, which needed 10^4 s at 32 A100 GPUs and found nothing above 128 GPUs (
 got stuck, or exact: Algorithm 5 alone; solvers/forestcoll/packing.py).
 With --flat: "pack s" is the packing as the pipeline runs it and "Alg. 5 s" Algorithm 5 from the start on the
 same logical graph (up to --reference-max nodes; minutes beyond), "ratio" the first over the second.
+With --finite: per fabric and M, the runtime model's time (default prices) of ForestColl's own depth lowering and
+of the candidate ``solvers.forestcoll.finite`` keeps, each as a share of ``bound_time_us`` (no schedule is
+faster), the kept candidate, its trees per root and steps, and the choice's seconds.
 With --acceptance: "target s" is issue 24's limit and "ratio" total / target; "optimal" says whether the
 forest's algbw N k / U equals the cut bound N x* (it must: k and U from Prop 3 at the optimum).
 """
@@ -31,11 +35,15 @@ def main() -> None:
     ap.add_argument("--verify", action="store_true")
     ap.add_argument("--acceptance", action="store_true")
     ap.add_argument("--flat", action="store_true")
+    ap.add_argument("--finite", action="store_true")
     ap.add_argument("--sizes", default="64:512:64", help="gkautz(4,N) sizes for --flat, first:last:step")
     ap.add_argument("--reference-max", type=int, default=256)
     args = ap.parse_args()
     if args.acceptance:
         acceptance(args.verify)
+        return
+    if args.finite:
+        finite_sizes()
         return
     if args.flat:
         first, last, step = (int(x) for x in args.sizes.split(":"))
@@ -105,6 +113,28 @@ def flat(sizes, reference_max: int) -> None:
         same = "yes" if f.algbw == f.optimal_algbw else "NO"
         print(f"{expr:<16} {topo.n:>5} {f.k:>3} {f.packing_method:>12} {total:>8.2f} {pack:>8.2f} {ref:>8} "
               f"{ratio:>6} {same:>8}", flush=True)
+
+
+FINITE_CASES = ("torus(4,4)", "circulant(16,[1,4])", "hypercube(4)", "torus(4,4,4)", "ring(8)",
+                "dgx_a100(boxes=2)", "mi250(clusters=2)")
+
+
+def finite_sizes() -> None:
+    from solvers.forestcoll import finite_choice
+    from solvers.runtime import Workload, bound_time_us
+
+    print(f"{'topology':<22} {'M':>6} {'depth %':>8} {'kept %':>8} {'kept':<16} {'k':>3} {'steps':>5} "
+          f"{'choose s':>8}")
+    for expr in FINITE_CASES:
+        topo = parse_topology(expr)
+        for m in (1e6, 1e8, 1e9):
+            ex = Workload(m).execution
+            bound = bound_time_us(topo, "allgather", m, ex)
+            t0 = time.perf_counter()
+            c = finite_choice(topo, None, m)           # the first size of a fabric also packs its forests
+            took = time.perf_counter() - t0
+            print(f"{expr:<22} {m:>6.0e} {100 * bound / c.priced['depth']:>8.2f} {100 * bound / c.time_us:>8.2f} "
+                  f"{c.label:<16} {c.k:>3} {c.steps:>5} {took:>8.2f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -195,23 +195,43 @@ def _kept_forest(topo: Topology, fixed_k: int | None, progress: Progress | None)
     return known
 
 
-def allgather_for(topo: Topology, fixed_k: int | None, total_bytes: float | None,
-                  progress: Progress | None = None, forest: Forest | None = None) -> Schedule:
-    """The allgather built for M = ``total_bytes``: the forest's depth lowering where M is not given or the
-    fabric is too large for the choice, else the runtime model's fastest candidate (``finite``), kept in
+def finite_choice(topo: Topology, fixed_k: int | None, total_bytes: float, progress: Progress | None = None,
+                  forest: Forest | None = None) -> "finite.Choice":
+    """The runtime model's fastest candidate allgather for M = ``total_bytes`` (``finite``), kept in
     ``topo._meta`` per (k, M)."""
-    forest = forest or _kept_forest(topo, fixed_k, progress)
-    if total_bytes is None or not finite.applies(topo):
-        return forest.allgather()
     key = ("forest finite", fixed_k, float(total_bytes))
     known = topo._meta.get(key)
     if known is None:
-        known = topo._meta[key] = finite.choose(topo, forest, float(total_bytes))
-    sched = known.schedule                      # a copy: callers add notes and may edit the transfers
+        forest = forest or _kept_forest(topo, fixed_k, progress)
+        fewer = [] if fixed_k is not None else _fewer_trees(topo, forest, progress)
+        known = topo._meta[key] = finite.choose(topo, forest, float(total_bytes), fewer=fewer)
+    return known
+
+
+def allgather_for(topo: Topology, fixed_k: int | None, total_bytes: float | None,
+                  progress: Progress | None = None, forest: Forest | None = None) -> Schedule:
+    """The allgather built for M = ``total_bytes``: the forest's depth lowering where M is not given or the
+    fabric has more than ``finite.MAX_GPUS`` GPUs, else ``finite_choice``'s (a copy)."""
+    if total_bytes is None or not finite.applies(topo):
+        return (forest or _kept_forest(topo, fixed_k, progress)).allgather()
+    sched = finite_choice(topo, fixed_k, total_bytes, progress, forest).schedule                      # a copy: callers add notes and may edit the transfers
     cols = sched.stored_columns()
     if cols is None:
         return Schedule(sched.collective, list(sched.transfers), sched.algo, dict(sched.notes))
     return Schedule(sched.collective, algo=sched.algo, notes=dict(sched.notes), cols=cols)
+
+
+def _fewer_trees(topo: Topology, forest: Forest, progress: Progress | None) -> list[Forest]:
+    """Algorithm 3's forests with ``finite.FEWER_KS`` trees per root, below the optimum's k (a fabric where
+    flooring the capacities breaks what switch removal needs has none)."""
+    out = []
+    for k in finite.FEWER_KS:
+        if k < forest.k:
+            try:
+                out.append(_kept_forest(topo, k, progress))
+            except NotApplicable:
+                pass
+    return out
 
 
 def collective_schedule(topo: Topology, collective: Collective, fixed_k: int | None = None, *,
@@ -239,4 +259,4 @@ def collective_schedule(topo: Topology, collective: Collective, fixed_k: int | N
     return ar
 
 
-__all__ = ["Forest", "forestcoll", "allgather_for", "collective_schedule", "MAX_FIXED_K", "NotApplicable"]
+__all__ = ["Forest", "forestcoll", "allgather_for", "finite_choice", "collective_schedule", "MAX_FIXED_K", "NotApplicable"]

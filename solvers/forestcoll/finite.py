@@ -11,12 +11,15 @@ The candidates, each a forest of k spanning out-trees per root (so a ForestColl 
 
 * ``depth``: the optimal forest as ForestColl lowers it (the step of a hop is its depth); with no M the only one;
 * ``balanced``: the same trees with list-scheduled steps (``retime``), one or two pieces per link and step;
+* ``k=1 ...``, ``k=2 ...``: the same two lowerings of the forests of 1 and 2 trees per root of Algorithm 3 (the
+  least U for that k; section 4.5 recommends a small k where the optimum's is large), fewer sends at small M;
 * ``flood k``: trees grown slot by slot (``flood``, switch-free fabrics) for k = 1, 2, 3, 4, the optimum's k and
   twice it, one or two pieces per link and slot, the fewest slots of a few tie orders kept.
 
-Each is verified (``solvers.core.verify``) and timed by the runtime model at M with the default workload's
-prices (``solvers.runtime.workload.DEFAULT``: a build is told M, not the prices); the fastest is kept, ``depth``
-unless another is faster by more than ``MARGIN`` (ties keep ForestColl's own lowering). The model picks the
+Each is timed by the runtime model at M with the default workload's prices (``solvers.runtime.workload.DEFAULT``:
+a build is told M, not the prices); the fastest is kept, ``depth`` unless another is faster by more than
+``MARGIN`` (ties keep ForestColl's own lowering), and only once the verifier (``solvers.core.verify``) accepts it
+(else the next; the depth lowering always verifies). The model picks the
 pipelining depth of each itself. Where M is not given, or the fabric has more than ``MAX_GPUS`` compute nodes,
 the depth lowering alone is built, as before.
 
@@ -28,6 +31,7 @@ checks it for every single-cable failure of the Failures page's default designs 
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from topologies.model import Topology
@@ -35,8 +39,9 @@ from topologies.model import Topology
 from ..core.schedule import Schedule
 from ..core.verify import verify
 from .flood import MAX_PIECES, flood_allgather, slot_lower_bound
-from .retime import MAX_UNITS, retimed_allgather, unit_count
+from .retime import MAX_UNITS, hop_units, retimed_allgather, unit_count
 
+FEWER_KS = (1, 2)            # the trees per root of the Algorithm 3 forests tried besides the optimum's
 MAX_GPUS = 128               # fabrics up to this many compute nodes get the finite-M choice
 MARGIN = 1e-9                # a candidate replaces ``depth`` only when faster by more than this share
 FLOOD_SEEDS = 4              # tie orders a flood tries (the fewest slots kept)
@@ -65,17 +70,13 @@ def applies(topo: Topology) -> bool:
     return 2 <= topo.n <= MAX_GPUS
 
 
-def candidates(topo: Topology, forest) -> list[tuple[str, int, Schedule]]:
-    """(label, trees per root, allgather) of every candidate of the module docstring, not yet verified; a forest
-    of a fixed k (Algorithm 3) floods with that k only."""
-    out = [("depth", forest.k, forest.allgather())]
-    if unit_count(forest.batches, forest.routes) <= MAX_UNITS:
-        for per_slot in (1, 2):
-            try:
-                sched = retimed_allgather(topo, forest.batches, forest.routes, forest.k, per_slot)
-            except ValueError:                   # a piece cut between parallel links: the depth lowering only
-                break
-            out.append((f"balanced x{per_slot}", forest.k, sched))
+def candidates(topo: Topology, forest, fewer=()) -> list[tuple[str, int, Schedule]]:
+    """(label, trees per root, allgather) of every candidate of the module docstring, not yet verified: the
+    forest's lowerings, those of the ``fewer``-trees forests (Algorithm 3's, labelled with their k), then the
+    floods; a forest of a fixed k (Algorithm 3) floods with that k only."""
+    out = _lowerings(topo, forest, "")
+    for other in fewer:
+        out += _lowerings(topo, other, f"k={other.k} ")
     if not topo.switch_nodes:
         ks = [forest.k] if forest.fixed_k else sorted({1, 2, 3, 4, forest.k, 2 * forest.k})
         for k in ks:
@@ -94,26 +95,45 @@ def candidates(topo: Topology, forest) -> list[tuple[str, int, Schedule]]:
     return out
 
 
+def _lowerings(topo: Topology, forest, prefix: str) -> list[tuple[str, int, Schedule]]:
+    """The depth lowering of ``forest`` and, where its pieces are whole and not too many, its balanced steps."""
+    out = [(prefix + "depth", forest.k, forest.allgather())]
+    if unit_count(forest.batches, forest.routes) <= MAX_UNITS:
+        try:
+            units = hop_units(forest.batches, forest.routes)
+        except ValueError:                       # a piece cut between parallel links: the depth lowering only
+            return out
+        for per_slot in (1, 2):
+            out.append((f"{prefix}balanced x{per_slot}", forest.k,
+                        retimed_allgather(topo, forest.batches, forest.routes, forest.k, per_slot, units)))
+    return out
+
+
 def _steps(schedule: Schedule) -> int:
     return schedule.steps
 
 
-def choose(topo: Topology, forest, total_bytes: float, execution=None) -> Choice:
-    """The fastest verified candidate at ``total_bytes`` (module docstring)."""
+def choose(topo: Topology, forest, total_bytes: float, execution=None, fewer=()) -> Choice:
+    """The fastest verified candidate at ``total_bytes`` (module docstring); ``fewer``: forests with fewer trees
+    per root (``fewer_trees``)."""
     from ..runtime import Model
     from ..runtime.workload import DEFAULT
 
     execution = execution or DEFAULT.execution
-    best: Choice | None = None
-    priced = {}
-    for label, k, sched in candidates(topo, forest):
-        if not verify(topo, sched).ok:           # never counted; the depth lowering always verifies
-            continue
+    priced = []
+    for i, (label, k, sched) in enumerate(candidates(topo, forest, fewer)):
         t, p = Model(topo, sched, execution).times([float(total_bytes)])
-        priced[label] = float(t[0])
-        if best is None or t[0] < best.time_us * (1 - MARGIN):
-            best = Choice(sched, label, k, _steps(sched), float(t[0]), int(p[0]), priced)
-    best.priced = priced
+        priced.append((float(t[0]), i, label, k, sched, int(p[0])))
+    depth = priced[0][0]
+    # fastest first; ``depth`` unless another beats it by more than MARGIN; the first that verifies is kept
+    order = sorted(priced, key=lambda row: (row[0] if row[0] < depth * (1 - MARGIN) or row[1] == 0 else math.inf,
+                                            row[1]))
+    for time_us, _, label, k, sched, slices in order:
+        if verify(topo, sched).ok:               # never counted otherwise (the depth lowering always verifies)
+            best = Choice(sched, label, k, sched.steps, time_us, slices, {row[2]: row[0] for row in priced})
+            break
+    else:
+        raise AssertionError("ForestColl's depth lowering failed the verifier")
     best.schedule.notes.update(forest.notes())
     best.schedule.notes.update(best.notes())
     return best

@@ -34,7 +34,7 @@ from topologies.model import Topology
 from ..core.schedule import Collective, Columns, Schedule, narrowest
 from .mapping import Routes
 
-MAX_UNITS = 400_000          # piece hops a retiming takes on (a Python loop over them: about 1 s per 200k)
+MAX_UNITS = 60_000           # piece hops a retiming takes on (a Python loop: about 1 s per 50k on a busy machine)
 
 
 def edge_routes(batches, routes) -> list[list[list[tuple[int, list[int]]]]]:
@@ -143,10 +143,11 @@ def balanced_steps(topo: Topology, links: list[int], preds: list[int], per_slot:
     return step
 
 
-def retimed_allgather(topo: Topology, batches, routes, k: int, per_slot: int = 1) -> Schedule:
+def retimed_allgather(topo: Topology, batches, routes, k: int, per_slot: int = 1, units=None) -> Schedule:
     """The forest's allgather with balanced steps (module docstring): one transfer per run of consecutive pieces
-    of one root on one link in one slot; bounds are piece numbers over ``one = k``."""
-    roots, pieces, links, preds = hop_units(batches, routes)
+    of one root on one link in one slot; bounds are piece numbers over ``one = k``. ``units``: ``hop_units``
+    already listed."""
+    roots, pieces, links, preds = units if units is not None else hop_units(batches, routes)
     steps = balanced_steps(topo, links, preds, per_slot)
     order = sorted(range(len(links)), key=lambda u: (steps[u], links[u], roots[u], pieces[u]))
     rows = []
