@@ -185,7 +185,7 @@ def test_mcf_time_limit_answers_with_its_bracket(capsys):
     assert limits == sorted(limits) and limits[-1] > limits[0] and auto_mcf(1024)[0] <= 17
     assert auto_mcf(64, 0.5) == (0.5, None) and auto_mcf(1024, 0.5) == (0.5, "fw")
     for model, expr, limits, method in [("switch-base-128", "gkautz(4,128)", ("0.3", "0.6", "1"), "pdlp"),
-                                        ("switch-base-256", "gkautz(4,256)", ("0.3",), "fw")]:
+                                        ("switch-base-256", "gkautz(4,256)", ("0.3", "1", "3"), "fw")]:
         # PDLP may not have certified any positive rate yet after a short limit on a loaded machine: that is one
         # line and exit 2, and a longer limit (still short of its unlimited solve, 1.6 s alone) answers
         for limit in limits:
