@@ -18,9 +18,10 @@ refuse, ``export`` tries coarser schedules of the same algorithm, finest first, 
    verified again by the simulator (``core.verify``) before it is lowered, and priced by the runtime model with
    the same workload as the unrefined schedule; the loss is the ratio of the two times.
 
-Grids go down from the one the first overshoot suggests (the node count scales with the chunks per shard once
-transfers are wider than 71 chunks) in proportion to each further overshoot, halving where the limit gives no
-count (channels), down to one chunk per shard. Nothing fitting at one chunk per shard, the export is refused
+Grids go down from the one the first overshoot suggests (node and channel counts scale with the chunks per
+shard once transfers are wider than 71 chunks) in proportion to each further overshoot, preferring a divisor of
+the last grid, halving where the count does not scale so (threadblocks per rank: one pair per link used), down to
+one chunk per shard. Nothing fitting at one chunk per shard, the export is refused
 naming the limit and the smallest count any try reached (``OverLimit``).
 """
 from __future__ import annotations
@@ -38,7 +39,7 @@ from ..core.verify import verify
 from .program import MAX_NODES_PER_RANK, OverLimit
 
 MAX_GRID = 1 << 20             # the finest grid tried (chunks per shard); bounds times it stay within int64
-PROPORTIONAL = ("XML nodes per rank", "chunks per loop")   # counts that shrink with the chunks per shard
+PROPORTIONAL = ("XML nodes per rank", "chunks per loop", "channels")   # counts about proportional to the chunks
 MARGIN = 0.9                   # a grid aims this far below the limit the last try overshot
 
 
