@@ -52,7 +52,7 @@ from .model import Execution, bound_time_us
 MAX_CUT_NODES = 2048          # ForestColl's search and the allreduce min cut: max-flows on the whole fabric
 LATENCY = "latency bound (the farthest alpha distance)"
 
-__all__ = ["Bound", "CutBound", "MAX_CUT_NODES", "Terms", "bound_terms", "cut_bound", "tightest_bound"]
+__all__ = ["Bound", "CutBound", "MAX_CUT_NODES", "Terms", "bound_terms", "cut_bound", "design_bound_us", "tightest_bound"]
 
 
 @dataclass(frozen=True)
@@ -257,3 +257,21 @@ def tightest_bound(topo: Topology, collective: Collective | str, total_bytes: fl
     """The largest of the module docstring's terms for a vector of ``total_bytes`` under ``execution``'s prices
     (``root``: a rooted collective's root)."""
     return bound_terms(topo, collective, execution, root).at(total_bytes)
+
+
+def design_bound_us(diameter: int, n: int, collective: str, sizes, weights, alpha_us: float,
+                    bandwidth_gbs: float) -> float:
+    """A lower bound on the runtime model's time, summed over a size mix (``sizes`` with ``weights``), of any
+    schedule on any design of ``n`` GPUs whose diameter is at least ``diameter`` (the Finder's Moore bound),
+    whose links are alike and every GPU's egress equal, in uniform prices (alpha per send, a GPU's egress B).
+    Per size the largest of: diameter x alpha (latency), and alpha + (N-1)/N M/B (allgather: a GPU's ingress;
+    reduce-scatter: its egress), alpha + 2 (N-1)/N M/B (allreduce: the volume bound over the GPUs' total
+    ingress, N B). Not their sum: a pipeline overlaps latency and bandwidth (module docstring)."""
+    share = {"allreduce": 2.0, "allgather": 1.0, "reduce_scatter": 1.0}.get(collective)
+    if share is None:
+        raise ValueError(f"no design bound for {collective!r}: allreduce, allgather or reduce_scatter")
+    total = 0.0
+    for m, w in zip(sizes, weights):
+        bandwidth = share * (n - 1) / n * m / (bandwidth_gbs * 1e3)
+        total += w * max(diameter * alpha_us, alpha_us + bandwidth)
+    return total
