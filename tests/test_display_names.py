@@ -2,6 +2,7 @@
 topology's name into Unicode sub- and superscripts, and the pages show names through it; the frontier figure's
 labels sit off the line that joins its points, and the Learn page's M marker clears the crossover labels."""
 import json
+import math
 import re
 import unicodedata
 
@@ -80,3 +81,123 @@ def test_names_the_studio_makes_show_no_markup(expr):
     assert not RAW.search(shown), (expr, name, shown)
     assert digits(shown) == digits(name)
     assert math_name(shown) == shown
+
+
+# ------------------------------------------------------------------------------ the frontier figure's labels
+# The test's own estimate of what plotly draws (not the figure module's constants): 12 px labels at most 7 px a
+# character and 15 px a line, beside markers 11 px wide; the plot is the figure less 60 px across for the y axis and
+# 170 px up for the title, the x axis and the legend.
+CHAR_PX, LINE_PX, MARKER_PX = 7.0, 15.0, 11.0
+LABEL_CHAR = 6.5          # an 11 px annotation's glyphs
+
+
+def _label_box(x, y, text, position, sx, sy, marker_px=MARKER_PX):
+    """The box a label takes beside its marker (plotly sets it off by the marker's own size)."""
+    w, h, rx, ry = len(text) * CHAR_PX / sx, LINE_PX / sy, marker_px / 2 / sx, marker_px / 2 / sy
+    vertical, across = position.split()
+    x0 = {"right": x + rx, "left": x - rx - w, "center": x - w / 2}[across]
+    y0 = {"top": y + ry, "bottom": y - ry - h, "middle": y - h / 2}[vertical]
+    return x0, x0 + w, y0, y0 + h
+
+
+def _meets(a, b) -> bool:
+    """Whether two boxes (x0, x1, y0, y1), either possibly a segment, share an inner point."""
+    return a[0] < b[1] and b[0] < a[1] and a[2] < b[3] and b[2] < a[3]
+
+
+@pytest.mark.parametrize("n, d, width", [(64, 4, 390), (64, 4, 800), (1024, 4, 800), (64, 2, 390), (64, 2, 800),
+                                         (256, 4, 390), (256, 4, 800), (16, 4, 390), (32, 2, 800), (32, 2, 390),
+                                         (128, 4, 390), (512, 4, 800)])
+def test_frontier_labels_clear_the_line_the_markers_and_each_other(n, d, width):
+    """Finding 8: the frontier's dotted line struck through 'C(64,{6,7})' (Finder, Learn step 4). Every label's box
+    stays off every segment of the stepped line (across at a point's level, then down to the next point), off
+    every marker (points, the star, the bound) and off the other labels, inside the axis ranges."""
+    from solvers.directconnect.finder import bound, find
+    from studio.figures.curves import frontier_figure
+
+    rows = [c.as_dict() for c in find(n, d)]
+    times = [r["steps"] * 10 + float(r["tb_factor"]) * 80 for r in rows]
+    best = times.index(min(times))
+    spec = json.loads(frontier_figure(rows, bound(n, d), best, width_px=width).to_json())
+    line = spec["data"][0]
+    xs, ys, texts, positions = line["x"], line["y"], line["text"], line["textposition"]
+    assert texts == [math_name(r["name"]) for r in rows] and not any(RAW.search(t) for t in texts)
+    all_x, all_y = xs + [t["x"][0] for t in spec["data"][1:]], ys + [t["y"][0] for t in spec["data"][1:]]
+    pad = 0.05 * (max(all_y) - min(all_y))                   # plotly's own ranges where the figure sets none
+    x_lo, x_hi = spec["layout"]["xaxis"].get("range", (min(all_x) - 0.5, max(all_x) + 0.5))
+    y_lo, y_hi = spec["layout"]["yaxis"].get("range", (min(all_y) - pad, max(all_y) + pad))
+    sx, sy = (width - 60) / (x_hi - x_lo), (440 - 170) / (y_hi - y_lo)
+    segments = []
+    for (x0, y0), (x1, y1) in zip(zip(xs, ys), zip(xs[1:], ys[1:])):
+        segments += [(x0, x1, y0, y0), (x1, x1, y1, y0)]
+    markers = [(t["x"][0], t["y"][0], t["marker"]["size"]) for t in spec["data"][1:]]
+    sizes = line["marker"]["size"] if isinstance(line["marker"]["size"], list) else [line["marker"]["size"]] * len(xs)
+    markers += [(x, y, s) for x, y, s in zip(xs, ys, sizes)]
+    boxes = [_label_box(x, y, t, p, sx, sy, s) for x, y, t, p, s in zip(xs, ys, texts, positions, sizes)]
+    for i, box in enumerate(boxes):
+        for seg in segments:
+            assert not _meets(box, seg), (texts[i], positions[i], seg)
+        for x, y, size in markers:
+            mark = (x - size / 2 / sx, x + size / 2 / sx, y - size / 2 / sy, y + size / 2 / sy)
+            assert not _meets(box, mark), (texts[i], positions[i], (x, y))
+        for j in range(i):
+            assert not _meets(box, boxes[j]), (texts[i], texts[j])
+        assert x_lo <= box[0] and box[1] <= x_hi and y_lo <= box[2] and box[3] <= y_hi, (texts[i], box)
+
+
+# ------------------------------------------------------------- the M marker against the crossovers' labels
+def _learn_step4_inputs(n: int, d: int):
+    """Learn step 4's curves and crossovers for N, d at the sidebar's default prices (alpha 10 µs, B 12.5 GB/s),
+    computed here as the page computes them."""
+    from solvers.directconnect.finder import find
+    from solvers.directconnect.selection import best_index, step_model_time_us
+    from studio.views.learn_common import FRONTIER_SIZES
+
+    rows = [c.as_dict() for c in find(n, d)]
+
+    def times(m):
+        return [step_model_time_us(r["steps"], r["tb_factor"], 10.0, m, 12.5, "allreduce") for r in rows]
+    series = {r["name"]: [times(m)[i] for m in FRONTIER_SIZES] for i, r in enumerate(rows)}
+    fine = [10 ** (k / 40) for k in range(120, 401)]
+    winners = [best_index(times(m)) for m in fine]
+    changes = [(fine[i], f"→ {rows[w]['name']}<br>≈ {fine[i]:.2g} B") for i, w in enumerate(winners)
+               if i and w != winners[i - 1]]
+    return FRONTIER_SIZES, series, changes
+
+
+@pytest.mark.parametrize("n, d, size", [(64, 4, 1e6), (64, 4, 3e5), (1024, 4, 1e6), (1024, 4, 3.16e7),
+                                        (64, 2, 1e5)])
+def test_the_m_marker_clears_every_crossover_label(n, d, size):
+    """Finding 8: on Learn step 4 the workload's M line (red) ran through a crossover's label at the top. The M
+    line now ends below every top label whose estimated span it would cross, and its own label at the bottom is
+    on a side no crossover line crosses where one exists."""
+    from studio.figures.learn import size_curves_figure
+
+    sizes, series, changes = _learn_step4_inputs(n, d)
+    assert changes, "the frontier's winner changes between 1 KB and 10 GB"
+    fig = size_curves_figure(sizes, series, marker=size, crossovers=changes, width_px=390)
+    spec = json.loads(fig.to_json())
+    lo, hi = spec["layout"]["xaxis"].get("range", (math.log10(min(sizes)), math.log10(max(sizes))))
+    per_px = (hi - lo) / (390 - 80)
+    plot_px = spec["layout"]["height"] - 160
+    m_line = next(s for s in spec["layout"]["shapes"] if s["line"]["color"] == "#d62728")
+    m_line.setdefault("y1", 1.0)
+    at = math.log10(size)
+    notes = spec["layout"]["annotations"]
+    for note in notes:
+        if note["yanchor"] != "top":
+            continue
+        width = max(len(part) for part in note["text"].split("<br>")) * LABEL_CHAR + 6
+        x0 = note["x"] if note["xanchor"] == "left" else note["x"] - width * per_px
+        if x0 < at < x0 + width * per_px:
+            bottom = 1.0 - (-note.get("yshift", 0) + LINE_PX * (note["text"].count("<br>") + 1)) / plot_px
+            assert m_line["y1"] <= bottom, (note["text"], m_line["y1"], bottom)
+        assert not RAW.search(note["text"])
+    m_note = next(n for n in notes if n["yanchor"] == "bottom")
+    width = len(m_note["text"]) * LABEL_CHAR * per_px
+    span = (at, at + width) if m_note["xanchor"] == "left" else (at - width, at)
+    crossing = [math.log10(x) for x, _ in changes if span[0] < math.log10(x) < span[1]]
+    other = (at - width, at) if m_note["xanchor"] == "left" else (at, at + width)
+    if crossing:       # crossed on its side only when the other side is crossed too, or runs off the axis
+        assert any(other[0] < math.log10(x) < other[1] for x, _ in changes) or other[0] < lo or other[1] > hi
+    assert not any(RAW.search(t["name"]) for t in spec["data"])

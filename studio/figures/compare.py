@@ -16,6 +16,7 @@ import plotly.graph_objects as go
 from solvers.compare import Curve, Winner
 from studio.figures.charts import synth_color
 from studio.figures.titles import place_title
+from topologies.display import math_name
 
 # designs differ by dash (eight: the Compare page's limit of designs); plotly's six named ones, then two patterns
 DASHES = ["solid", "dot", "dash", "longdash", "dashdot", "longdashdot", "12px,3px,3px,3px,3px,3px", "2px,7px"]
@@ -87,7 +88,8 @@ def band_labels(winners: Sequence[Winner], many_designs: bool, plot_width_px: fl
     ends = [-math.inf] * rows              # the right end of the last label in each row
     out = []
     for w in winners:
-        text = (f"{w.algo} · {w.name}" if many_designs else w.algo) + (f" (+{len(w.ties)} tied)" if w.ties else "")
+        text = (f"{w.algo} · {math_name(w.name)}" if many_designs else w.algo) + \
+            (f" (+{len(w.ties)} tied)" if w.ties else "")
         x = (math.log10(w.from_bytes) + math.log10(w.to_bytes)) / 2
         width = (len(text) * LABEL_CHAR_PX + 8) * per_px
         left = min(max(x - width / 2, lo), hi - width)      # at an end of the axis: shifted inside
@@ -213,6 +215,8 @@ def readable_table(frame: pd.DataFrame, show_not_applicable: bool = False) -> tu
     if not show_not_applicable:
         out = out[applies]
     out = out.reset_index(drop=True)
+    if "design" in out.columns:                        # names as math (``topologies.display.math_name``)
+        out["design"] = out["design"].map(math_name)
     for col in out.columns:
         values = out[col]
         missing = values.isna() | values.map(lambda v: isinstance(v, str) and v.strip() in ("None", "nan", "<NA>"))

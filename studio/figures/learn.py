@@ -17,19 +17,78 @@ import math
 import plotly.graph_objects as go
 
 from studio.figures.titles import FULL_WIDTH_PX, place_title
+from topologies.display import math_name
 
 _DASHED = ("bound", "lower")
 _MEASURED = "measured"
 
 
+LABEL_CHAR_PX = 7.0          # a generous average glyph width of an 11 px annotation
+LABEL_LINE_PX = 14           # one line of an 11 px annotation, and the gap between staggered rows
+PLOT_INSET_PX = 80           # the width a log-log figure loses to its y axis's labels and margins
+PLOT_FRAME_PX = 160          # the height it loses to its title, x axis and legend
+
+
 def _log_vline(fig: go.Figure, x: float, text: str, *, color: str, dash: str | None, top: bool,
-               row: int = 0) -> None:
-    """A vertical line at ``x`` on a logarithmic x axis with its label. The label is a separate annotation
+               row: int = 0, anchor: str = "left", row_px: int = 0, reach: float = 1.0) -> None:
+    """A vertical line at ``x`` on a logarithmic x axis, from the bottom of the plot to ``reach`` of its height,
+    with its label on the ``anchor`` side of the line ("left": the label starts at the line and runs right),
+    ``row`` rows of ``row_px`` (default 0.07 of the plot) down from the top. The label is a separate annotation
     because plotly places an ``add_vline`` annotation at the raw value, not at log10 of it, on log axes."""
-    fig.add_vline(x=x, line=dict(color=color, width=1, dash=dash))
-    fig.add_annotation(x=math.log10(x), xref="x", y=(1.0 - 0.07 * row) if top else 0.0, yref="paper", text=text,
-                       showarrow=False, xanchor="left", yanchor="top" if top else "bottom",
+    fig.add_vline(x=x, y0=0.0, y1=reach, line=dict(color=color, width=1, dash=dash))
+    y = (1.0 if row_px else 1.0 - 0.07 * row) if top else 0.0
+    fig.add_annotation(x=math.log10(x), xref="x", y=y, yref="paper", yshift=-row * row_px if top else 0, text=text,
+                       showarrow=False, xanchor=anchor, yanchor="top" if top else "bottom", align=anchor,
                        font=dict(size=11, color=color), bgcolor="rgba(255,255,255,0.7)")
+
+
+def label_span(x: float, text: str, anchor: str, decades_per_px: float) -> tuple[float, float]:
+    """The log10 extent across of a label of ``text`` (lines split at ``<br>``) drawn at size ``x`` on the
+    ``anchor`` side, estimated from ``LABEL_CHAR_PX`` per character of its longest line, 3 px of padding
+    either side."""
+    width = (max(len(line) for line in text.split("<br>")) * LABEL_CHAR_PX + 6) * decades_per_px
+    at = math.log10(x)
+    return (at, at + width) if anchor == "left" else (at - width, at)
+
+
+def label_anchors(lines: list[tuple[float, str]], decades_per_px: float,
+                  limits: tuple[float, float] | None = None) -> list[str]:
+    """For each vertical line (size, label text), the side its label goes: to the right of the line ("left"
+    anchor) unless the left side ("right" anchor) is better: fewer other lines of ``lines`` crossing the label,
+    then the label inside ``limits`` (log10 of the axis range) where the right side's is not. Used for the
+    crossovers and the workload's M marker (Learn step 4: the M line struck a crossover's label)."""
+    xs = [math.log10(x) for x, _ in lines]
+
+    def cost(i: int, anchor: str) -> tuple[int, int]:
+        lo, hi = label_span(lines[i][0], lines[i][1], anchor, decades_per_px)
+        crossed = sum(lo < xs[j] < hi or xs[j] == xs[i] for j in range(len(lines)) if j != i)
+        outside = limits is not None and (lo < limits[0] or hi > limits[1])
+        return crossed, int(outside)
+    return ["right" if cost(i, "right") < cost(i, "left") else "left" for i in range(len(lines))]
+
+
+def mark_sizes(fig: go.Figure, sizes: list[float], crossovers, marker: float | None, width_px: float) -> None:
+    """The crossovers (dotted, labels at the top, staggered over three rows) and the workload's M (red, label at
+    the bottom), each label on the side of its line that no other line crosses (``label_anchors``). The M line
+    stops below the crossovers' labels, so it never strikes one (Learn step 4), and its own label takes the
+    side the crossover lines leave free. The x axis is fixed to the sizes drawn, so a label's width in decades
+    is known; a label of several lines (``<br>``) staggers by its height."""
+    lo, hi = math.log10(min(sizes)), math.log10(max(sizes))
+    fig.update_xaxes(range=[lo, hi])
+    decades_per_px = (hi - lo) / max(width_px - PLOT_INSET_PX, 100) if hi > lo else 0.0
+    lines = [(float(x), math_name(text)) for x, text in crossovers]
+    anchors = label_anchors(lines, decades_per_px, (lo, hi))
+    tall = max((text.count("<br>") + 1 for _, text in lines), default=1)
+    row_px = LABEL_LINE_PX * tall + 4
+    for i, (x, text) in enumerate(lines):
+        _log_vline(fig, x, text, color="#52606d", dash="dot", top=True, row=i % 3, anchor=anchors[i],
+                   row_px=row_px)
+    if marker is not None:
+        label = f"M = {marker:.3g} B"
+        anchor = label_anchors(lines + [(float(marker), label)], decades_per_px, (lo, hi))[-1]
+        plot_px = max(float(fig.layout.height or 400) - PLOT_FRAME_PX, 120.0)
+        reach = 1.0 - (min(len(lines), 3) * row_px + 6) / plot_px if lines else 1.0
+        _log_vline(fig, marker, label, color="#d62728", dash=None, top=False, anchor=anchor, reach=max(reach, 0.3))
 
 
 def _dash(label: str) -> str | None:
@@ -55,13 +114,10 @@ def size_curves_figure(sizes: list[float], series: dict[str, list[float]], *, ma
                                            color="#111111" if measured else None),
                                  marker=dict(size=8, symbol="circle-open", line=dict(width=2)) if measured else None,
                                  hovertemplate=label + "<br>M %{x:.3g} bytes: %{y:.4g} µs<extra></extra>"))
-    for i, (x, text) in enumerate(crossovers):                  # labels staggered so neighbours do not overlap
-        _log_vline(fig, x, text, color="#52606d", dash="dot", top=True, row=i % 3)
-    if marker is not None:
-        _log_vline(fig, marker, f"M = {marker:.3g} B", color="#d62728", dash=None, top=False)
     fig.update_layout(title=title, xaxis=dict(type="log", title="M, message size (bytes)"),
                       yaxis=dict(type="log", title=y_title), height=400, margin=dict(l=10, r=10, t=40, b=10),
                       legend=dict(orientation="h", y=-0.2))
+    mark_sizes(fig, sizes, crossovers, marker, width_px)
     return place_title(fig, width_px=width_px)
 
 
@@ -74,11 +130,10 @@ def latency_share_figure(sizes: list[float], series: dict[str, list[float]], *, 
                                  hovertemplate=label + "<br>M %{x:.3g} bytes: %{y:.0%} latency<extra></extra>"))
     fig.add_hline(y=0.5, line=dict(dash="dot", color="#7b8794"), annotation_text="half the time",
                   annotation_position="bottom left")
-    if marker is not None:
-        _log_vline(fig, marker, f"M = {marker:.3g} B", color="#d62728", dash=None, top=False)
     fig.update_layout(title=title, xaxis=dict(type="log", title="M, message size (bytes)"),
                       yaxis=dict(title="T_L / (T_L + T_B)", range=[0, 1.02], tickformat=".0%"), height=400,
                       margin=dict(l=10, r=10, t=40, b=10), legend=dict(orientation="h", y=-0.2))
+    mark_sizes(fig, sizes, (), marker, width_px)
     return place_title(fig, width_px=width_px)
 
 

@@ -26,6 +26,7 @@ from studio.design import current_or, is_import, line_key, load_design
 from studio.expander import lazy_expander
 from topologies import TopologyError, load
 from topologies.catalogue import BASES
+from topologies.display import math_name
 
 MAX_NODES = 1024
 MAX_DESIGNS = 8
@@ -132,7 +133,7 @@ def _inputs() -> tuple[list[str], list, list[str], list[str], float]:
     c1, c2 = st.columns([3, 2])
     with c1:
         picks = st.multiselect("Designs from the catalogue", list(BASES), key="cmp_bases",
-                               format_func=lambda e: f"{e}: {BASES[e]}")
+                               format_func=lambda e: f"{e}: {math_name(BASES[e])}")
         text = st.text_area("Expressions, one per line", current_or(DEFAULT_EXPRS), key="cmp_exprs", height=110,
                             help="For example ring(64), gkautz(4,64), line(circulant(16,[3,4])), torus(4,4,4), "
                                  f"dgx1(); up to {MAX_NODES} nodes each, {MAX_DESIGNS} designs.")
@@ -233,7 +234,7 @@ def _show(result: CompareResult, key: tuple, colls: list[str]) -> None:
     if winners:
         st.markdown("**Fastest per message-size range**")
         st.dataframe(pd.DataFrame([{"from": bytes_text(w.from_bytes), "to": bytes_text(w.to_bytes), "algo": w.algo,
-                                    "design": w.name, "expression": w.topology,
+                                    "design": math_name(w.name), "expression": w.topology,
                                     "ties (as fast)": ", ".join(w.ties)} for w in winners]),
                      key="cmp_winners", hide_index=True)
     st.markdown("**Every run beside the lower bound**")

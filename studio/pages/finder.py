@@ -19,6 +19,7 @@ from studio.figures.curves import frontier_figure, sweep_figure
 from studio.messages import for_page
 from studio.tables import blank_missing
 from studio.widgets import safe_stem
+from topologies.display import math_name
 from topologies.model import TopologyError
 
 MAX_ALLTOALL_NODES = 256
@@ -35,9 +36,11 @@ def _finder(exclude: tuple[str, ...]) -> Finder:
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _frontier(n: int, d: int, bidirectional: bool, exclude: tuple[str, ...]) -> list[dict]:
+    """The frontier's rows as the page shows them: each name as math (``topologies.display.math_name``; the
+    expression stays the machine text every button and price key uses)."""
     rows = []
     for c in _finder(exclude).frontier(n, d, bidirectional):
-        rows.append({**c.as_dict(), "diameter": diameter_of(c)})
+        rows.append({**c.as_dict(), "name": math_name(c.name), "diameter": diameter_of(c)})
     return rows
 
 
@@ -290,7 +293,7 @@ def _sweep_view(work) -> None:
     st.markdown("The least time of several designs as N grows, for the sidebar workload, in the papers' step model "
                 "(steps × alpha + tb × M/B on the theorems' steps and tb, the paper's Fig. 7; no schedule is built, "
                 "so the sweep reaches 2000 nodes). Generalized Kautz values come from the table, so an N it lacks "
-                "shows no Π point.")
+                "shows no generalized Kautz point.")
     c1, c2, c3, c4, c5 = st.columns(5)
     d = int(c1.number_input("d", min_value=1, max_value=64, value=4, key="s_d"))
     lo = int(c2.number_input("N from", min_value=2, max_value=2000, value=16, key="s_lo"))
@@ -307,14 +310,21 @@ def _sweep_view(work) -> None:
     with st.spinner(f"Searching every N from {lo} to {hi} …"):
         series = _sweep(d, lo, hi, step, collective, float(work.alpha_us), float(work.total_bytes),
                         float(work.bandwidth_gbs))
-    st.plotly_chart(sweep_figure({k: [(n, t) for n, t, _ in v] for k, v in series.items()},
+    st.plotly_chart(sweep_figure({sweep_label(k): [(n, t) for n, t, _ in v] for k, v in series.items()},
                                  ylabel=f"{collective} time, step model (µs)",
                                  title=f"Best {collective} time against N, d = {d} (step model)"),
                     key="sweep_chart")
-    rows = [{"N": n, "design": label, "name": name, "step model µs": round(t, 2)} for label, pts in series.items()
-            for n, t, name in pts]
+    rows = [{"N": n, "design": sweep_label(label), "name": math_name(name), "step model µs": round(t, 2)}
+            for label, pts in series.items() for n, t, name in pts]
     with st.expander("The points"):
         st.dataframe(pd.DataFrame(rows), key="sweep_table", hide_index=True)
+
+
+def sweep_label(label: str) -> str:
+    """A sweep series' label as the page shows it: ``finder.sweep``'s "generalized Kautz Π_{d,N}" has letters
+    Unicode cannot subscript, so the family's name stands alone (the design at each N is in the points' table,
+    as math); the others through ``math_name``."""
+    return "generalized Kautz" if label.startswith("generalized Kautz") else math_name(label)
 
 
 def render() -> None:

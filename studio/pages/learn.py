@@ -189,7 +189,7 @@ def step_line_graph(work: workload.Workload) -> None:
     c1, c2 = st.columns([2, 1])
     base = c1.selectbox("Base graph G", list(LINE_BASES), index=list(LINE_BASES).index("bipartite(2)"),
                         format_func=lambda e: LINE_BASES[e], key="l_line_base",
-                        help="K_{2,2} is the paper's worked example (Fig. 2): L(K_{2,2}) has 8 nodes, 3 steps, tb 1.")
+                        help="K₂,₂ is the paper's worked example (Fig. 2): L(K₂,₂) has 8 nodes, 3 steps, tb 1.")
     level = int(c2.radio("Expand n times", LINE_LEVELS, horizontal=True, key="l_line_n"))
     line_expr = f"line({base},{level})"
     with st.spinner("Building both expansion schedules …"):
@@ -252,7 +252,7 @@ def step_frontier(work: workload.Workload) -> None:
                              for m in FRONTIER_SIZES]
     fine = [10 ** (k / 40) for k in range(120, 401)]         # where the winner changes, to 6% in M
     winners = [best_index(frontier_times(rows, work, m)) for m in fine]
-    changes = [(fine[i], f"→ {rows[w]['name']} (≈{fine[i]:.2g} B)") for i, w in enumerate(winners)
+    changes = [(fine[i], f"→ {rows[w]['name']}<br>≈ {fine[i]:.2g} B") for i, w in enumerate(winners)
                if i and w != winners[i - 1]]
     c2.plotly_chart(size_curves_figure(FRONTIER_SIZES, series, marker=size, crossovers=changes,
                                        highlight=rows[best]["name"],

@@ -25,6 +25,7 @@ from studio import workload
 from studio.figures.titles import HALF_WIDTH_PX
 from studio.views.learn_n64 import double_tree_figure, terms_figure, trees_figure
 from topologies.baseline_fabrics import nccl_double_binary_tree
+from topologies.display import math_name
 from topologies.expression import parse_topology
 
 N = 64
@@ -33,7 +34,7 @@ TITLE = "10. Ring, tree and direct-connect at N = 64"
 SIZES = tuple(10.0 ** (3 + k / 8) for k in range(49))        # 1 KB to 1 GB, eight points a decade
 DESIGNS = (("ring", "biring(64)", "ring"),                     # (label, design, synthesizer)
            ("double binary tree", "dbt_graph(64)", "dbt"),
-           ("Π_{4,64} with BFB", "gkautz(4,64)", "bfb"))
+           ("Π₄,₆₄ with BFB", "gkautz(4,64)", "bfb"))            # names as math (topologies.display)
 TREE_FABRIC = "dbt_graph(8)"                                   # NCCL's two trees on 8 GPUs
 FOREST_FABRIC = "circulant(8,[1,2])"                           # ForestColl's forest on a degree-4 ring of 8
 
@@ -45,7 +46,7 @@ def design_numbers() -> list[dict]:
     out = []
     for label, expr, algo in DESIGNS:
         r = synthesize(parse_topology(expr), algo, "allreduce")
-        out.append({"label": label, "expr": expr, "algo": algo, "name": r.topology.name or expr,
+        out.append({"label": label, "expr": expr, "algo": algo, "name": math_name(r.topology.name or expr),
                     "steps": int(r.cost.steps), "tb": str(Fraction(r.cost.tb_factor)),
                     "verified": bool(r.verification.ok)})
     return out
@@ -106,7 +107,7 @@ def render_section(work: workload.Workload | None = None) -> None:
         f"Three ways to allreduce on {N} GPUs. A **ring** moves the least data per link (T_B meets the bound "
         "2(N-1)/N × M/B) but takes 2(N-1) steps. NCCL's **double binary tree** takes 2 × the trees' height steps "
         "(about 2 log₂ N), but sends without pipelining the whole half vector over each tree edge. The "
-        "**generalized Kautz graph Π_{4,64}** with BFB needs 2 × its diameter steps and spreads the data over "
+        "**generalized Kautz graph Π₄,₆₄** with BFB needs 2 × its diameter steps and spreads the data over "
         "all four links of each GPU. Each design's time is its latency term T_L = steps × alpha (dashed) plus "
         "its bandwidth term T_B = tb × M/B (dotted); the solid line is the sum.")
     try:

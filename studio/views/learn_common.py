@@ -20,6 +20,7 @@ from studio.views import learn_collectives
 from studio.figures.titles import HALF_WIDTH_PX
 from studio.figures.topology import topology_figure
 from topologies.expression import parse_topology
+from topologies.display import math_name
 from topologies.properties import summarize
 
 
@@ -29,10 +30,10 @@ RING_NS = [8, 12, 16, 24, 32, 48, 64]                    # step 1 (the ring sche
 RING_DEGREES = [2, 3, 4]
 DIAMETER_NS = [16, 32, 64, 128, 256]                     # step 2
 DIAMETER_DEGREES = [2, 4]
-LINE_BASES = {"complete(3)": "K_3, complete graph on 3 nodes", "complete(4)": "K_4, complete graph on 4 nodes",
-              "complete(5)": "K_5, complete graph on 5 nodes", "bipartite(2)": "K_{2,2}, complete bipartite",
-              "bipartite(3)": "K_{3,3}, complete bipartite", "dcirculant(2)": "DC(4,{1,2}), directed circulant",
-              "diamond()": "Diamond, 8 nodes of degree 2"}
+LINE_BASES = {"complete(3)": "K₃, complete graph on 3 nodes", "complete(4)": "K₄, complete graph on 4 nodes",
+              "complete(5)": "K₅, complete graph on 5 nodes", "bipartite(2)": "K₂,₂, complete bipartite",
+              "bipartite(3)": "K₃,₃, complete bipartite", "dcirculant(2)": "DC(4,{1,2}), directed circulant",
+              "diamond()": "Diamond, 8 nodes of degree 2"}         # the names as math (topologies.display)
 LINE_LEVELS = [1, 2]
 FRONTIER_NS = [16, 32, 64, 128, 256, 512, 1024]          # step 4 (the finder predicts, it builds nothing)
 FRONTIER_DEGREES = [2, 4]
@@ -72,10 +73,11 @@ def built(expr: str, algo: str, collective: str):
 
 @st.cache_data(show_spinner=False, max_entries=128)
 def schedule_numbers(expr: str, algo: str, collective: str) -> dict:
-    """Build, verify and cost one schedule with ``solvers.synthesize``; the numbers the page shows."""
+    """Build, verify and cost one schedule with ``solvers.synthesize``; the numbers the page shows (the
+    design's name as math, ``topologies.display.math_name``)."""
     r = built(expr, algo, collective)
     predicted = getattr(r.detail, "predicted", None) or (None, None, None)     # the expansion theorems' prediction
-    return {"expr": expr, "name": r.topology.name or expr, "nodes": r.topology.n, "steps": r.cost.steps,
+    return {"expr": expr, "name": math_name(r.topology.name or expr), "nodes": r.topology.n, "steps": r.cost.steps,
             "tb": r.cost.tb_factor, "tb_bound": r.cost.tb_lower_bound, "steps_bound": r.cost.steps_lower_bound,
             "verified": r.verification.ok, "predicted_steps": predicted[0], "predicted_tb": predicted[1],
             "prediction_exact": predicted[2]}
@@ -101,7 +103,9 @@ def model_times(expr: str, algo: str, collective: str, prices: tuple, sizes: tup
 
 @st.cache_data(show_spinner=False, max_entries=128)
 def topology_summary(expr: str) -> dict:
-    return summarize(parse_topology(expr)).as_dict()
+    """``summarize``'s numbers of one design, its name as math (``topologies.display.math_name``)."""
+    out = summarize(parse_topology(expr)).as_dict()
+    return {**out, "name": math_name(out.get("name"))}
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -113,8 +117,9 @@ def drawing(expr: str, title: str):
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def frontier_rows(n: int, d: int) -> list[dict]:
-    """The finder's Pareto frontier for N nodes of degree d (directed), lowest steps first."""
-    return [c.as_dict() for c in find(n, d)]
+    """The finder's Pareto frontier for N nodes of degree d (directed), lowest steps first, each name as math
+    (``topologies.display.math_name``)."""
+    return [{**c.as_dict(), "name": math_name(c.name)} for c in find(n, d)]
 
 
 # ------------------------------------------------------------------------------------------------- helpers

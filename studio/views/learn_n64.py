@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 
 from studio.figures.titles import FULL_WIDTH_PX, place_title
 from studio.figures.topology import choose_layout
-from studio.figures.learn import _log_vline
+from studio.figures.learn import mark_sizes
 from topologies.model import Topology
 
 COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2")
@@ -31,7 +31,8 @@ def terms_figure(sizes: list[float], terms: dict[str, tuple[list[float], list[fl
                  title: str = "Latency and bandwidth terms against M", width_px: float = FULL_WIDTH_PX) -> go.Figure:
     """``terms``: design -> (alpha term at each of ``sizes``, M/B term at each), both in µs. Per design three
     traces in one colour: the alpha term dashed, the M/B term dotted, their sum solid and thicker. Each
-    ``crossovers`` entry (size, text) is a dotted vertical line; ``marker`` a red one at the sidebar's M."""
+    ``crossovers`` entry (size, text) is a dotted vertical line; ``marker`` a red one at the sidebar's M, each label
+    on the side of its line that no other line crosses (``studio.figures.learn.label_anchors``)."""
     fig = go.Figure()
     for i, (design, (alpha, band)) in enumerate(terms.items()):
         color = COLORS[i % len(COLORS)]
@@ -42,13 +43,10 @@ def terms_figure(sizes: list[float], terms: dict[str, tuple[list[float], list[fl
             fig.add_trace(go.Scatter(x=list(sizes), y=list(ys), mode="lines", name=name, legendgroup=design,
                                      line=dict(color=color, dash=dash, width=width),
                                      hovertemplate=name + "<br>M %{x:.3g} bytes: %{y:.4g} µs<extra></extra>"))
-    for i, (x, text) in enumerate(crossovers):
-        _log_vline(fig, x, text, color="#52606d", dash="dot", top=True, row=i % 3)
-    if marker is not None:
-        _log_vline(fig, marker, f"M = {marker:.3g} B", color="#d62728", dash=None, top=False)
     fig.update_layout(title=title, xaxis=dict(type="log", title="M, message size (bytes)"),
                       yaxis=dict(type="log", title="time (µs)"), height=460, margin=dict(l=10, r=10, t=40, b=10),
                       legend=dict(orientation="h", y=-0.2))
+    mark_sizes(fig, list(sizes), crossovers, marker, width_px)
     return place_title(fig, width_px=width_px)
 
 
