@@ -6,6 +6,8 @@ with the limit it cannot meet (issue 22).
     python -m bench.export_matrix --jobs 2   # cases in parallel processes (default: one per CPU)
     python -m bench.export_matrix --kernels  # issue 38's list: six designs x six synthesizers, allreduce and
                                              # reduce-scatter, RCCL (whose kernels run only s, r, re, cpy, nop)
+    python -m bench.export_matrix --coarsen  # issue 60's refused exports: before (the exact program's refusal),
+                                             # now (the coarsened file), chunks, the limit's count and the loss
 
 A case is (topology, synthesizer, collective); one that the synthesizer does not build is left out (its reason is
 not an export matter). TE-CCL (``--algos teccl``) is tried up to 16 nodes with a 60 s solver limit. Each case is
@@ -100,6 +102,57 @@ def case_rows(case: tuple) -> list[tuple]:
     return out
 
 
+COARSEN_CASES = (("mi250(clusters=2)", "ring", "allreduce", ("rccl",)),
+                 ("mi250(clusters=2)", "ring", "reduce_scatter", ("rccl",)),
+                 ("random_regular_digraph(40, 3, seed 0)", "bfb", "allreduce", ("rccl", "msccl-executor", "msccl")))
+COARSEN_BYTES = (1e6, 1e9)      # the studio's default M, and one where bandwidth dominates
+
+
+def coarsen_rows() -> list[tuple]:
+    """Issue 60's cases: (case, runtime, before, now, chunks, transfers, count / limit, loss at each of
+    ``COARSEN_BYTES``, seconds of the coarsened export). ``before`` is the refusal of the exact program
+    (``export(coarsen=False)``), ``now`` what ``export`` writes, checked again by ``check_xml``."""
+    from bench.diameter import random_regular_digraph
+    from solvers.export import OverLimit, check_xml, export
+    from solvers.runtime import Workload
+
+    out = []
+    for expr, algo, coll, runtimes in COARSEN_CASES:
+        topo = random_regular_digraph(40, 3, 0) if expr.startswith("random") else parse_topology(expr)
+        result = synthesize(topo, algo, coll, total_bytes=1e6)
+        for runtime in runtimes:
+            try:
+                export(result.topology, result.schedule, runtime=runtime, coarsen=False)
+                before = "ok"
+            except OverLimit as exc:
+                before = f"refused: {f'{exc.reached:,}' if exc.reached else 'more than'} {exc.what} > {exc.limit:,}"
+            start = time.perf_counter()
+            try:
+                text, report = export(result.topology, result.schedule, runtime=runtime)
+            except OverLimit as exc:
+                out.append((f"{expr} {algo} {coll}", runtime, before, f"refused: {exc}", "-", "-", "-", "-", 0.0))
+                continue
+            seconds = time.perf_counter() - start
+            done = report.coarsened
+            now = "ok" if check_xml(text, runtime=runtime).ok else "FAILED check-xml"
+            if done is None:
+                out.append((f"{expr} {algo} {coll}", runtime, before, now, "-", "-", "-", "-", seconds))
+                continue
+            from solvers.export.coarsen import merged, quantized
+
+            coarse = (merged(result.schedule) if done.chunks[0] == done.chunks[1]
+                      else quantized(result.schedule, done.chunks[1]))
+            losses = []
+            for m in COARSEN_BYTES:
+                work = Workload(total_bytes=m)
+                base = work.price(result.topology, result.schedule).time_us
+                losses.append(f"{100 * (work.price(result.topology, coarse).time_us / base - 1):+.1f} %")
+            out.append((f"{expr} {algo} {coll}", runtime, before, now, "{:,} -> {:,}".format(*done.chunks),
+                        "{:,} -> {:,}".format(*done.transfers), f"{done.now:,} {done.what} / {done.limit:,}",
+                        " / ".join(losses), seconds))
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="N up to 64, no dgx_a100(boxes=4)")
@@ -112,7 +165,16 @@ def main() -> None:
     parser.add_argument("--algos", default=",".join(ALGOS),
                         help=f"comma list of synthesizers (default: {','.join(ALGOS)}; teccl runs up to "
                              f"{TECCL_MAX_NODES} nodes with a {TECCL_TIME_S:.0f} s limit)")
+    parser.add_argument("--coarsen", action="store_true",
+                        help="issue 60's refused exports, coarsened: before, now, chunks, count and loss")
     args = parser.parse_args()
+    if args.coarsen:
+        print("| case | runtime | before | now | chunks per shard | transfers | count / limit | loss at M = "
+              + " / ".join(f"{m:g}" for m in COARSEN_BYTES) + " B | s |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        for row in coarsen_rows():
+            print("| " + " | ".join(str(x) for x in row[:-1]) + f" | {row[-1]:.1f} |", flush=True)
+        return
     head = ("topology", "algo", "collective", "runtime", "N", "files", "ranges", "tbs/rank", "steps/tb", "KB",
             "step types", "single in/out", "bundle s", "status")
     print(f"{head[0]:<20} {head[1]:<13} {head[2]:<15} {head[3]:<15} {head[4]:>4} {head[5]:>5} {head[6]:<36} "

@@ -8,12 +8,15 @@ does all of it, one module per stage:
 
 - ``program.py``: the program IR (``Algo``/``Gpu``/``Tb``/``Step``), ``XmlError`` and the runtime targets
   (``TARGETS``: rccl, msccl-executor, msccl, each with its reader's limits and dialect, cited);
-- ``lower.py``: a verified ``Schedule`` to the IR (``lowering``: its instructions and their dependencies;
-  ``Lowering.place``: those placed on threadblocks and channels, as columns that write the file (``place.py``),
-  ``Lowering.build``: the same as the IR; ``lower``: both);
+- ``lower.py``: a verified ``Schedule`` to the IR (``lowering``: its instructions and their dependencies, the
+  parts every layout shares in ``lower_parts.py``; ``Lowering.place``: those placed on threadblocks and channels,
+  as columns that write the file (``place.py``), ``Lowering.build``: the same as the IR; ``lower``: both);
+- ``coarsen.py``: a schedule whose program is over a reader's limit (``program.OverLimit``) merged, then rounded
+  to fewer chunks per shard, verified and priced again, before ``export`` refuses it (issue 60);
 - ``msccl_xml.py``: the IR to MSCCL XML text and back (``to_xml``, ``parse_xml``);
 - ``check.py``: the runtime parser's rules and a target's limits (``validate``), the symbolic run (``simulate``),
-  both on a file (``check_xml``, a ``Report`` naming the target and the largest counts used);
+  both on a file (``check_xml``, a ``Report`` naming the target and the largest counts used); ``layout.py``: what a
+  file's buffers must hold, which it shares with the column checker ``flat_check.py``;
 - ``tuning.py`` and ``bundle.py``: protocol and copies per size range by the runtime model, and the checked
   bundle of one file per range and placement (``export_bundle``);
 - ``mscclpp/``: the same program as an MSCCL++ execution plan (JSON), with its own reader and checker
