@@ -12,6 +12,7 @@ import pytest
 from solvers.core.verify import verify
 from solvers.teccl import epoch_lower_bound, make_demand, teccl
 from solvers.teccl import lower as lowering
+from solvers.teccl.astar import astar_flows
 from solvers.teccl.greedy import greedy_flows
 from solvers.teccl.instance import timing
 from solvers.teccl.milp import build_milp, start_vector
@@ -195,3 +196,27 @@ def test_a_start_below_the_relaxation_is_not_proven():
     fm.model.start = start_vector(fm, late)
     assert fm.model.start is not None
     assert start_proven(fm.model, 60, 1e-4) is None
+
+
+def test_every_method_on_dgx2_x4_against_the_same_bound():
+    """A* (rounds over the symmetric schedules) and the greedy are reported against the bound auto proves (the
+    relaxation's 9 epochs, not the cuts' 8); none of them beats it."""
+    topo = parse_topology("dgx2(chassis=4)")
+    auto = teccl(topo, "allgather", buffer_bytes=GB)
+    astar = teccl(topo, "allgather", buffer_bytes=GB, method="astar")
+    assert astar.bound_us == auto.bound_us == 9 * auto.timing.tau_us
+    assert astar.transfer_time_us >= astar.bound_us and verify(topo, astar.schedule).ok
+    assert any("symmetries" in n for n in astar.notes)
+    demand, t = setting(topo, Fraction(GB, 64))
+    assert greedy_flows(topo, demand, t, 30)[1] >= 9
+
+
+def test_astar_rounds_with_the_symmetry_stay_invariant():
+    """On DGX2 x 2 the A* rounds over the representatives give a schedule the group maps onto itself."""
+    topo = parse_topology("dgx2(chassis=2)")
+    demand, t = setting(topo, Fraction(GB, 32))
+    group = symmetry_group(topo, demand)
+    flows, rounds, _, _ = astar_flows(topo, demand, t, 4, False, 120, 1e-4, None, group)
+    assert rounds and set(flows) == set(group.expand([f for f in flows if f[0] in group.reps(topo.compute_nodes)]))
+    kept = lowering.prune(topo, demand, t.lag, flows)
+    assert verify(topo, lowering.lower(topo, demand, t.lag, kept, "teccl")).ok

@@ -12,10 +12,13 @@ lower bound, then a bisection; a probe stops at the first feasible point), then 
 under the time limit and gap. The lower bound comes from cuts (``bounds``: a node's ingress, a source's egress,
 a chassis behind slow cross links), so K - 1 needs no solve to be ruled out when the bound is met; a greedy
 schedule in the same epochs (``greedy``) bounds the search from above and starts HiGHS, which then often only
-has to prove it optimal (the MILP's entry cuts make its LP bound tight). Both go to HiGHS through highspy as
+has to prove it optimal: when the LP relaxation already meets the start's objective, no branch and bound runs
+(``search.start_proven``; the MILP's entry cuts make that bound tight). Both go to HiGHS through highspy as
 arrays (``linear``). At the paper's largest fabrics (section 6.3, Table 4) ``method="auto"`` coarsens the LP's
-epochs (the epoch multiplier) and hands a MILP too large to build to the greedy alone (``teccl``'s docstring). It keeps only the flows that serve a demand (reverse DFS), lowers them to the
-schedule IR and verifies the result. Reduce-scatter is the reverse of an allgather on the transposed topology and
+epochs (the epoch multiplier) and hands a MILP too large to build to the greedy, the MILP over the schedules
+the fabric's symmetries keep (``orbits``) and the LP relaxation's bound on K (``relaxation``) (``teccl``'s
+docstring). It keeps only the flows that serve a demand (reverse DFS), lowers them to the schedule IR and
+verifies the result. Reduce-scatter is the reverse of an allgather on the transposed topology and
 allreduce is reduce-scatter then allgather (``collective_schedule``).
 
 Transfer time = the epoch at whose start the last demand is met, times τ; algbw = output buffer / transfer time
@@ -114,9 +117,12 @@ def teccl(topo: Topology, collective="allgather", *, chunks: int = 1, chunk_byte
 
     ``method="auto"``: the LP for copy-free demands; for demands copy helps, the MILP while it has at most
     ``AUTO_MILP_BINARIES`` flow binaries at the lower bound on K, and beyond that the greedy schedule in epochs
-    (``greedy``, switches included) on its own, with its gap to the cut lower bound reported (on NDv2 x 8
-    allgather the MILP would have 941,048 binaries and A* rounds took minutes each; on NDv2 x 4, 117k binaries,
-    HiGHS ran minutes past a 60 s limit without a schedule, where the greedy is one epoch above the bound).
+    (``greedy``, switches included), then, above the lower bound, the bound raised by the LP relaxation
+    (``relaxation``) and the MILP restricted to the schedules the fabric's symmetries keep (``orbits``, method
+    ``symmetric``) at fewer epochs, with the gap to the bound reported (on NDv2 x 8 allgather the MILP would have
+    941,048 binaries and A* rounds took minutes each; on NDv2 x 4, 117k binaries, HiGHS ran minutes past a 60 s
+    limit without a schedule, where the symmetric MILP, a quarter of it, meets the cut bound of 27 epochs; on
+    DGX2 x 4 the greedy needs 12 epochs, the relaxation proves 9 and the symmetric MILP, 1/32 of it, meets 9).
     ``method="milp"`` builds the MILP up to ``MAX_BINARIES``.
 
     ``multiplier``: the epoch multiplier m (the paper's EM, section 6 and Table 4: coarser epochs to shrink the
@@ -133,7 +139,8 @@ def teccl(topo: Topology, collective="allgather", *, chunks: int = 1, chunk_byte
     ``collective``, ``chunks`` and ``matrix``.
 
     Every result carries ``bound_us``: the lower bound on K at multiplier 1 (``epoch_lower_bound`` with the cuts
-    for whole chunks, ``bounds.fluid_epoch_bound`` for the LP) times that epoch, and its gap to it."""
+    for whole chunks, ``bounds.fluid_epoch_bound`` for the LP; for auto's symmetric or greedy result and for A*
+    raised by the LP relaxation, ``relaxation``) times that epoch, and its gap to it."""
     if topo.n < 2:
         raise NotApplicable("TE-CCL needs at least two compute nodes")
     if not is_strongly_connected(topo):

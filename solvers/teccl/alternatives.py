@@ -15,7 +15,7 @@ from .lower import lower as lower_flows, prune
 from .greedy import greedy_flows
 from .instance import Demand, Timing
 from .milp import milp_size
-from .orbits import orbit_search
+from .orbits import orbit_search, symmetry_group
 from .outcome import FEASIBLE
 from .relaxation import relaxation_epoch_bound
 from .result import Probe, TecclResult
@@ -85,6 +85,8 @@ def greedy_only(topo: Topology, demand: Demand, t: Timing, lower_bound: int, epo
 
 def astar_result(topo: Topology, demand: Demand, t: Timing, round_epochs, switch_copy: bool, time_limit: float,
                  gap: float, progress) -> TecclResult:
+    """A*'s rounds (``astar``), over the schedules the fabric's symmetries keep when it has some (``orbits``:
+    each round |G| times smaller, the state invariant), pruned, lowered and verified."""
     from .astar import astar_flows
 
     look = max(t.lag[i] for i, l in enumerate(topo.links) if l.src != l.dst)
@@ -93,8 +95,9 @@ def astar_result(topo: Topology, demand: Demand, t: Timing, round_epochs, switch
     if isinstance(round_epochs, bool) or not isinstance(round_epochs, int) or round_epochs < 1:
         raise NotApplicable(f"epochs per A* round must be a positive integer, got {round_epochs!r}")
     start = time.perf_counter()
+    group = symmetry_group(topo, demand)
     flows, rounds, _, variables = astar_flows(topo, demand, t, round_epochs, switch_copy, time_limit, gap,
-                                              progress)
+                                              progress, group)
     kept = prune(topo, demand, t.lag, flows)
     finish = max(f[3] + t.lag[f[2]] for f, _ in kept)
     sched = lower_flows(topo, demand, t.lag, kept, "teccl")
@@ -104,5 +107,7 @@ def astar_result(topo: Topology, demand: Demand, t: Timing, round_epochs, switch
         progress("done", 1.0)
     probes = [Probe(r["round"], r["status"], r["seconds"]) for r in rounds]
     notes = [f"A*: {len(rounds)} rounds of {round_epochs} epochs (+{look} look-ahead); not optimal by design"]
+    if group is not None:
+        notes.append(f"A*'s rounds keep the fabric's {group.size} symmetries (orbits: one source per orbit)")
     return TecclResult(topo, demand, t, "astar", finish, finish, FEASIBLE, None, False, probes,
                        time.perf_counter() - start, variables, 0, sched, notes)

@@ -29,8 +29,15 @@ MAX_ROUNDS = 200
 
 
 def astar_flows(topo: Topology, demand: Demand, t: Timing, round_epochs: int, switch_copy: bool,
-                time_limit: float, gap: float, progress=None) -> tuple[list, list, float, int]:
-    """(flows on the global clock, per-round (round, epochs, status, seconds, met), solver seconds, variables)."""
+                time_limit: float, gap: float, progress=None, group=None) -> tuple[list, list, float, int]:
+    """(flows on the global clock, per-round (round, epochs, status, seconds, met), solver seconds, variables).
+    With a symmetry ``group`` (``orbits.Orbits``), every round is the representatives' model with the orbit
+    capacities, so the rounds' state stays invariant and is kept for the representatives only; the flows of all
+    rounds are expanded to every source at the end."""
+    full_demand = demand
+    capacity = None
+    if group is not None:
+        demand, capacity = group.reduced(demand), group.capacity_sources()
     lag = t.lag
     look = max(lag[i] for i, l in enumerate(topo.links) if l.src != l.dst)
     horizon = round_epochs + look
@@ -57,7 +64,7 @@ def astar_flows(topo: Topology, demand: Demand, t: Timing, round_epochs: int, sw
         if size > MAX_BINARIES:
             raise NotApplicable(f"an A* round of {round_epochs} epochs has {size:,} flow variables (more than "
                                 f"{MAX_BINARIES:,}); use shorter rounds or fewer chunks")
-        fm = build_milp(topo, demand, t, horizon, switch_copy, start, PROGRESS_WEIGHT)
+        fm = build_milp(topo, demand, t, horizon, switch_copy, start, PROGRESS_WEIGHT, capacity=capacity)
         left = deadline - time.perf_counter()      # the build took part of it
         if left <= 0:
             raise NotApplicable(f"A* ran out of its time limit while building round {r + 1} with "
@@ -92,4 +99,6 @@ def astar_flows(topo: Topology, demand: Demand, t: Timing, round_epochs: int, sw
             raise NotApplicable(f"A* round {r + 1} made no progress; use longer rounds")
     if open_wants:
         raise NotApplicable(f"A* stopped after {MAX_ROUNDS} rounds with demands open")
+    if group is not None and full_demand is not demand:
+        flows_all = group.expand(flows_all)
     return flows_all, rounds, solver_s, variables
