@@ -326,13 +326,32 @@ def _bound_row(topo: Topology, coll: Collective, workload: Workload, node: int |
         row["busbw_GBps"] = row["algbw_GBps"] * busbw_factor(coll, topo.n)
     if workload.prices != "links":
         row["step_model_us"] = alpha_beta_us(steps, tb, total_bytes, workload.alpha_us, workload.bandwidth_gbs)
-    notes = [f"bound: {bound.name}"] + ([bound.note] if bound.note else [])
+    notes = [f"bound: {bound.name}"] + ([bound.note] if bound.note else []) + [_link_rates(topo, workload)]
     tight = self_loop_tb_bound(topo, coll)
     if tight is not None:
         notes.append(f"out of reach: tb bound {tb_lower_bound(topo, coll)} counts {tight[1]} self-loop(s), which "
                      f"carry nothing; without them no schedule beats tb {tight[0]}")
     row["detail"] = "; ".join(notes)
     return row
+
+
+def _link_rates(topo: Topology, workload: Workload) -> str:
+    """The link speeds every row of this design is priced at (issue 59, finding 9: a note read as if every link
+    ran at its declared 1 GB/s beside the sidebar's 12.5): the declared speeds, scaled in uniform prices by B
+    over the slowest GPU's egress."""
+    from fractions import Fraction
+
+    from .core.cost import node_bandwidth
+
+    speeds = sorted({l.bandwidth for l in topo.links if l.src != l.dst}) or [Fraction(0)]
+    declared = ", ".join(f"{float(b):g}" for b in speeds[:4]) + (" ..." if len(speeds) > 4 else "")
+    if workload.prices == "links":
+        return f"links priced at their declared {declared} GB/s"
+    egress = float(node_bandwidth(topo))
+    scale = workload.bandwidth_gbs / egress
+    rates = ", ".join(f"{float(b) * scale:.4g}" for b in speeds[:4]) + (" ..." if len(speeds) > 4 else "")
+    return (f"links priced at {rates} GB/s (declared {declared} GB/s, times B / the slowest GPU's egress = "
+            f"{workload.bandwidth_gbs:g}/{egress:g})")
 
 
 def _first_line(exc: BaseException) -> str:

@@ -152,3 +152,14 @@ def test_no_verified_schedule_beats_the_bound(boxes, gpus, box_bw, spine_bw, uni
         for c in curves:
             if c.collective == coll and not c.bound:
                 assert all(t >= b * (1 - 1e-9) for t, b in zip(c.times_us, bound.times_us)), (c.algo, coll)
+
+
+def test_bound_row_states_the_link_rates_the_prices_use():
+    """Issue 59, finding 9: a note read as if every link ran at its declared 1 GB/s beside the sidebar's 12.5
+    GB/s. The bound row says the rate every row of its design is priced at: B over a GPU's links."""
+    result = compare(["ring(8)", "gkautz(2,8)"], ["allgather"], alpha_us=10.0, bandwidth_gbs=12.5, algos=["ring"])
+    ring, kautz = (r for r in result.rows if r["algo"] == BOUND)
+    assert "links priced at 12.5 GB/s (declared 1 GB/s" in ring["detail"]          # one link out of each GPU
+    assert "links priced at 6.25 GB/s (declared 1 GB/s" in kautz["detail"]         # two
+    links = compare(["ring(8)"], ["allgather"], algos=["ring"])                  # the fabric's own prices
+    assert "links priced at their declared 1 GB/s" in bound_row(links)["detail"]
