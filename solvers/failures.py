@@ -43,6 +43,7 @@ ROW_BASE = ("failed", "kind", "expr", "what", "gpus", "connected", "cut_off", "s
             "optimum_algbw_GBps")
 CELLS = ("status", "time_us", "algbw_GBps", "verified", "message", "flow_algbw_GBps")
 STAMP = ("collective", "bytes", "prices")    # the run's own: every row of a file carries them
+FASTER_SLACK = 1e-9                          # an algbw above the healthy design's by more than this share is faster
 
 
 # ------------------------------------------------------------------------------------------------ one task
@@ -234,7 +235,9 @@ def _line(exc: BaseException) -> str:
 
 def summarize_rows(healthy: dict, rows: Sequence[dict], algos: Sequence[str]) -> dict:
     """Per synthesizer over the failure sets: the fraction disconnected, the median and worst algbw as a fraction
-    of the healthy design's, the worst failure set, and how many sets it could not run (``not ok``); ``lost``:
+    of the healthy design's, the worst failure set, how many sets it could not run (``not ok``) and how many it
+    ran faster than on the healthy design (``faster_than_healthy``: a schedule of the degraded fabric is one of
+    the healthy design too, so a synthesizer that gains from a failure left time on the table); ``lost``:
     the sets whose worker failed (``lost_failure``; counted nowhere else). A synthesizer with no algbw on the
     healthy design (not applicable there, or an error) has no fractions: its median, worst and worst failure are
     None, and ``healthy_status`` says why."""
@@ -259,7 +262,8 @@ def summarize_rows(healthy: dict, rows: Sequence[dict], algos: Sequence[str]) ->
             "median_algbw_fraction": float(np.median(values)) if values else None,
             "worst_algbw_fraction": worst[0] if worst else None,
             "worst_failure": worst[1] if worst else None,
-            "not_ok": sum(1 for r in rows if r["connected"] and r.get(f"{algo}_status") != "ok")}
+            "not_ok": sum(1 for r in rows if r["connected"] and r.get(f"{algo}_status") != "ok"),
+            "faster_than_healthy": sum(1 for x, _ in ratios if x > 1 + FASTER_SLACK)}
     return out
 
 

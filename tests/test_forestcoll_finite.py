@@ -16,7 +16,7 @@ from solvers.core.verify import verify
 from solvers.failures import FailureTask, analyse, failure_sets
 from solvers.forestcoll import collective_schedule, forestcoll
 from solvers.forestcoll.finite import candidates, choose
-from solvers.forestcoll.flood import flood_allgather, slot_lower_bound
+from solvers.forestcoll.flood import flood_allgather, shortest_allgather, slot_lower_bound
 from solvers.forestcoll.retime import hop_units, retimed_allgather
 from solvers.runtime import Workload, bound_time_us
 from solvers.synthesize import synthesize
@@ -25,14 +25,19 @@ from topologies import load
 PAGE_DESIGNS = ("torus(4,4)", "circulant(16,[1,4])")      # the Failures page's default designs
 
 
-def _loads(topo, schedule) -> Counter:
-    """(shard, piece, link) -> how often it is sent: what a lowering must keep."""
+def _pieces(schedule, k: int):
+    """(step, shard, piece, link) of every piece sent, pieces numbered 0 .. k-1 (bounds are over ``one``)."""
     c = columns(schedule)
-    out = Counter()
-    for sh, lo, hi, li in zip(c.shard.tolist(), c.lo.tolist(), c.hi.tolist(), c.link.tolist()):
-        for p in range(lo, hi):
-            out[(sh, p, li)] += 1
-    return out
+    for st, sh, lo, hi, li in zip(c.step.tolist(), c.shard.tolist(), c.lo.tolist(), c.hi.tolist(),
+                                  c.link.tolist()):
+        assert (lo * k) % c.one == 0 and (hi * k) % c.one == 0
+        for p in range(lo * k // c.one, hi * k // c.one):
+            yield st, sh, p, li
+
+
+def _loads(schedule, k: int) -> Counter:
+    """(shard, piece, link) -> how often it is sent: what a lowering must keep."""
+    return Counter((sh, p, li) for _, sh, p, li in _pieces(schedule, k))
 
 
 def test_torus_at_1gb_is_within_one_percent_of_the_bound():
@@ -87,7 +92,7 @@ def test_without_m_the_schedule_is_forestcolls_own_lowering():
     """No M: the depth lowering as before (the forestcoll command, exports that do not name a size)."""
     topo = load("torus(4,4)")
     f = forestcoll(topo)
-    assert _loads(topo, collective_schedule(topo, Collective.ALLGATHER)) == _loads(topo, f.allgather())
+    assert _loads(collective_schedule(topo, Collective.ALLGATHER), f.k) == _loads(f.allgather(), f.k)
     r = synthesize(topo, "forestcoll", "allgather")
     assert "finite_choice" not in r.schedule.notes and r.schedule.steps == f.allgather().steps
 
@@ -100,7 +105,7 @@ def test_balanced_steps_keep_the_trees_and_their_links(expr):
     f = forestcoll(topo)
     for per_slot in (1, 2):
         s = retimed_allgather(topo, f.batches, f.routes, f.k, per_slot)
-        assert _loads(topo, s) == _loads(topo, f.allgather())
+        assert _loads(s, f.k) == _loads(f.allgather(), f.k)
         assert verify(topo, s).ok
     roots, pieces, links, preds = hop_units(f.batches, f.routes)
     assert all(p < u for u, p in enumerate(preds))
@@ -114,19 +119,49 @@ def test_a_flood_is_a_forest_of_k_trees_per_root(expr, k):
     topo = load(expr)
     s = flood_allgather(topo, k)
     assert verify(topo, s).ok
-    c = columns(s)
-    got = Counter()
-    for sh, lo, hi, li in zip(c.shard.tolist(), c.lo.tolist(), c.hi.tolist(), c.link.tolist()):
-        for p in range(lo, hi):
-            got[(sh, p, topo.links[li].dst)] += 1
+    got = Counter((sh, p, topo.links[li].dst) for _, sh, p, li in _pieces(s, k))
     n = topo.n
     assert len(got) == n * (n - 1) * k and set(got.values()) == {1}
     assert s.steps >= slot_lower_bound(topo, k)
 
 
+@pytest.mark.parametrize("expr,k", [("torus(4,4)", 4), ("torus(4,4)", 1), ("hypercube(4)", 2),
+                                    ("circulant(16,[1,4])", 3), ("mesh(3,3)", 2), ("gkautz(2,16)", 3)])
+def test_shortest_path_trees_are_a_forest_in_diameter_steps(expr, k):
+    """Every node gets every piece exactly once, in step d(root, node): as many steps as the diameter."""
+    from topologies.properties import compute_distances
+
+    topo = load(expr)
+    s = shortest_allgather(topo, k)
+    assert verify(topo, s).ok
+    dist = compute_distances(topo)
+    comp = list(topo.compute_nodes)
+    got = Counter()
+    for st, sh, p, li in _pieces(s, k):
+        v = topo.links[li].dst
+        assert st == dist[comp.index(sh), comp.index(v)]
+        got[(sh, p, v)] += 1
+    assert len(got) == topo.n * (topo.n - 1) * k and set(got.values()) == {1}
+    assert s.steps == int(dist.max())
+
+
+@pytest.mark.parametrize("expr", ["torus(4,4)", "hypercube(4)", "circulant(16,[1,4])"])
+@pytest.mark.parametrize("m", [1e6, 1e9])
+def test_balanced_shortest_trees_reach_the_bound(expr, m):
+    """On these vertex-transitive fabrics the kept allgather takes the bound's time (diameter alphas plus
+    (N - 1)/N M / B), so no schedule -- a degraded fabric's included -- is faster."""
+    topo = load(expr)
+    work = Workload(m)
+    r = synthesize(topo, "forestcoll", "allgather", total_bytes=m)
+    priced = work.price_result(r)
+    assert priced.time_us == pytest.approx(priced.bound_us, rel=1e-9)
+
+
 def test_a_flood_refuses_switches():
     with pytest.raises(ValueError, match="switch-free"):
         flood_allgather(load("dgx_a100(boxes=2)"), 1)
+    with pytest.raises(ValueError, match="switch-free"):
+        shortest_allgather(load("dgx_a100(boxes=2)"), 1)
 
 
 def test_the_flood_meets_the_optimum_on_torus():
@@ -135,7 +170,7 @@ def test_the_flood_meets_the_optimum_on_torus():
     topo = load("torus(4,4)")
     best = min((flood_allgather(topo, 4, 1, seed) for seed in range(4)), key=lambda s: s.steps)
     assert best.steps == 15 == slot_lower_bound(topo, 4)
-    per_link = Counter(columns(best).link.tolist())
+    per_link = Counter(li for _, _, _, li in _pieces(best, 4))
     assert set(per_link.values()) == {15}
 
 

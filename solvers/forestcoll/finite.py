@@ -38,7 +38,7 @@ from topologies.model import Topology
 
 from ..core.schedule import Schedule
 from ..core.verify import verify
-from .flood import MAX_PIECES, flood_allgather, slot_lower_bound
+from .flood import MAX_PIECES, flood_allgather, shortest_allgather, slot_lower_bound
 from .retime import MAX_UNITS, hop_units, retimed_allgather, unit_count
 
 FEWER_KS = (1, 2)            # the trees per root of the Algorithm 3 forests tried besides the optimum's
@@ -92,6 +92,7 @@ def candidates(topo: Topology, forest, fewer=()) -> list[tuple[str, int, Schedul
                     if steps <= floor:
                         break
                 out.append((f"flood k={k} x{per_slot}", k, best[1]))
+            out.append((f"shortest k={k}", k, shortest_allgather(topo, k)))
     return out
 
 

@@ -112,6 +112,113 @@ def slot_lower_bound(topo: Topology, k: int, per_slot: int = 1) -> int:
     return max(-(-need // max(1, c)) for c in inflow.values())
 
 
+def shortest_allgather(topo: Topology, k: int) -> Schedule:
+    """Shortest-path trees, balanced: piece (u, i) reaches every node v in step d(u, v) (hops), over an in-link
+    from a node at distance d(u, v) - 1 from u; among those in-links, each piece goes to the one whose load in that
+    step (pieces over its bandwidth) is least, the pieces with the fewest such in-links placed first. The i-th
+    pieces' first arrivals are again a spanning out-tree of u, now a shortest-path one: as few steps as any
+    allgather (the diameter), each link's sends of a step in one message (the breadth-first broadcast's shape,
+    direct-connect paper section 5, in whole pieces). ValueError where ``flood_allgather`` refuses."""
+    if topo.switch_nodes:
+        raise ValueError("a flood needs a switch-free fabric (a switch cannot hold a piece)")
+    comp = list(topo.compute_nodes)
+    n = len(comp)
+    if n < 2 or n * k > MAX_PIECES:
+        raise ValueError(f"a flood takes 2 to {MAX_PIECES} pieces in all, not {n * k}")
+    rank = {v: i for i, v in enumerate(comp)}
+    into: list[list[int]] = [[] for _ in range(n)]
+    for i, l in enumerate(topo.links):
+        if l.src != l.dst:
+            into[rank[l.dst]].append(i)
+    dist = _hops(topo, comp, rank)
+    if (dist < 0).any():
+        raise ValueError("the compute nodes are not strongly connected")
+    cost = [1 / Fraction(l.bandwidth) if l.bandwidth else None for l in topo.links]
+    rows: list[tuple[int, int, int, int]] = []
+    for y in range(n):
+        by_step: dict[int, list[tuple[int, list[int]]]] = {}
+        for r in range(n):
+            d = int(dist[r, y])
+            if d == 0:
+                continue
+            ways = [l for l in into[y] if dist[r, rank[topo.links[l].src]] == d - 1]
+            by_step.setdefault(d, []).append((r, ways))
+        for d, roots in by_step.items():
+            for l, r, i in _balanced(roots, k, cost):
+                rows.append((d, l, r, i))
+    return _columns(rows, comp, k)
+
+
+def _balanced(roots: list[tuple[int, list[int]]], k: int, cost: list) -> list[tuple[int, int, int]]:
+    """k pieces of every root onto its in-links (``ways``), the busiest link's load (pieces x cost) kept low: each
+    piece goes where an alternating path (a piece moved from a link to another of its root's links, and so on)
+    ends at the link that would be least loaded after taking it; with equal costs that is a least-makespan
+    assignment of unit jobs to their allowed machines. Returns (link, root, piece)."""
+    from collections import deque
+
+    ways = dict(roots)
+    on: dict[int, dict[int, int]] = {}                # link -> root -> pieces
+    load: dict[int, Fraction] = {}
+    for r, _ in sorted(roots, key=lambda rw: (len(rw[1]), rw[0])):
+        for _ in range(k):
+            came: dict[int, tuple[int, int] | None] = {w: None for w in ways[r]}
+            queue = deque(ways[r])
+            while queue:
+                a = queue.popleft()
+                for r2, m in on.get(a, {}).items():
+                    if m:
+                        for b in ways[r2]:
+                            if b not in came:
+                                came[b] = (a, r2)
+                                queue.append(b)
+            end = min(came, key=lambda w: (load.get(w, 0) + cost[w], w))
+            load[end] = load.get(end, 0) + cost[end]
+            at = end
+            while came[at] is not None:               # shift one piece back along the path
+                a, r2 = came[at]
+                on.setdefault(at, {})[r2] = on.get(at, {}).get(r2, 0) + 1
+                on[a][r2] -= 1
+                at = a
+            on.setdefault(at, {})[r] = on.get(at, {}).get(r, 0) + 1
+    out = []
+    for l in sorted(on):
+        for r in sorted(on[l]):
+            out.extend((l, r, i) for i in range(on[l][r]))
+    return _numbered(out, k)
+
+
+def _numbered(rows: list[tuple[int, int, int]], k: int) -> list[tuple[int, int, int]]:
+    """(link, root, i): the i-th piece of each root on its links in order, so a root's pieces 0..k-1 each once."""
+    seen: dict[int, int] = {}
+    out = []
+    for l, r, _ in rows:
+        i = seen.get(r, 0)
+        seen[r] = i + 1
+        out.append((l, r, i))
+    return out
+
+
+def _hops(topo: Topology, comp: list[int], rank: dict) -> np.ndarray:
+    """Hop distances between compute nodes (rows: from), -1 where none."""
+    from collections import deque
+
+    out_of: list[list[int]] = [[] for _ in comp]
+    for l in topo.links:
+        if l.src != l.dst:
+            out_of[rank[l.src]].append(rank[l.dst])
+    dist = np.full((len(comp), len(comp)), -1, dtype=np.int64)
+    for s in range(len(comp)):
+        dist[s, s] = 0
+        queue = deque([s])
+        while queue:
+            u = queue.popleft()
+            for v in out_of[u]:
+                if dist[s, v] < 0:
+                    dist[s, v] = dist[s, u] + 1
+                    queue.append(v)
+    return dist
+
+
 def _columns(rows, comp: list[int], k: int) -> Schedule:
     """One transfer per run of consecutive pieces of one root on one link in one slot."""
     rows.sort()
