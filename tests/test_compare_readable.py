@@ -134,7 +134,7 @@ def test_the_page_folds_not_applicable_rows_and_draws_one_curve_per_design():
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
     drawn = [t for t in spec["data"] if t["x"] and t["x"][0] is not None
              and not t["name"].startswith("lower bound")]
-    assert sorted(t["name"] for t in drawn) == sorted(f"fastest · {n}" for n in ("UniRing(1,8)", "Π_{2,8}",
+    assert sorted(t["name"] for t in drawn) == sorted(f"fastest · {n}" for n in ("UniRing(1,8)", "Π₂,₈",
                                                                                  "BiRing(2,8)"))
     toggle.set_value(True).run()
     every = next(d.value for d in at.dataframe if "status" in d.value.columns)

@@ -201,3 +201,79 @@ def test_the_m_marker_clears_every_crossover_label(n, d, size):
     if crossing:       # crossed on its side only when the other side is crossed too, or runs off the axis
         assert any(other[0] < math.log10(x) < other[1] for x, _ in changes) or other[0] < lo or other[1] > hi
     assert not any(RAW.search(t["name"]) for t in spec["data"])
+
+
+# ----------------------------------------------------------------------------------- the pages, through AppTest
+def _shown_text(at) -> list[str]:
+    """Every piece of text the page shows that may hold a design's name: table cells and headers, the charts'
+    titles, legends, point labels, hover text and annotations, metrics, select options, buttons, messages and
+    captions."""
+    from .conftest import shown_metrics
+
+    out: list[str] = []
+    for frame in at.dataframe:
+        df = frame.value
+        out += [str(c) for c in df.columns]
+        for col in df.columns:
+            out += [v for v in df[col] if isinstance(v, str)]
+    for chart in at.get("plotly_chart"):
+        spec = json.loads(chart.proto.spec)
+        title = spec["layout"].get("title")
+        out.append(title.get("text", "") if isinstance(title, dict) else str(title or ""))
+        out += [a.get("text", "") for a in spec["layout"].get("annotations", [])]
+        for t in spec["data"]:
+            out += [t.get("name") or "", t.get("hovertemplate") or ""]
+            text = t.get("text")
+            out += [text] if isinstance(text, str) else [v for v in (text or []) if isinstance(v, str)]
+    out += [f"{m.label} {m.value}" for m in shown_metrics(at)]
+    for box in at.selectbox:
+        out += [str(o) for o in box.options]
+    out += [b.label for b in at.button]
+    for kind in ("success", "info", "caption", "markdown", "subheader", "header"):
+        out += [e.value for e in getattr(at, kind)]
+    return out
+
+
+def _raw(at) -> list[str]:
+    return [t for t in _shown_text(at) if RAW.search(t) or "^2(" in t]
+
+
+def test_the_finder_shows_names_as_math():
+    """Finder at N = 64, d = 4 (Π_{4,64}) and N = 32, d = 2 (L^2(Diamond), L(UniRing(1,4)^{□2})): the table, the
+    frontier's labels and hover, the recommendation, the design picker and the sweep show no raw markup."""
+    from streamlit.testing.v1 import AppTest
+
+    from .conftest import ROOT, switch_page
+
+    at = switch_page(AppTest.from_file(str(ROOT / "app.py"), default_timeout=240).run(), "finder").run()
+    assert not at.exception
+    assert "Π₄,₆₄" in list(at.dataframe[0].value["design"]) and not _raw(at), _raw(at)
+    at.number_input(key="f_d").set_value(2).run()
+    at.number_input(key="f_n").set_value(32).run()
+    assert not at.exception
+    designs = list(at.dataframe[0].value["design"])
+    assert designs == ["L²(Diamond)", "L(DBJMod(2,4))", "L(UniRing(1,4)□²)"], designs
+    assert list(at.dataframe[0].value["expression"])[0] == "line(diamond(),2)"      # machine text stays
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert spec["data"][0]["text"] == designs
+    assert not _raw(at), _raw(at)
+
+
+def test_the_learn_page_shows_names_as_math():
+    """Every step of Learn: tables, legends, chart titles, metrics, buttons and captions show no raw markup
+    (K_{2,2}, Π_{4,64}, L^2(...) among the designs it names at its defaults)."""
+    from streamlit.testing.v1 import AppTest
+
+    from .conftest import ROOT, switch_page
+
+    at = switch_page(AppTest.from_file(str(ROOT / "app.py"), default_timeout=240).run(), "learn").run()
+    assert not at.exception and not at.error
+    shown = _shown_text(at)
+    assert any("K₂,₂" in t for t in shown) and any("Π₄,₆₄" in t for t in shown)
+    assert not _raw(at), _raw(at)
+    at.radio(key="l_line_n").set_value(2).run()                     # L^2(K_{2,2}) in step 3
+    at.select_slider(key="l_front_n").set_value(1024).run()           # L^3(C(16,{3,4})) in step 4
+    assert not at.exception
+    shown = _shown_text(at)
+    assert any("L²(K₂,₂)" in t for t in shown) and any("L³(C(16,{3,4}))" in t for t in shown)
+    assert not _raw(at), _raw(at)

@@ -6,6 +6,7 @@ from streamlit.testing.v1 import AppTest
 
 from solvers.directconnect.finder import find
 from studio.tables import DASH
+from topologies.display import math_name
 
 from .conftest import ROOT, switch_page
 
@@ -29,7 +30,7 @@ def picker(at):
 
 
 def label(c) -> str:
-    return f"{c.name} ({c.steps} steps, tb {float(c.tb):.4f})"
+    return f"{math_name(c.name)} ({c.steps} steps, tb {float(c.tb):.4f})"      # names as math
 
 
 def test_opens_on_64_nodes_and_finds_1024_only_on_request(monkeypatch):
@@ -66,7 +67,7 @@ def test_the_open_a_design_label_follows_the_frontier():
     opened a 64-node design."""
     at = set_n(open_finder(), 1024)
     before = picker(at)
-    assert before.options[1] == "L^3(C(16,{3,4})) (6 steps, tb 1.0195)"
+    assert before.options[1] == "L³(C(16,{3,4})) (6 steps, tb 1.0195)"          # names as math
     before.set_value(1).run()
     before = picker(at)
     shown = before.options[before.index]

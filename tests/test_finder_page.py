@@ -37,7 +37,7 @@ def test_frontier_at_1024_is_table4_with_the_recommendation():
     assert [round(x, 3) for x in df["tb_factor"]] == [1.332, 1.020, 1.004, 1.000, 0.999]
     # sidebar default M = 1e6 bytes: L^3(C(16,{3,4})) is best, and the star marks it; N = 1024 is above the
     # runtime model's cap, so the step model prices it and says so
-    assert list(df[""]).index("★") == 1 and "L^3(C(16,{3,4}))" in at.success[0].value
+    assert list(df[""]).index("★") == 1 and "L³(C(16,{3,4}))" in at.success[0].value     # as math
     assert "priced by the step model" in at.success[0].value and "allreduce µs" not in df.columns
     assert df["step model µs"].iloc[1] == pytest.approx(2 * alpha_beta_us(6, 261 / 256, 1e6, 10.0, 12.5), abs=0.01)
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)

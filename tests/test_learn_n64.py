@@ -19,7 +19,7 @@ from .conftest import ROOT, switch_page
 
 TITLE = "10. Ring, tree and direct-connect at N = 64"
 DESIGNS = {"ring": ("biring(64)", "ring"), "double binary tree": ("dbt_graph(64)", "dbt"),
-           "Π_{4,64} with BFB": ("gkautz(4,64)", "bfb")}
+           "Π₄,₆₄ with BFB": ("gkautz(4,64)", "bfb")}          # the page's labels, names as math
 
 
 def section_app(alpha_us: float | None = None) -> AppTest:
@@ -117,7 +117,7 @@ def test_the_marked_crossovers_are_where_the_fastest_design_changes(section, bui
     assert want, "at the default prices the fastest design changes between 1 KB and 1 GB"
     assert marked_sizes(spec) == pytest.approx(want, rel=1e-9)
     # the step model's own crossover of the two lines that cross, T equal: (s1 - s2) alpha = (t2 - t1) M/B
-    ring, low = built["ring"].cost, built["Π_{4,64} with BFB"].cost
+    ring, low = built["ring"].cost, built["Π₄,₆₄ with BFB"].cost
     exact = (ring.steps - low.steps) * alpha_us * bandwidth * 1e3 / float(low.tb_factor - ring.tb_factor)
     assert math.isclose(want[-1], exact, rel_tol=0.02)              # log-log interpolation between samples
     j = max(i for i, m in enumerate(sizes) if m <= want[-1])

@@ -13,6 +13,7 @@ from solvers.genmodel import CPU_TESTBED, classic_cost, cps_cost, ring_cost
 from solvers.directconnect.selection import step_model_time_us
 from solvers.runtime import Execution, simulate
 from solvers.synthesize import synthesize
+from topologies.display import math_name
 from topologies.expression import parse_topology
 from topologies.properties import diameter, moore_diameter_directed
 
@@ -100,7 +101,7 @@ def test_ring_step_numbers_come_from_synthesize(learn):
     # the curves are the runtime model's times with the sidebar's alpha = 10 µs and B = 12.5 GB/s
     spec = chart(at, "ring")
     ring_curve = trace(spec, "ring, UniRing(4,32)")
-    low_curve = trace(spec, "BFB, Π_{4,32}")
+    low_curve = trace(spec, "BFB, Π₄,₃₂")                      # names as math (topologies.display)
     for m, y in list(zip(ring_curve["x"], ring_curve["y"]))[::8]:
         assert y == pytest.approx(_modelled("uniring(4,32)", "ring", "allreduce", m).time_us)
     for m, y in list(zip(low_curve["x"], low_curve["y"]))[::8]:
@@ -141,7 +142,7 @@ def test_diameter_step_uses_the_library_diameters(learn):
     bars = chart(at, "diameter")["data"][0]
     assert list(bars["y"]) == list(table["diameter D"])
     # at the sidebar's M = 1e6 the latency share of Π_{4,64} is D·alpha / (D·alpha + (N-1)/N·M/B)
-    share = trace(chart(at, "share"), "Π_{4,64}")
+    share = trace(chart(at, "share"), "Π₄,₆₄")
     m, y = share["x"][0], share["y"][0]
     assert y == pytest.approx(30 / (30 + 63 / 64 * m / 12.5e3))
 
@@ -166,7 +167,7 @@ def test_line_graph_step_follows_the_theorem(learn):
     assert float(metric(at, "tb_factor (line graph)")) == pytest.approx(float(line.tb_factor), abs=1e-4)
     assert line.tb_factor == base.tb_factor + Fraction(1, 4) == 1       # Thm 10: tau + 1/N (paper Fig. 2)
     assert [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")[3:5]] == [
-        "G = K_{2,2}: 4 nodes", "L(K_{2,2}): 8 nodes"]
+        "G = K₂,₂: 4 nodes", "L(K₂,₂): 8 nodes"]
 
 
 def test_line_graph_twice_matches_corollary_7_1():
@@ -192,18 +193,18 @@ def _winner(n, d, size, alpha=10.0, bandwidth=12.5):
 def test_frontier_step_and_the_size_slider(learn):
     at = learn
     front, best = _winner(64, 4, 1e6)
-    assert metric(at, "winner at this M") == best.name
+    assert metric(at, "winner at this M") == math_name(best.name)          # names as math (topologies.display)
     spec = chart(at, "frontier")
     assert trace(spec, "frontier")["x"] == [c.steps for c in front]
     assert trace(spec, "theoretical bound")["x"] == [bound(64, 4)[0]]
     assert trace(spec, "recommended")["x"] == [best.steps]
     at.select_slider(key="l_front_m").set_value(1e10).run()
-    assert metric(at, "winner at this M") == front[-1].name == _winner(64, 4, 1e10)[1].name   # least tb
+    assert metric(at, "winner at this M") == math_name(front[-1].name) == math_name(_winner(64, 4, 1e10)[1].name)
     at.select_slider(key="l_front_m").set_value(1e3).run()
-    assert metric(at, "winner at this M") == front[0].name == _winner(64, 4, 1e3)[1].name     # least steps
+    assert metric(at, "winner at this M") == math_name(front[0].name) == math_name(_winner(64, 4, 1e3)[1].name)
     at.select_slider(key="l_front_n").set_value(1024).run()
     front, best = _winner(1024, 4, 1e3)
-    assert not at.exception and metric(at, "winner at this M") == best.name
+    assert not at.exception and metric(at, "winner at this M") == math_name(best.name)
     assert trace(chart(at, "frontier"), "frontier")["x"] == [5, 6, 8, 11, 20]      # Table 4
 
 

@@ -41,8 +41,8 @@ FRONTIER_SIZES = [10 ** (k / 2) for k in range(6, 21)]   # 1 KB to 10 GB, two po
 GENMODEL_SERVERS = list(range(2, 33))                    # step 5
 GENMODEL_FLOATS = [1e6, 1e7, 1e8, 1e9]
 GANTT_EXAMPLES = {"ring(4)|ring|allreduce": "ring allreduce on a 4-node ring",
-                  "complete(4)|dbt|allreduce": "double binary tree allreduce on K_4",
-                  "complete(4)|rhd|allgather": "recursive doubling allgather on K_4",
+                  "complete(4)|dbt|allreduce": "double binary tree allreduce on K₄",
+                  "complete(4)|rhd|allgather": "recursive doubling allgather on K₄",
                   "circulant(8,[1,2])|bfb|allgather": "BFB allgather on the circulant C(8,{1,2})"}   # step 6
 GANTT_SLICES = ["best", 1, 2, 4, 8]
 GANTT_MAX_SLICES = 16                                    # the Gantt chart's P search stops here (bars stay few)
