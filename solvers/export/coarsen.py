@@ -23,6 +23,10 @@ shard once transfers are wider than 71 chunks) in proportion to each further ove
 the last grid, halving where the count does not scale so (threadblocks per rank: one pair per link used), down to
 one chunk per shard. Nothing fitting at one chunk per shard, the export is refused
 naming the limit and the smallest count any try reached (``OverLimit``).
+
+The direct-connect paper's App. E.2 rounds BFB's LP shares to whole chunks per receiver (the ``bfb``
+synthesizer's ``--chunks``, Theorem 20 bounding the loss); the rounding here is another one, of any verified
+schedule after the fact, and its loss is measured by the runtime model instead of bounded.
 """
 from __future__ import annotations
 
@@ -138,7 +142,7 @@ class Coarsening:
         return after / before - 1 if before > 0 else 0.0
 
     def note(self) -> str:
-        was = f"{self.over:,}" if self.over else "more than that"
+        was = f"at least {self.over:,}" if self.over else "more than that"
         chunks = "{:,} -> {:,}".format(*self.chunks) if None not in self.chunks else f"-> {self.chunks[1]:,}"
         return (f"coarsened to fit {self.runtime}'s limit of {self.limit:,} {self.what} (the unrefined program: "
                 f"{was}): chunks per shard {chunks}, transfers {self.transfers[0]:,} -> {self.transfers[1]:,}, "
