@@ -17,8 +17,9 @@ tightest bandwidth factor we prove (``tb_factor``, units of M/B: T_B* of ``solve
 or ForestColl's cut bound where it is larger) and the time of ``solvers.runtime.bounds.tightest_bound``, whose
 ``detail`` names the bound that sets it ("bound: ForestColl optimum (cut bound, 1/x* = ...)", "bound: latency
 bound ...") and, for allreduce, says that ForestColl's RS+AG time bounds RS+AG schedules only; where self-loops
-put T_B* out of reach, ``detail`` says so too and gives the bound without them (``self_loop_tb_bound``). A row whose schedule another
-synthesizer already returned, transfer for transfer (``schedule_digest``), says whose (``same_as``).
+put T_B* out of reach, ``detail`` says so too and gives the bound without them (``self_loop_tb_bound``); and
+it names the link rates every row of its design is priced at. A row whose schedule another synthesizer already
+returned, transfer for transfer (``schedule_digest``), says whose (``same_as``).
 
 Time (``time_us``) for the workload's vector of M = ``total_bytes`` bytes comes from the runtime model
 (``solvers.runtime``): the schedule run as a runtime runs it, pipelined over the best number of slices

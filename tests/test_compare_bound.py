@@ -94,7 +94,7 @@ def test_allreduce_row_names_its_bound_and_does_not_call_rs_ag_one():
     """Allreduce: M over the smallest cut between GPUs is a bound for every schedule; ForestColl's RS + AG time
     2 (M/N)/x* bounds RS + AG schedules only, and the row says so instead of using it."""
     row = bound_row(compare([FIG2], ["allreduce"], total_bytes=GB, algos=["ring"]), "allreduce")
-    assert row["detail"].startswith("bound: allreduce cut bound (M/lambda, lambda = 4 GB/s")
+    assert row["detail"].startswith("bound: allreduce cut bound (M/lambda, lambda = 4 GB/s as declared")
     assert "bounds only schedules that run a reduce-scatter then an allgather" in row["detail"]
     assert row["time_us"] == pytest.approx(GB / 4 / 1e3)
 

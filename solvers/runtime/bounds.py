@@ -52,7 +52,8 @@ from .model import Execution, bound_time_us
 MAX_CUT_NODES = 2048          # ForestColl's search and the allreduce min cut: max-flows on the whole fabric
 LATENCY = "latency bound (the farthest alpha distance)"
 
-__all__ = ["Bound", "CutBound", "MAX_CUT_NODES", "Terms", "bound_terms", "cut_bound", "design_bound_us", "tightest_bound"]
+__all__ = ["Bound", "CutBound", "MAX_CUT_NODES", "Terms", "bound_terms", "cut_bound", "design_bound_us",
+           "tightest_bound"]
 
 
 @dataclass(frozen=True)
@@ -149,8 +150,8 @@ def _allreduce_cut(topo: Topology) -> CutBound:
     lam = Fraction(value, fab.scale)
     inv, _ = _inverse_x_star(topo)
     return CutBound(1 / lam, frozenset(side), False,
-                    f"allreduce cut bound (M/lambda, lambda = {_fraction_text(lam)} GB/s: every byte of M crosses "
-                    "the smallest cut between GPUs)", 2 * inv / topo.n)
+                    f"allreduce cut bound (M/lambda, lambda = {_fraction_text(lam)} GB/s as declared: every byte "
+                    "of M crosses the smallest cut between GPUs)", 2 * inv / topo.n)
 
 
 def _cut_alpha(topo: Topology, alpha: np.ndarray, side: frozenset, inward: bool) -> float:
@@ -211,8 +212,8 @@ class Terms:
         name = next(n for n, t in times if t >= best * (1 - 1e-12))
         note = self.skipped
         if self.rs_ag is not None:
-            note = (f"ForestColl's RS+AG optimum 2(M/N)/x* = {self.rs_ag * total_bytes:.6g} us bounds only schedules "
-                    "that run a reduce-scatter then an allgather, not every allreduce")
+            note = (f"ForestColl's RS+AG optimum 2(M/N)/x* = {self.rs_ag * total_bytes:.6g} us (flow model, no "
+                    "alpha) bounds only schedules that run a reduce-scatter then an allgather, not every allreduce")
         return Bound(best, name, self.tb, times, note)
 
 
