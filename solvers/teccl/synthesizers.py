@@ -66,7 +66,8 @@ class TecclOptions:
                                  "limit, see --multiplier); lp on allgather: no copy, each destination's copy "
                                  "routed on its own (TE-CCL Fig. 9); for allgather the MILP with copy up to "
                                  f"{AUTO_MILP_BINARIES:,} flow binaries, beyond that the greedy schedule in epochs "
-                                 "(its gap to the cut lower bound reported); astar: rounds of a few epochs, "
+                                 "and the MILP over the schedules the fabric's symmetries keep (its gap to the "
+                                 "lower bound, cuts or LP relaxation, reported); astar: rounds of a few epochs, "
                                  "not optimal",
                          choices=("auto", "milp", "lp", "astar"), label="Method")
     epoch: str | Fraction = option("slowest", "epoch length: the chunk time of the slowest link (every link "
