@@ -3,40 +3,49 @@
 ForestColl's forest is optimal as a flow (section 3.2: every link busy for all it carries, no latency), i.e. for
 M -> infinity. At a finite M the runtime model (``solvers.runtime``) charges an alpha per send and runs the steps
 in order, so the same forest can lose twice over: at 1 GB on torus(4,4) its depth lowering (``mapping``) holds
-links idle in some steps and pays for that with 32 slices of 10 alphas each (94.5 % of the bound), and at 1 MB
-its deep trees (10 steps) pay more alpha than a forest with fewer, shallower trees -- which a failed cable forces
-on the fabric, so the degraded fabric came out faster than the healthy one.
+links idle in some steps and hides that only with 32 slices of 10 alphas each (94.5 % of the bound), and at 1 MB
+its deep trees (10 steps) pay more alpha than the shallower forest a failed cable forced on the fabric, so the
+degraded fabric came out faster than the healthy one.
 
-The candidates, each a forest of k spanning out-trees per root (so a ForestColl schedule, verified like any):
+The candidates, each k spanning out-trees per root (a forest in ForestColl's sense, verified like any schedule),
+in the order they are tried:
 
 * ``depth``: the optimal forest as ForestColl lowers it (the step of a hop is its depth); with no M the only one;
-* ``balanced``: the same trees with list-scheduled steps (``retime``), one or two pieces per link and step;
-* ``k=1 ...``, ``k=2 ...``: the same two lowerings of the forests of 1 and 2 trees per root of Algorithm 3 (the
-  least U for that k; section 4.5 recommends a small k where the optimum's is large), fewer sends at small M;
-* ``flood k``: trees grown slot by slot (``flood``, switch-free fabrics) for k = 1, 2, 3, 4, the optimum's k and
-  twice it, one or two pieces per link and slot, the fewest slots of a few tie orders kept.
+* ``shortest k``: shortest-path trees, each step's pieces spread over the in-links (``flood.shortest_allgather``;
+  switch-free fabrics): as few steps as any allgather, and on torus(4,4), hypercube(4) and circulant(16,[1,4])
+  the bound's time at every M;
+* ``balanced``: the optimal forest's trees with list-scheduled steps (``retime``), one or two pieces per link
+  and step;
+* ``k=1 ...``, ``k=2 ...``: the same lowerings of Algorithm 3's forests with 1 and 2 trees per root (the least
+  U for that k; section 4.5 recommends a small k where the optimum's is large): fewer sends at small M;
+* ``flood k``: trees grown slot by slot so that no link idles (``flood.flood_allgather``; switch-free fabrics),
+  one or two pieces per link and slot, the fewest slots of a few tie orders kept.
 
-Each is timed by the runtime model at M with the default workload's prices (``solvers.runtime.workload.DEFAULT``:
-a build is told M, not the prices); the fastest is kept, ``depth`` unless another is faster by more than
-``MARGIN`` (ties keep ForestColl's own lowering), and only once the verifier (``solvers.core.verify``) accepts it
-(else the next; the depth lowering always verifies). The model picks the
-pipelining depth of each itself. Where M is not given, or the fabric has more than ``MAX_GPUS`` compute nodes,
-the depth lowering alone is built, as before.
+The k tried by the last two kinds are 1, 2, 3, 4, the optimum's k and twice it (a fixed k: that k alone). Each
+candidate is timed by the runtime model at M with the default workload's prices
+(``solvers.runtime.workload.DEFAULT``: a build is told M, not the prices). The fastest is kept -- ``depth``
+unless another is faster by more than ``MARGIN`` (ties keep ForestColl's own lowering) -- once the verifier
+(``solvers.core.verify``) accepts it (else the next; the depth lowering always verifies). The model picks each
+one's pipelining depth itself. A candidate that takes the time of ``solvers.runtime.bound_time_us`` ends the
+search: none can be faster. Where M is not given, or the fabric has more than ``MAX_GPUS`` compute nodes, the
+depth lowering alone is built, as before.
 
-A schedule valid on a subgraph is valid on the whole graph, with the same sends on the same links, so a degraded
-fabric's schedule is a schedule of the healthy design too. The candidate set is what makes the healthy design
-hold its own against it in practice: the flood's forests with few trees are the shallow ones a failure forced,
-and on the healthy fabric they have every link the degraded one has. ``tests/test_failures_forestcoll.py``
-checks it for every single-cable failure of the Failures page's default designs at 1 MB.
+Failures. A schedule valid on a subgraph is valid on the whole graph, with the same sends on the same links at
+the same prices (the Failures analysis prices a degraded fabric at the healthy design's scale), so no degraded
+fabric's schedule beats the healthy design's bound. Where the kept candidate takes that bound's time (the
+shortest-path forest on the three fabrics above) no failure can make the design faster; elsewhere the candidate
+set gives the healthy design the same kinds of forests the degraded one gets, over more links, and
+``tests/test_forestcoll_finite.py`` checks every single-cable failure of the Failures page's default designs.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Iterator
 
 from topologies.model import Topology
 
-from ..core.schedule import Schedule
+from ..core.schedule import Collective, Schedule
 from ..core.verify import verify
 from .flood import MAX_PIECES, flood_allgather, shortest_allgather, slot_lower_bound
 from .retime import MAX_UNITS, hop_units, retimed_allgather, unit_count
@@ -70,61 +79,60 @@ def applies(topo: Topology) -> bool:
     return 2 <= topo.n <= MAX_GPUS
 
 
-def candidates(topo: Topology, forest, fewer=()) -> list[tuple[str, int, Schedule]]:
-    """(label, trees per root, allgather) of every candidate of the module docstring, not yet verified: the
-    forest's lowerings, those of the ``fewer``-trees forests (Algorithm 3's, labelled with their k), then the
-    floods; a forest of a fixed k (Algorithm 3) floods with that k only."""
-    out = _lowerings(topo, forest, "")
-    for other in fewer:
-        out += _lowerings(topo, other, f"k={other.k} ")
+def candidates(topo: Topology, forest, fewer=()) -> Iterator[tuple[str, int, Schedule]]:
+    """(label, trees per root, allgather) of every candidate of the module docstring, in its order, not yet
+    verified; ``fewer``: Algorithm 3's forests with fewer trees per root (labelled with their k)."""
+    ks = []
     if not topo.switch_nodes:
         ks = [forest.k] if forest.fixed_k else sorted({1, 2, 3, 4, forest.k, 2 * forest.k})
-        for k in ks:
-            if topo.n * k > MAX_PIECES:
-                continue
-            for per_slot in (1, 2):
-                best, floor = None, slot_lower_bound(topo, k, per_slot)
-                for seed in range(FLOOD_SEEDS):
-                    sched = flood_allgather(topo, k, per_slot, seed)
-                    steps = _steps(sched)
-                    if best is None or steps < best[0]:
-                        best = (steps, sched)
-                    if steps <= floor:
-                        break
-                out.append((f"flood k={k} x{per_slot}", k, best[1]))
-            out.append((f"shortest k={k}", k, shortest_allgather(topo, k)))
-    return out
-
-
-def _lowerings(topo: Topology, forest, prefix: str) -> list[tuple[str, int, Schedule]]:
-    """The depth lowering of ``forest`` and, where its pieces are whole and not too many, its balanced steps."""
-    out = [(prefix + "depth", forest.k, forest.allgather())]
-    if unit_count(forest.batches, forest.routes) <= MAX_UNITS:
-        try:
-            units = hop_units(forest.batches, forest.routes)
-        except ValueError:                       # a piece cut between parallel links: the depth lowering only
-            return out
+        ks = [k for k in ks if topo.n * k <= MAX_PIECES]
+    lowered = _lowerings(topo, forest, "")
+    yield next(lowered)
+    for k in ks:
+        yield f"shortest k={k}", k, shortest_allgather(topo, k)
+    yield from lowered
+    for other in fewer:
+        yield from _lowerings(topo, other, f"k={other.k} ")
+    for k in ks:
         for per_slot in (1, 2):
-            out.append((f"{prefix}balanced x{per_slot}", forest.k,
-                        retimed_allgather(topo, forest.batches, forest.routes, forest.k, per_slot, units)))
-    return out
+            best, floor = None, slot_lower_bound(topo, k, per_slot)
+            for seed in range(FLOOD_SEEDS):
+                sched = flood_allgather(topo, k, per_slot, seed)
+                if best is None or sched.steps < best.steps:
+                    best = sched
+                if sched.steps <= floor:
+                    break
+            yield f"flood k={k} x{per_slot}", k, best
 
 
-def _steps(schedule: Schedule) -> int:
-    return schedule.steps
+def _lowerings(topo: Topology, forest, prefix: str) -> Iterator[tuple[str, int, Schedule]]:
+    """The depth lowering of ``forest`` and, where its pieces are whole and not too many, its balanced steps."""
+    yield prefix + "depth", forest.k, forest.allgather()
+    if unit_count(forest.batches, forest.routes) > MAX_UNITS:
+        return
+    try:
+        units = hop_units(forest.batches, forest.routes)
+    except ValueError:                           # a piece cut between parallel links: the depth lowering only
+        return
+    for per_slot in (1, 2):
+        yield (f"{prefix}balanced x{per_slot}", forest.k,
+               retimed_allgather(topo, forest.batches, forest.routes, forest.k, per_slot, units))
 
 
 def choose(topo: Topology, forest, total_bytes: float, execution=None, fewer=()) -> Choice:
-    """The fastest verified candidate at ``total_bytes`` (module docstring); ``fewer``: forests with fewer trees
-    per root (``fewer_trees``)."""
-    from ..runtime import Model
+    """The fastest verified candidate at ``total_bytes`` (module docstring); ``fewer``: Algorithm 3's forests with
+    fewer trees per root. ``priced`` of the result holds the candidates tried (label -> us)."""
+    from ..runtime import Model, bound_time_us
     from ..runtime.workload import DEFAULT
 
     execution = execution or DEFAULT.execution
+    floor = bound_time_us(topo, Collective.ALLGATHER, float(total_bytes), execution) * (1 + MARGIN)
     priced = []
     for i, (label, k, sched) in enumerate(candidates(topo, forest, fewer)):
         t, p = Model(topo, sched, execution).times([float(total_bytes)])
         priced.append((float(t[0]), i, label, k, sched, int(p[0])))
+        if t[0] <= floor:                        # the bound's time: nothing is faster
+            break
     depth = priced[0][0]
     # fastest first; ``depth`` unless another beats it by more than MARGIN; the first that verifies is kept
     order = sorted(priced, key=lambda row: (row[0] if row[0] < depth * (1 - MARGIN) or row[1] == 0 else math.inf,

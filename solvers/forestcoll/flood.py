@@ -22,6 +22,7 @@ greedy does not meet the optimum the runtime model says so and another candidate
 """
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -133,7 +134,7 @@ def shortest_allgather(topo: Topology, k: int) -> Schedule:
     dist = _hops(topo, comp, rank)
     if (dist < 0).any():
         raise ValueError("the compute nodes are not strongly connected")
-    cost = [1 / Fraction(l.bandwidth) if l.bandwidth else None for l in topo.links]
+    cost = _integer_costs(topo)
     rows: list[tuple[int, int, int, int]] = []
     for y in range(n):
         by_step: dict[int, list[tuple[int, list[int]]]] = {}
@@ -158,7 +159,7 @@ def _balanced(roots: list[tuple[int, list[int]]], k: int, cost: list) -> list[tu
 
     ways = dict(roots)
     on: dict[int, dict[int, int]] = {}                # link -> root -> pieces
-    load: dict[int, Fraction] = {}
+    load: dict[int, int] = {}
     for r, _ in sorted(roots, key=lambda rw: (len(rw[1]), rw[0])):
         for _ in range(k):
             came: dict[int, tuple[int, int] | None] = {w: None for w in ways[r]}
@@ -196,6 +197,13 @@ def _numbered(rows: list[tuple[int, int, int]], k: int) -> list[tuple[int, int, 
         seen[r] = i + 1
         out.append((l, r, i))
     return out
+
+
+def _integer_costs(topo: Topology) -> list[int]:
+    """Each link's time per piece, 1 / bandwidth, as integers in one common unit (exact and fast to add)."""
+    bw = [Fraction(l.bandwidth) for l in topo.links]
+    unit = math.lcm(*[b.numerator for b in bw if b > 0]) if any(b > 0 for b in bw) else 1
+    return [int(unit * b.denominator // b.numerator) if b > 0 else 0 for b in bw]
 
 
 def _hops(topo: Topology, comp: list[int], rank: dict) -> np.ndarray:
