@@ -91,7 +91,7 @@ def bundle_plan_figure(plan) -> go.Figure:
 
 FRONTIER_MARKER_PX = 11
 STAR_PX = 20                     # the recommended design's star
-FRONTIER_MAX_WIDEN = 0.4         # the axes widen for labels by at most this share of the points' span each side
+FRONTIER_MAX_WIDEN = 0.3         # the axes widen for labels by at most this share of the points' span each side
 FRONTIER_TEXT_CHAR_PX = 7.0      # a generous average glyph width of plotly's 12 px point labels
 FRONTIER_TEXT_LINE_PX = 16
 FRONTIER_HEIGHT_PX = 440
@@ -212,6 +212,9 @@ def frontier_figure(rows: list[dict], bound: tuple[int, Fraction], recommended: 
     if rows:
         positions, layout["xaxis"]["range"], layout["yaxis"]["range"] = frontier_layout(xs, ys, names, marks,
                                                                                           width_px, sizes)
+        x_range = layout["xaxis"]["range"]
+        if (x_range[1] - x_range[0]) * 28 > width_px:      # a tick a step while each has 28 px, else plotly's
+            del layout["xaxis"]["dtick"]
     fig.add_trace(go.Scatter(
         x=xs, y=ys, mode="lines+markers+text", name="frontier", text=names, textposition=positions or None,
         line=dict(shape="hv", dash="dot"), customdata=[[r.get("code", "")] for r in rows],
