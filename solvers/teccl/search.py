@@ -70,9 +70,11 @@ def search(build, left, tell, probes: list, whole: bool, gap: float, lower_bound
 
 def optimise(build, left, tell, probes: list, gap: float, k: int, found, greedy):
     """Early delivery at K = ``k`` (the paper's objective), starting HiGHS from the schedule already known there:
-    the probe's first point, or the greedy schedule when it fits in ``k`` epochs (then HiGHS often has only to
-    prove it optimal: the entry cuts make the LP bound tight). Returns (k, model, outcome); with no time left,
-    what ``found`` holds (the greedy schedule loaded as a feasible outcome when no probe ran)."""
+    the probe's first point, or the greedy schedule when it fits in ``k`` epochs. First the LP relaxation, in at
+    most half the time left (``start_proven``): when it meets the start's objective (the entry cuts make it tight)
+    the start is optimal and no branch and bound runs; else HiGHS's MIP from the start. Returns (k, model,
+    outcome); with no time left, what ``found`` holds (the greedy schedule loaded as a feasible outcome when no
+    probe ran)."""
     _, fm, out = found
     if fm is None:
         fm = build(k)
@@ -81,7 +83,7 @@ def optimise(build, left, tell, probes: list, gap: float, k: int, found, greedy)
         fm.model.start = fm.model.values
     known = fm.model.start
     rest = left()
-    proven = start_proven(fm.model, rest, gap) if rest > 0 and known is not None else None
+    proven = start_proven(fm.model, rest / 2, gap) if rest > 0 and known is not None else None
     if proven is not None:
         probes.append(Probe(k, proven.status, proven.seconds))
         fm.model.values = known
