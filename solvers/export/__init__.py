@@ -38,7 +38,7 @@ from ..core.verify import verify
 from .check import Report, check_xml, runtime_for, simulate, validate
 from .lower import Lowering, _refuse_custom, lower, lowering
 from .msccl_xml import parse_xml, to_xml
-from .program import (DEFAULT_SM_BUDGET, MAX_NODES_PER_RANK, TARGETS, Algo, Gpu, OverLimit, Step, Target, Tb,
+from .program import (DEFAULT_SM_BUDGET, MAX_NODES_PER_RANK, MAX_OFFSET, TARGETS, Algo, Gpu, OverLimit, Step, Target, Tb,
                       XmlError, root_in_name, root_note, target)
 from .runtime_choice import default_runtime
 
@@ -176,6 +176,10 @@ def exact_export(topo: Topology, schedule: Schedule, dialect: str | None = None,
             raise OverLimit(f"the exported XML fails its check for {limits.name}: {placed.nodes_per_rank} XML nodes "
                             f"for one rank, above the runtime parser's {MAX_NODES_PER_RANK}", "XML nodes per rank",
                             placed.nodes_per_rank, MAX_NODES_PER_RANK)
+        if placed.max_offset > MAX_OFFSET:
+            raise OverLimit(f"the exported XML fails its check for {limits.name}: chunk offset {placed.max_offset}, "
+                            f"above the {MAX_OFFSET} the runtime's 16-bit offsets hold (cut shards into fewer "
+                            "chunks)", "chunk offset", placed.max_offset, MAX_OFFSET)
         if steps > limits.max_steps:                            # at one instruction per threadblock
             raise OverLimit(f"the exported XML fails its check for {limits.name}: {steps} steps in one threadblock, "
                             f"above its {limits.max_steps}", "steps per threadblock", steps, limits.max_steps)

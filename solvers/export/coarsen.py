@@ -19,9 +19,11 @@ refuse, ``export`` tries coarser schedules of the same algorithm, finest first, 
    the same workload as the unrefined schedule; the loss is the ratio of the two times.
 
 Grids go down from the one the first overshoot suggests (node and channel counts scale with the chunks per
-shard once transfers are wider than 71 chunks) in proportion to each further overshoot, preferring a divisor of
+shard once transfers are wider than 71 chunks; the first aims at half the limit, since lowering thousands of
+chunks per shard takes seconds) in proportion to each further overshoot, preferring a divisor of
 the last grid, halving where the count does not scale so (threadblocks per rank: one pair per link used), down to
-one chunk per shard. Nothing fitting at one chunk per shard, the export is refused
+one chunk per shard. A grid that fits with a loss is refined: up to ``REFINE`` grids halfway to the last one that
+did not fit, the finest that fits kept. Nothing fitting at one chunk per shard, the export is refused
 naming the limit and the smallest count any try reached (``OverLimit``).
 
 The direct-connect paper's App. E.2 rounds BFB's LP shares to whole chunks per receiver (the ``bfb``
@@ -40,11 +42,13 @@ from topologies.model import Topology
 
 from ..core.schedule import Collective, Columns, Schedule, Transfer, columns
 from ..core.verify import verify
-from .program import MAX_NODES_PER_RANK, OverLimit
+from .program import MAX_NODES_PER_RANK, OverLimit, XmlError
 
 MAX_GRID = 1 << 20             # the finest grid tried (chunks per shard); bounds times it stay within int64
-PROPORTIONAL = ("XML nodes per rank", "chunks per loop", "channels")   # counts about proportional to the chunks
+PROPORTIONAL = ("XML nodes per rank", "chunks per loop", "channels", "chunk offset")   # scale with the chunks
 MARGIN = 0.9                   # a grid aims this far below the limit the last try overshot
+FIRST_MARGIN = 0.5             # the first grid aims lower: a lowering of thousands of chunks per shard takes seconds
+REFINE = 2                     # tries between a grid that fits with a loss and the finer one that did not
 
 
 def merged(schedule: Schedule) -> Schedule:
@@ -190,17 +194,30 @@ def coarsest_fitting(topo: Topology, schedule: Schedule, over: OverLimit, attemp
     if coarse.count < schedule.count:
         try:
             return fitted(coarse)
-        except OverLimit as exc:
-            last = exc
-            tried.append((one, exc.what, exc.reached))
-    grid = _next_grid(one if one is not None else MAX_GRID + 1, last, step)
+        except XmlError as exc:
+            last = exc if isinstance(exc, OverLimit) else last
+            tried.append((one, last.what, exc.reached if isinstance(exc, OverLimit) else 0))
+    failed = one if one is not None else MAX_GRID + 1      # the finest grid known not to fit
+    grid = _next_grid(failed, last, step, FIRST_MARGIN)
     while grid is not None:
         try:
-            return fitted(quantized(schedule, grid))
-        except OverLimit as exc:
-            last = exc
-            tried.append((grid, exc.what, exc.reached))
-            grid = _next_grid(grid, exc, step)
+            got = fitted(quantized(schedule, grid))
+        except XmlError as exc:          # OverLimit, or a file the checker refused otherwise: coarser still
+            last = exc if isinstance(exc, OverLimit) else last
+            failed = grid
+            tried.append((grid, last.what, exc.reached if isinstance(exc, OverLimit) else 0))
+            grid = _next_grid(grid, exc if isinstance(exc, OverLimit) else OverLimit(str(exc), "", 0, 0), step)
+            continue
+        for _ in range(REFINE):      # a loss: grids between this one and the last that failed, finest that fits
+            mid = (grid + failed) // 2
+            mid -= mid % step
+            if got[2].coarsened.loss <= 0 or mid <= grid:
+                break
+            try:
+                got, grid = fitted(quantized(schedule, mid)), mid
+            except XmlError:
+                failed = mid
+        return got
     for _, what, reached in tried:
         if reached and (what not in best or reached < best[what]):
             best[what] = reached
@@ -212,13 +229,13 @@ def coarsest_fitting(topo: Topology, schedule: Schedule, over: OverLimit, attemp
                     last.limit) from None
 
 
-def _next_grid(grid: int, over: OverLimit, step: int) -> int | None:
+def _next_grid(grid: int, over: OverLimit, step: int, margin: float = MARGIN) -> int | None:
     """The next, coarser grid after ``grid`` overshot as ``over`` says (a multiple of ``step``), None when
     ``grid`` was the coarsest."""
     if grid <= step:
         return None
     if over.what in PROPORTIONAL and over.reached > over.limit > 0:
-        want = int(grid * over.limit / over.reached * MARGIN)
+        want = int(grid * over.limit / over.reached * margin)
     else:
         want = grid // 2
     want = min(want, grid - 1, MAX_GRID)
@@ -249,6 +266,10 @@ def _count(report, what: str) -> int:
         return header.nchannels
     if what in ("chunks per loop", "chunks per shard"):
         return header.nchunksperloop
+    if what == "chunk offset":
+        if flat is not None:
+            return int(max(flat.steps["srcoff"].max(initial=0), flat.steps["dstoff"].max(initial=0)))
+        return max((max(st.srcoff, st.dstoff) for g in program.gpus for t in g.tbs for st in t.steps), default=0)
     if flat is not None:
         per = np.bincount(flat.tb_gpu, minlength=header.ngpus) + np.bincount(
             flat.tb_gpu, weights=flat.tb_len, minlength=header.ngpus).astype(np.int64)

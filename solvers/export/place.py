@@ -329,6 +329,12 @@ class Placed:
         return int(np.diff(self.tb_start).max(initial=0))
 
     @property
+    def max_offset(self) -> int:
+        """The largest srcoff or dstoff of any step (the readers keep them in int16, ``program.MAX_OFFSET``)."""
+        soff, doff = self.rows[2], self.rows[4]
+        return int(max(soff.max(initial=0), doff.max(initial=0)))
+
+    @property
     def nodes_per_rank(self) -> int:
         """The most XML nodes the runtime parser reads for one rank: the ``<algo>``, every ``<gpu>``, and the rank's
         threadblocks and steps (``program.MAX_NODES_PER_RANK``)."""
