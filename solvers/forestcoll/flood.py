@@ -1,5 +1,6 @@
-"""A forest grown in time: k spanning out-trees per root whose edges are chosen slot by slot, so that every link
-is busy in every slot until its last (one of the finite-M candidates of ``finite``; switch-free fabrics).
+"""Forests grown in time: k spanning out-trees per root whose edges are chosen step by step, two of the finite-M
+candidates of ``finite`` (switch-free fabrics): ``flood_allgather``, where no link idles before its last slot,
+and ``shortest_allgather``, shortest-path trees with each step's pieces spread over the in-links.
 
 A ForestColl forest (sections 3-4) is a packing: k out-trees per root whose link loads meet the optimum's U b_e.
 How it runs at a finite size is a second question the packing leaves open (``retime``): a packing can be optimal
