@@ -14,6 +14,12 @@ The allgather broadcasts root u's shard as k pieces of M/(N k), one per tree; th
 pipelined flows, so the time is (M/(N k)) U = (M/N)/x* at the optimum and algbw = N k / U GB/s. Reduce-scatter
 runs the same trees reversed (on the transpose where links are one-way); allreduce is reduce-scatter then
 allgather (section 2.7).
+
+At a finite size M (``allgather_for``, ``finite_choice``; the synthesizer is told M) the allgather is the runtime
+model's fastest of several forests and lowerings (``finite``): the optimal forest as lowered here, the same
+trees with balanced steps (``retime``), Algorithm 3's forests with fewer trees, and forests grown step by step
+(``flood``). The optimum's 1/x*, k and U are reported as before. Module layering (no circle): ``batches`` <-
+``mapping``, ``boxes`` <- ``packing``; ``search`` <- ``splitting``; ``retime``, ``flood`` <- ``finite``.
 """
 from __future__ import annotations
 
