@@ -3,7 +3,8 @@
     python -m bench.msccl
 
 "export s" covers lower + to_xml + validate + simulate (the schedule is synthesized first and not timed);
-"check s" is check_xml on the written text alone.
+"check s" is check_xml on the written text alone. An export over a reader's limit is coarsened (issue 60,
+``solvers.export.coarsen``): its row says the chunks per shard before and after and the modelled loss.
 """
 import time
 
@@ -33,8 +34,14 @@ def main() -> None:
             ok = check_xml(text).ok
             check_s = time.perf_counter() - start
             print(f"{expr:<28} {algo:<10} {coll:<15} {topo.n:>5} {report.threadblocks:>6} {report.steps:>7} "
-                  f"{len(text) / 1e6:>6.2f} {seconds:>8.2f} {check_s:>8.2f}" + ("" if ok else "  FAILED CHECK"),
-                  flush=True)
+                  f"{len(text) / 1e6:>6.2f} {seconds:>8.2f} {check_s:>8.2f}" + ("" if ok else "  FAILED CHECK")
+                  + (_coarsened(report.coarsened) if report.coarsened is not None else ""), flush=True)
+
+
+def _coarsened(done) -> str:
+    """What a coarsened export (issue 60) gave up, in a few words: chunks per shard and the modelled loss."""
+    return (f"  coarsened: {done.chunks[0]} -> {done.chunks[1]} chunks per shard, {100 * done.loss:+.1f} % "
+            f"({done.what})")
 
 
 if __name__ == "__main__":
