@@ -34,12 +34,14 @@ B/d).
 The workload (M and one price list) that every page and command prices with is ``workload.Workload``.
 
 Public: ``simulate(topo, schedule, total_bytes, execution) -> RuntimeResult``; ``Model`` keeps one schedule's
-message graph for many sizes (``Model.run``, ``Model.times``); ``Execution``; ``busbw_factor``.
+message graph for many sizes (``Model.run``, ``Model.times``); ``Execution``; ``busbw_factor``; ``bound_time_us``,
+the tightest lower bound we prove on the model's time (``bounds.py``, named by ``bounds.tightest_bound``).
 """
 from __future__ import annotations
 
 from .dag import busbw_factor, message_graph
-from .model import LOCAL_REDUCE_GBS, Execution, Model, RuntimeResult, bound_time_us, simulate
+from .bounds import bound_time_us
+from .model import LOCAL_REDUCE_GBS, Execution, Model, RuntimeResult, simulate
 from .workload import DEFAULT as DEFAULT_WORKLOAD, Priced, Workload, WorkloadError, read_price_file
 
 __all__ = ["DEFAULT_WORKLOAD", "LOCAL_REDUCE_GBS", "Execution", "Model", "Priced", "RuntimeResult", "Workload",

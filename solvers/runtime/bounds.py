@@ -8,7 +8,7 @@ some link l of C carries bytes_l with bytes_l / bandwidth_l >= X / (the bandwidt
 at least one message, so the schedule lasts at least min_{l in C} alpha_l + X / bandwidth(C). The terms:
 
 * latency: the largest alpha distance d(u, v) between two GPUs (data of u reaches v, or u's contribution does,
-  through a chain of messages), ``bound_time_us`` at M = 0;
+  through a chain of messages; ``latency.latency_us``: from or to the root for rooted collectives);
 * ForestColl's cut bound (allgather; Zhao et al., arXiv:2402.06787, Sec. 3.1, eq. (1)): for a node set S that
   leaves out a GPU, the shards of the GPUs in S cross the links out of S, (M/N) |S ∩ V_c| bytes, so
   T >= alpha + (M/N) |S ∩ V_c| / B⁺(S); the largest ratio is 1/x*, found by ``solvers.forestcoll.search``, and
@@ -33,7 +33,10 @@ row's ``step_model_us``.
 Prices: the runtime model's (``Execution.link_prices``): with the alpha-beta model every bandwidth is scaled so
 that the slowest GPU's egress is B, and the cut terms are divided by that scale. The cut terms are exact
 (``fractions.Fraction`` in the fabric's units) and computed up to ``MAX_CUT_NODES`` nodes, kept in the
-topology's ``_meta``.
+topology's ``_meta``, as are the terms of each collective and price list (they do not depend on M).
+
+``bound_time_us`` is the one lower bound every page and command shows (Schedule, ``Workload.price``, the sweep,
+Compare's bound row): ``tightest_bound(...).time_us``.
 """
 from __future__ import annotations
 
@@ -47,13 +50,14 @@ from topologies.model import Topology
 from ..core.cost import node_bandwidth, tb_lower_bound
 from ..core.errors import NotApplicable
 from ..core.schedule import Collective
-from .model import Execution, bound_time_us
+from .latency import latency_us
+from .model import Execution
 
 MAX_CUT_NODES = 2048          # ForestColl's search and the allreduce min cut: max-flows on the whole fabric
 LATENCY = "latency bound (the farthest alpha distance)"
 
-__all__ = ["Bound", "CutBound", "MAX_CUT_NODES", "Terms", "bound_terms", "cut_bound", "design_bound_us",
-           "tightest_bound"]
+__all__ = ["Bound", "CutBound", "MAX_CUT_NODES", "Terms", "bound_terms", "bound_time_us", "cut_bound",
+           "design_bound_us", "tightest_bound"]
 
 
 @dataclass(frozen=True)
@@ -148,10 +152,11 @@ def _allreduce_cut(topo: Topology) -> CutBound:
     s, t = min(pairs, key=lambda p: net.flow(*p))
     value, side = net.cut(s, t)
     lam = Fraction(value, fab.scale)
-    inv, _ = _inverse_x_star(topo)
+    allgather = cut_bound(topo, Collective.ALLGATHER)           # (M/N)/x*, kept: RS + AG is twice it
     return CutBound(1 / lam, frozenset(side), False,
                     f"allreduce cut bound (M/lambda, lambda = {_fraction_text(lam)} GB/s as declared: every byte "
-                    "of M crosses the smallest cut between GPUs)", 2 * inv / topo.n)
+                    "of M crosses the smallest cut between GPUs)",
+                    None if allgather is None else 2 * allgather.per_byte)
 
 
 def _cut_alpha(topo: Topology, alpha: np.ndarray, side: frozenset, inward: bool) -> float:
@@ -219,17 +224,25 @@ class Terms:
 
 def bound_terms(topo: Topology, collective: Collective | str, execution: Execution | None = None,
                 root: int | None = None) -> Terms:
-    """The module docstring's terms under ``execution``'s prices (``root``: a rooted collective's root)."""
+    """The module docstring's terms under ``execution``'s prices (``root``: a rooted collective's root), kept in
+    ``topo._meta`` per collective, prices and root."""
     if not isinstance(collective, Collective):
         collective = Collective.parse(collective)
     ex = execution or Execution()
     if collective is Collective.CUSTOM:
         return Terms((("no bound without the demand", 0.0, 0.0),), Fraction(0))
+    key = ("bound terms", collective.value, ex.alpha_us, ex.bandwidth_gbs, root if collective.rooted else None)
+    if key not in topo._meta:
+        topo._meta[key] = _terms(topo, collective, ex, root)
+    return topo._meta[key]
+
+
+def _terms(topo: Topology, collective: Collective, ex: Execution, root: int | None) -> Terms:
     big_b = node_bandwidth(topo)
     alpha, _ = ex.link_prices(topo)
     scale = 1.0 if ex.alpha_us is None else ex.bandwidth_gbs / float(big_b)
     per_tb = 1.0 / (float(big_b) * scale * 1e3)          # us per byte of M for one unit of M/B
-    latency = bound_time_us(topo, collective if collective.rooted else Collective.ALLGATHER, 0.0, ex, root)
+    latency = latency_us(topo, collective, ex, root)
     terms: list[tuple[str, float, float]] = [(LATENCY, latency, 0.0)]
     tb, rs_ag, skipped = Fraction(0), None, ""
     if collective.rooted:
@@ -258,6 +271,14 @@ def tightest_bound(topo: Topology, collective: Collective | str, total_bytes: fl
     """The largest of the module docstring's terms for a vector of ``total_bytes`` under ``execution``'s prices
     (``root``: a rooted collective's root)."""
     return bound_terms(topo, collective, execution, root).at(total_bytes)
+
+
+def bound_time_us(topo: Topology, collective: Collective | str, total_bytes: float,
+                  execution: Execution | None = None, root: int | None = None) -> float:
+    """The lower bound every page and command shows: ``tightest_bound(...).time_us`` (no schedule of
+    ``collective`` that the verifier accepts takes less in the runtime model with ``execution``'s prices; 0 for a
+    custom collective). Its name: ``tightest_bound(...).name``."""
+    return tightest_bound(topo, collective, total_bytes, execution, root).time_us
 
 
 def design_bound_us(diameter: int, n: int, collective: str, sizes, weights, alpha_us: float,

@@ -1,11 +1,11 @@
 """The runtime model itself: ``Execution`` (how links are priced and sliced), ``RuntimeResult``, ``Model`` (one
-schedule's message graph timed for many sizes), ``simulate`` and ``bound_time_us``. The semantics are the
-package's docstring (``solvers.runtime``), which re-exports everything here; ``workload.py``, ``calibrate.py`` and
-``overlay.py`` import it from this module, below the package, so that the package can re-export them too.
+schedule's message graph timed for many sizes) and ``simulate``; its lower bound is ``bounds.bound_time_us``. The
+semantics are the package's docstring (``solvers.runtime``), which re-exports everything here; ``workload.py``,
+``calibrate.py``, ``overlay.py`` and ``bounds.py`` import it from this module, below the package, so that the
+package can re-export them too.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
 
@@ -14,7 +14,7 @@ import numpy as np
 from topologies.model import Topology
 
 from ..core.cost import node_bandwidth
-from ..core.schedule import Collective, Schedule
+from ..core.schedule import Schedule
 from .dag import MessageGraph, busbw_factor, message_graph
 from .engine import Layout, WaveRun, run_waves
 
@@ -281,93 +281,3 @@ def simulate(topo: Topology, schedule: Schedule, total_bytes: float, execution: 
              record: bool = False) -> RuntimeResult:
     """The runtime model of ``schedule`` (verified) on ``topo`` for a buffer of ``total_bytes``."""
     return Model(topo, schedule, execution).run(total_bytes, record)
-
-
-def bound_time_us(topo: Topology, collective: Collective | str, total_bytes: float,
-                  execution: Execution | None = None, root: int | None = None) -> float:
-    """A lower bound on the modelled time of any schedule of ``collective``, in the same link prices: latency plus
-    bandwidth, with d(u, v) the least total link alpha on a path between compute nodes.
-
-    * latency: the largest d(u, v) (every piece must reach every node); for allreduce the largest, over shard
-      owners s, of max_u d(u, s) + max_v d(s, v) (contributions reach s, then the result leaves it): 2 D(G) alpha
-      on a vertex-transitive graph, the papers' figure;
-    * bandwidth: T_B* M/B of ``solvers.core.cost.tb_lower_bound`` for allgather, reduce-scatter and all-to-all;
-      for allreduce the phases may overlap when the buffer is pipelined, so the bound is the largest of the two
-      per-node phase bounds ((N-1)/N M over the smallest ingress, and over the smallest egress) and the volume
-      bound: compute nodes receive, and send, at least 2 (N-1) M in all (each shard's N-1 contributions, then its
-      result to N-1 nodes), over the sum of their ingress (egress). On a regular graph this is 2 (N-1)/N M/B,
-      the papers' figure; it is below the papers' phase sum only where ingress and egress differ;
-    * rooted collectives (``root``): the farthest compute node from the root (broadcast, scatter) or to it
-      (reduce, gather), plus the rooted T_B* of ``tb_lower_bound``.
-    """
-    from ..core.cost import tb_lower_bound
-
-    if not isinstance(collective, Collective):
-        collective = Collective.parse(collective)
-    ex = execution or Execution()
-    alpha, _ = ex.link_prices(topo)
-    if collective is Collective.CUSTOM:
-        return 0.0
-    if collective.rooted:
-        if root is None:
-            raise ValueError(f"the {collective.value} bound needs the root")
-        far = _alpha_distances(topo, alpha)
-        at = list(topo.compute_nodes).index(root)
-        inward = collective in (Collective.REDUCE, Collective.GATHER)
-        latency = float((far[:, at] if inward else far[at, :]).max(initial=0.0))
-        scale = 1.0 if ex.alpha_us is None else ex.bandwidth_gbs / float(node_bandwidth(topo))
-        big_b = float(node_bandwidth(topo)) * scale
-        return latency + float(tb_lower_bound(topo, collective, root)) * total_bytes / (big_b * 1e3)
-    latency = _latency(topo, alpha, collective is Collective.ALLREDUCE)
-    scale = 1.0 if ex.alpha_us is None else ex.bandwidth_gbs / float(node_bandwidth(topo))
-    if collective is not Collective.ALLREDUCE:
-        big_b = float(node_bandwidth(topo)) * scale
-        return latency + float(tb_lower_bound(topo, collective)) * total_bytes / (big_b * 1e3)
-    n = topo.n
-    ins = [float(sum(topo.links[i].bandwidth for i in topo.in_links[v])) * scale for v in topo.compute_nodes]
-    outs = [float(sum(topo.links[i].bandwidth for i in topo.out_links[v])) * scale for v in topo.compute_nodes]
-    share = (n - 1) / n * total_bytes
-    bandwidth = max(share / min(ins), share / min(outs), 2 * (n - 1) * total_bytes / sum(ins),
-                    2 * (n - 1) * total_bytes / sum(outs)) / 1e3
-    return latency + bandwidth
-
-
-def _latency(topo: Topology, alpha: np.ndarray, allreduce: bool) -> float:
-    """The latency term of ``bound_time_us``. One alpha on a switch-free fabric: read off the hop distances kept as
-    one byte a pair (``distances_into``, which BFB has already made: 0.27 GB at 16384 nodes where a float matrix
-    takes 2.1 GB, and its product with alpha as much again)."""
-    if alpha.any() and not topo.switch_nodes and np.all(alpha == alpha[0]):
-        from topologies.properties import distances_into
-
-        into = distances_into(topo)                     # row u: d(v, u) for every v
-        if into.size and into.max() == np.iinfo(into.dtype).max:
-            return math.inf                             # some node does not reach another
-        if not allreduce:
-            return float(alpha[0]) * float(into.max(initial=0))
-        to_s, from_s = into.max(axis=1).astype(np.int64), into.max(axis=0).astype(np.int64)
-        return float(alpha[0]) * float((to_s + from_s).max(initial=0))
-    far = _alpha_distances(topo, alpha)
-    if allreduce:
-        return float((far.max(axis=0) + far.max(axis=1)).max()) if far.size else 0.0
-    return float(far.max(initial=0.0))
-
-
-def _alpha_distances(topo: Topology, alpha: np.ndarray) -> np.ndarray:
-    """d(u, v) between compute nodes (rows: from, columns: to), least total alpha on a path."""
-    from topologies.properties import compute_distances
-
-    if not alpha.any():
-        return np.zeros((topo.n, topo.n))
-    if not topo.switch_nodes and np.all(alpha == alpha[0]):
-        return compute_distances(topo) * float(alpha[0])
-    src, dst = topo.link_ends
-    comp = list(topo.compute_nodes)
-    dist = np.full((len(comp), topo.num_nodes), np.inf)
-    dist[np.arange(len(comp)), comp] = 0.0
-    for _ in range(topo.num_nodes):             # Bellman-Ford, every link relaxed at once
-        new = dist.copy()
-        np.minimum.at(new.T, dst, (dist[:, src] + alpha[None, :]).T)
-        if np.array_equal(new, dist):
-            break
-        dist = new
-    return dist[:, comp]

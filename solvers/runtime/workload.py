@@ -10,7 +10,8 @@ A workload is the vector size M (bytes) and one price list for the links:
   the source it names.
 
 ``Workload.price(topo, schedule)`` gives a verified schedule's runtime-model figures (time, algbw, busbw, the
-pipelining depth) and the lower bound in the same prices; the papers' step model, steps x alpha + tb_factor x
+pipelining depth) and the lower bound in the same prices (``bounds.tightest_bound``: its time ``bound_us`` and
+the name of the term that sets it, ``bound_name``); the papers' step model, steps x alpha + tb_factor x
 M / B, is the named second figure (``step_model_us``). A synthesizer's own
 clock (TACOS's collective time, TE-CCL's epochs) is never the workload's time: it stays in its ``Detail``.
 With the links' own prices the step model is the fabric's (``solvers.core.cost.step_model_us``: each step lasts
@@ -29,7 +30,8 @@ from topologies.model import Topology
 
 from ..core.cost import alpha_beta_us
 from ..core.schedule import Schedule
-from .model import Execution, Model, RuntimeResult, bound_time_us
+from .bounds import tightest_bound
+from .model import Execution, Model, RuntimeResult
 
 __all__ = ["DEFAULT", "PRICES", "Priced", "Workload", "WorkloadError", "read_price_file"]
 
@@ -145,13 +147,13 @@ class Workload:
         elif model.execution != self.execution:
             model = model.with_execution(self.execution)
         run = model.run(self.total_bytes)
-        bound = bound_time_us(topo, schedule.collective, self.total_bytes, self.execution, schedule.root)
+        bound = tightest_bound(topo, schedule.collective, self.total_bytes, self.execution, schedule.root)
         if self.prices == "links":
             step = step_model_us(topo, schedule, self.total_bytes)
         else:
             c = costs if costs is not None else cost(topo, schedule)
             step = alpha_beta_us(c.steps, c.tb_factor, self.total_bytes, self.alpha_us, self.bandwidth_gbs)
-        return Priced(self, run, bound, step)
+        return Priced(self, run, bound.time_us, step, bound.name)
 
     def figures(self, result) -> dict:
         """``price_result(result).as_dict()``, or for a schedule over MODEL_MAX_TRANSFERS the same keys with the
@@ -163,10 +165,10 @@ class Workload:
         if self.prices != "links":
             c = result.cost
             step = alpha_beta_us(c.steps, c.tb_factor, self.total_bytes, self.alpha_us, self.bandwidth_gbs)
+        bound = tightest_bound(result.topology, schedule.collective, self.total_bytes, self.execution,
+                               schedule.root)
         return {"bytes": self.total_bytes, "time_us": None, "algbw_GBps": None, "busbw_GBps": None, "slices": None,
-                "bound_us": bound_time_us(result.topology, schedule.collective, self.total_bytes, self.execution,
-                                          schedule.root),
-                "step_model_us": step, "prices": self.price_label,
+                "bound_us": bound.time_us, "bound_name": bound.name, "step_model_us": step, "prices": self.price_label,
                 "runtime_note": f"not priced by the runtime model: {schedule.count} transfers are more than it "
                                 f"takes ({MODEL_MAX_TRANSFERS}, about 300 bytes each); step_model_us is the "
                                 f"alpha-beta figure"}
@@ -179,12 +181,14 @@ class Workload:
 @dataclass(frozen=True)
 class Priced:
     """One schedule's figures for one workload: ``run`` (the runtime model), ``bound_us`` (no schedule of the
-    collective is faster in these prices) and ``step_model_us`` (the papers' step model, a second figure)."""
+    collective is faster in these prices: ``bounds.tightest_bound``, whose term ``bound_name`` names) and
+    ``step_model_us`` (the papers' step model, a second figure)."""
 
     workload: Workload
     run: RuntimeResult
     bound_us: float
     step_model_us: float
+    bound_name: str = ""
 
     @property
     def time_us(self) -> float:
@@ -193,7 +197,7 @@ class Priced:
     def as_dict(self) -> dict:
         return {"bytes": self.workload.total_bytes, "time_us": self.run.time_us, "algbw_GBps": self.run.algbw_gbs,
                 "busbw_GBps": self.run.busbw_gbs, "slices": self.run.slices, "bound_us": self.bound_us,
-                "step_model_us": self.step_model_us, "prices": self.workload.price_label}
+                "bound_name": self.bound_name, "step_model_us": self.step_model_us, "prices": self.workload.price_label}
 
 
 DEFAULT = Workload()

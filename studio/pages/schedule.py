@@ -26,7 +26,8 @@ import streamlit as st
 from solvers.core.cost import alpha_beta_us, link_loads, self_loop_tb_bound
 from solvers.core.errors import NotApplicable, ScheduleError
 from solvers.core.schedule import Collective
-from solvers.runtime import Model, Workload as Prices, bound_time_us
+from solvers.runtime import Model, Workload as Prices
+from solvers.runtime.bounds import bound_terms
 from solvers.synthesize import ALGORITHMS
 from studio import workload
 from studio.figures import charts
@@ -46,6 +47,7 @@ from studio.figures.topology import MAX_DRAWN_NODES, choose_layout, topology_fig
 from studio.messages import for_page
 from studio.design import (IMPORT_PREFIX, adopt_import, current_design, design_stem, is_import, load_design as load,
                            safe_stem)
+from topologies.display import math_name
 from topologies import TopologyError
 from topologies.expression import DEFAULT_MAX_NODES
 
@@ -92,15 +94,12 @@ def _priced(expr: str, algo: str, collective: str, options: tuple, total_bytes, 
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def _curve(expr: str, algo: str, collective: str, options: tuple, total_bytes, prices: tuple):
-    """(times, slices, bounds) at ``SIZES``: the model's best time and its P, and ``bound_time_us`` (latency plus
-    a bandwidth term proportional to M, so read off two sizes)."""
+    """(times, slices, bounds) at ``SIZES``: the model's best time and its P, and the tightest bound
+    (``solvers.runtime.bounds``: the largest of its terms, each alpha + a slope x M, at every size)."""
     model = _priced(expr, algo, collective, options, total_bytes, prices)
     times, slices = model.times(SIZES)
-    coll = model.schedule.collective
-    lo, hi = SIZES[0], SIZES[-1]
-    b_lo, b_hi = (bound_time_us(model.topo, coll, m, model.execution, model.schedule.root) for m in (lo, hi))
-    rate = (b_hi - b_lo) / (hi - lo)
-    bounds = [b_lo + rate * (m - lo) for m in SIZES]
+    terms = bound_terms(model.topo, model.schedule.collective, model.execution, model.schedule.root)
+    bounds = [terms.at(m).time_us for m in SIZES]
     return [float(t) for t in times], [int(p) for p in slices], bounds
 
 
@@ -196,8 +195,9 @@ def _metrics(result, work, priced) -> None:
     optimal = "yes" if c.tb_factor == c.tb_lower_bound else ("reachable best" if reachable else "no")
     cols[3].metric("BW-optimal", optimal)
     step_help = ("The papers' step model: steps × alpha + tb_factor × M/B. Every step waits for its slowest link and "
-                 "nothing is pipelined; a second figure beside the runtime model, whose bound is steps_lower_bound × "
-                 "alpha + tb_lower_bound × M/B.")
+                 "nothing is pipelined; a second figure beside the runtime model. Its delta is the step model's "
+                 "bound, steps_lower_bound × alpha + tb_lower_bound × M/B (D(G) alpha + T_B* M/B), which holds in "
+                 "the step model only: a pipelined schedule can beat it in the runtime model.")
     if work.prices == "links":
         cols[4].metric("Step model (µs)", f"{step:.4g}", help="The step model on the fabric's own links: each step "
                        "lasts as long as its slowest link (alpha + bytes / bandwidth); a second figure.")
@@ -214,8 +214,8 @@ def _metrics(result, work, priced) -> None:
                    help=f"The runtime model for M = {m:.4g} bytes ({work.price_label}): every send starts when "
                         "its data has arrived and its link is free and holds the link for alpha + bytes / "
                         f"bandwidth; the buffer runs as P = {run.slices} pipelined slice(s), the fastest P tried. "
-                        "The bound is the least time any schedule of this collective can take on this fabric in the "
-                        "same prices.")
+                        f"The bound is the tightest we prove, here the {priced.bound_name}: no schedule of this "
+                        "collective takes less on this fabric in the same prices.")
     cols[1].metric("algbw (GB/s)", f"{run.algbw_gbs:.4g}", help="M / time (nccl-tests' algorithm bandwidth).")
     cols[2].metric("busbw (GB/s)", f"{run.busbw_gbs:.4g}",
                    help="algbw × the collective's bus factor (nccl-tests: (N-1)/N for allgather and "
@@ -237,7 +237,8 @@ def _metrics(result, work, priced) -> None:
         cols[4].metric("Busiest link", f"{busiest:.0%}",
                        help="The largest busy time / completion time of a link in the runtime model.")
     st.caption(f"Times for M = {m:.4g} bytes with {work.price_label} (the sidebar's workload; the CLI's "
-               "schedule --json gives the same figures for the same workload).")
+               "schedule --json gives the same figures for the same workload). The runtime model's bound is the "
+               f"{priced.bound_name}.")
 
 
 @dataclass(frozen=True)
@@ -430,7 +431,7 @@ def render() -> None:
     # from here the page only sends what is computed, so that its elements reach the browser together
     cache_note(solved, "s")
     if result.verification.ok:
-        st.success(f"Verified by the simulator: a correct {_said(coll)} on {topo.name or name}.",
+        st.success(f"Verified by the simulator: a correct {_said(coll)} on {math_name(topo.name or name)}.",
                    icon=":material/verified:")
     if shown.error:
         st.error(shown.error)
@@ -535,7 +536,7 @@ def _render_tacos(expr: str, coll: str, work, name: str) -> None:
     slot.empty()
     cache_note(solved, "c")
     result, found = solved.result, solved.result.detail
-    st.success(f"Verified by the simulator: a correct {_said(coll)} on {result.topology.name or name}.",
+    st.success(f"Verified by the simulator: a correct {_said(coll)} on {math_name(result.topology.name or name)}.",
                icon=":material/verified:")
     tacos_view.panel(result, found, "c_", work.total_bytes)
     if work.cost_model == "GenModel":
