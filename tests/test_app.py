@@ -102,7 +102,7 @@ def test_builder_stacks_expansions():
     assert at.text_input(key="expr").value == "bidir(line(kautz(2,1),2))"
     m = metrics(at)
     assert (m["Nodes"], m["Degree"]) == ("24", "4")
-    assert at.subheader[0].value == "L^2(K(2,1))∪L^2(K(2,1))^T"
+    assert at.subheader[0].value == "L²(K(2,1))∪L²(K(2,1))ᵀ"
 
 
 def test_schedule_page_acceptance_bfb_on_the_1024_node_design():

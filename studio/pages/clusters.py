@@ -26,6 +26,7 @@ from studio.figures.topology import MAX_DRAWN_NODES, choose_layout, topology_fig
 from studio.pages.compose import _from_upload, show_import
 from studio.design import current_or, line_key, load_design
 from studio.messages import for_page
+from topologies.display import math_name
 from topologies import TopologyError
 from topologies.files import load
 
@@ -262,7 +263,7 @@ def _teccl(topo, key: str) -> None:
     options = teccl_view.knobs("ct_", coll)
     if options is None:
         return
-    slot = cancel_slot("ct_solve", (key, coll, options, work.total_bytes), f"TE-CCL {coll} on {topo.name or key}")
+    slot = cancel_slot("ct_solve", (key, coll, options, work.total_bytes), f"TE-CCL {coll} on {math_name(topo.name or key)}")
     if slot is None:
         return
     try:

@@ -20,6 +20,7 @@ from studio.uploads import read_machine
 from studio.design import (DEFAULT_EXPR, IMPORT_PREFIX, adopt_import, current_design, hold_import, is_import,
                            safe_stem)
 from studio.expander import lazy_expander
+from topologies.display import math_name
 from topologies import TopologyError, load, summarize
 from topologies.catalogue import BASES
 from topologies.expression import DEFAULT_MAX_NODES, FAMILIES
@@ -255,7 +256,7 @@ def render() -> None:
     except TopologyError as exc:
         st.error(for_page(exc))
         return
-    st.subheader(topo.name or topo.expr)
+    st.subheader(math_name(topo.name or topo.expr))
     if key.startswith(IMPORT_PREFIX):
         st.info(f"The design is the import {current_design()[1]}: Schedule and the other pages work on it. Type "
                 "an expression, pick a base or build one to replace it.", icon=":material/upload_file:")

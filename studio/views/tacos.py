@@ -16,6 +16,7 @@ from solvers.tacos.ilp import MAX_BINARIES
 from studio.figures.timelines import tacos_gantt
 from studio.metric_grid import metric_columns
 from studio.widgets import option_controls, synthesize_with_bar
+from topologies.display import math_name
 
 Options = tuple
 ILP_MAX_NODES = 16
@@ -71,7 +72,7 @@ def panel(result, found: TacosResult, prefix: str, total_bytes: float) -> dict:
     from studio.widgets import runtime_metrics
 
     if found.unwound:
-        st.info(f"Switches unwound: TACOS schedules {found.topology.name} ({found.topology.n} NPUs, "
+        st.info(f"Switches unwound: TACOS schedules {math_name(found.topology.name)} ({found.topology.n} NPUs, "
                 f"{len(found.topology.links)} point-to-point links).")
     runtime_metrics(result, workload.current())
     st.markdown("**TACOS's own figures**")

@@ -20,6 +20,7 @@ from studio.figures.topology import MAX_DRAWN_NODES
 from studio.metric_grid import metric_columns
 from studio.uploads import UploadError, read_upload_text
 from studio.widgets import MISSING, option_controls, synthesize_with_bar
+from topologies.display import math_name
 
 COLLECTIVES = [c.value for c in Collective.every()]
 DEFAULT_TIME_LIMIT_S = 30.0
@@ -217,7 +218,7 @@ def panel(result, found, prefix: str, total_bytes: float, layout=None) -> dict:
     from studio.widgets import runtime_metrics
 
     if result.verification.ok:
-        st.success(f"Verified by the simulator: a correct {coll} on {topo.name or topo.expr} "
+        st.success(f"Verified by the simulator: a correct {coll} on {math_name(topo.name or topo.expr)} "
                    f"({result.schedule.count:,} transfers).", icon=":material/verified:")
     if result.schedule.collective is not Collective.CUSTOM:
         runtime_metrics(result, workload.current())

@@ -8,7 +8,7 @@ from playwright.sync_api import Page, expect
 
 from .helpers import settle
 
-DESIGNS = {"ring(64)": "UniRing(1,64)", "gkautz(4,64)": "Π_{4,64}", "line(circulant(16,[3,4]))": "L(C(16,{3,4}))"}
+DESIGNS = {"ring(64)": "UniRing(1,64)", "gkautz(4,64)": "Π₄,₆₄", "line(circulant(16,[3,4]))": "L(C(16,{3,4}))"}
 # what applies to these directed designs (no two-way Hamiltonian cycle, tree edges or XOR partners; direct routes
 # its copies on shortest paths; TE-CCL and the TEN ILP are not tried above 16 nodes)
 APPLICABLE = {"ring", "ring_uni", "sptree", "expansion", "bfb", "tacos", "forestcoll", "direct"}
@@ -40,7 +40,7 @@ def test_compare_three_designs_at_64_nodes(page: Page, app_url, shot):
     settle(page)
     plot = page.locator(".st-key-cmp_chart .js-plotly-plot")
     plot.wait_for(timeout=30000)
-    expect(plot.locator(".legendtext").filter(has_text="lower bound · Π_{4,64}")).to_have_count(1)
+    expect(plot.locator(".legendtext").filter(has_text="lower bound · Π₄,₆₄")).to_have_count(1)
     # by default one curve per design (its fastest schedule at each size), not 24
     for name in DESIGNS.values():
         expect(plot.locator(".legendtext").filter(has_text=f"fastest · {name}")).to_have_count(1)
@@ -76,7 +76,7 @@ def test_compare_three_designs_at_64_nodes(page: Page, app_url, shot):
     assert hidden == sum(r["status"] == "not applicable" for r in rows)
     fastest = table(page, "winners")
     assert fastest and {w["design"] for w in fastest} <= set(DESIGNS.values())
-    assert fastest[0]["design"] == "Π_{4,64}"          # small messages: 6 steps (bound 6) beat 8 and 126
+    assert fastest[0]["design"] == "Π₄,₆₄"          # small messages: 6 steps (bound 6) beat 8 and 126
     page.set_viewport_size({"width": 1400, "height": 3400})         # the README's screenshot keeps its size
     page.get_by_role("heading", name="Compare synthesizers and designs").scroll_into_view_if_needed()
     settle(page)

@@ -28,7 +28,7 @@ def test_learn_page_draws_every_step(page: Page, app_url, shot):
 
 def test_learn_step_opens_the_schedule_page(page: Page, app_url, shot):
     page.goto(app_url + "/learn")
-    button = page.get_by_role("button", name="Schedule L(K_{2,2}) (expansion allgather)")
+    button = page.get_by_role("button", name="Schedule L(K₂,₂) (expansion allgather)")
     expect(button).to_be_visible(timeout=60000)
     settle(page)
     button.click()
