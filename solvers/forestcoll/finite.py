@@ -3,7 +3,7 @@
 ForestColl's forest is optimal as a flow (section 3.2: every link busy for all it carries, no latency), i.e. for
 M -> infinity. At a finite M the runtime model (``solvers.runtime``) charges an alpha per send and runs the steps
 in order, so the same forest can lose twice over: at 1 GB on torus(4,4) its depth lowering (``mapping``) holds
-links idle in some steps and hides that only with 32 slices of 10 alphas each (94.5 % of the bound), and at 1 MB
+links idle in some steps and hides that only with 32 slices of 10 alphas each (94.5 % of the optimum), and at 1 MB
 its deep trees (10 steps) pay more alpha than the shallower forest a failed cable forced on the fabric, so the
 degraded fabric came out faster than the healthy one.
 
@@ -13,7 +13,7 @@ in the order they are tried:
 * ``depth``: the optimal forest as ForestColl lowers it (the step of a hop is its depth); with no M the only one;
 * ``shortest k``: shortest-path trees, each step's pieces spread over the in-links (``flood.shortest_allgather``;
   switch-free fabrics): as few steps as any allgather, and on torus(4,4), hypercube(4) and circulant(16,[1,4])
-  the bound's time at every M;
+  D alpha + (N-1)/N M/B at every M (diameter D; the alpha-beta model's optimum);
 * ``balanced``: the optimal forest's trees with list-scheduled steps (``retime``), one or two pieces per link
   and step;
 * ``k=1 ...``, ``k=2 ...``: the same lowerings of Algorithm 3's forests with 1 and 2 trees per root (the least
@@ -26,16 +26,20 @@ candidate is timed by the runtime model at M with the default workload's prices
 (``solvers.runtime.workload.DEFAULT``: a build is told M, not the prices). The fastest is kept -- ``depth``
 unless another is faster by more than ``MARGIN`` (ties keep ForestColl's own lowering) -- once the verifier
 (``solvers.core.verify``) accepts it (else the next; the depth lowering always verifies). The model picks each
-one's pipelining depth itself. A candidate that takes the time of ``solvers.runtime.bound_time_us`` ends the
-search: none can be faster. Where M is not given, or the fabric has more than ``MAX_GPUS`` compute nodes, the
-depth lowering alone is built, as before.
+one's pipelining depth itself. A candidate that takes the time of ``solvers.runtime.bound_time_us`` (a lower
+bound on any schedule in these prices) ends the search: none can be faster. Where M is not given, or the fabric
+has more than ``MAX_GPUS`` compute nodes, the depth lowering alone is built, as before.
 
 Failures. A schedule valid on a subgraph is valid on the whole graph, with the same sends on the same links at
-the same prices (the Failures analysis prices a degraded fabric at the healthy design's scale), so no degraded
-fabric's schedule beats the healthy design's bound. Where the kept candidate takes that bound's time (the
-shortest-path forest on the three fabrics above) no failure can make the design faster; elsewhere the candidate
-set gives the healthy design the same kinds of forests the degraded one gets, over more links, and
-``tests/test_forestcoll_finite.py`` checks every single-cable failure of the Failures page's default designs.
+the same prices (the Failures analysis prices a degraded fabric at the healthy design's scale), so whatever a
+degraded fabric's forest achieves, the healthy design could have run too. The candidate set is built so that the
+healthy design does: the kinds of forest a failure leaves (fewer trees, shallower trees, trees grown around the
+missing link) are all among its candidates, built over every link the degraded fabric has and more, and where
+the kept one reaches the alpha-beta optimum D alpha + (N-1)/N M/B (the shortest-path forests on torus(4,4),
+hypercube(4), circulant(16,[1,4])) no single-cable failure comes near it. This is checked, not proven:
+``tests/test_forestcoll_finite.py`` runs every single-cable failure of the Failures page's default designs at
+1 MB; the Failures summary counts the sets where a synthesizer ran faster than on the healthy design
+(``faster_than_healthy``).
 """
 from __future__ import annotations
 
