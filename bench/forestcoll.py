@@ -16,7 +16,8 @@ With --flat: "pack s" is the packing as the pipeline runs it and "Alg. 5 s" Algo
 same logical graph (up to --reference-max nodes; minutes beyond), "ratio" the first over the second.
 With --finite: per fabric and M, the runtime model's time (default prices) of ForestColl's own depth lowering and
 of the candidate ``solvers.forestcoll.finite`` keeps, each as a share of ``bound_time_us`` (the tightest bound,
-``solvers.runtime.bounds``: no schedule is faster), the kept candidate, its trees per root and steps, and the choice's seconds.
+``solvers.runtime.bounds``: no schedule is faster), the kept candidate, its trees per root and steps, and the
+choice's seconds.
 With --acceptance: "target s" is issue 24's limit and "ratio" total / target; "optimal" says whether the
 forest's algbw N k / U equals the cut bound N x* (it must: k and U from Prop 3 at the optimum).
 """

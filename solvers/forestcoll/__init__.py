@@ -220,7 +220,8 @@ def allgather_for(topo: Topology, fixed_k: int | None, total_bytes: float | None
     fabric has more than ``finite.MAX_GPUS`` GPUs, else ``finite_choice``'s (a copy)."""
     if total_bytes is None or not finite.applies(topo):
         return (forest or _kept_forest(topo, fixed_k, progress)).allgather()
-    sched = finite_choice(topo, fixed_k, total_bytes, progress, forest).schedule                      # a copy: callers add notes and may edit the transfers
+    sched = finite_choice(topo, fixed_k, total_bytes, progress, forest).schedule
+    # a copy: callers add notes and may edit the transfers
     cols = sched.stored_columns()
     if cols is None:
         return Schedule(sched.collective, list(sched.transfers), sched.algo, dict(sched.notes))
@@ -265,4 +266,5 @@ def collective_schedule(topo: Topology, collective: Collective, fixed_k: int | N
     return ar
 
 
-__all__ = ["Forest", "forestcoll", "allgather_for", "finite_choice", "collective_schedule", "MAX_FIXED_K", "NotApplicable"]
+__all__ = ["Forest", "forestcoll", "allgather_for", "finite_choice", "collective_schedule", "MAX_FIXED_K",
+           "NotApplicable"]
