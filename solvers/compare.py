@@ -407,7 +407,8 @@ def _run(topo: Topology, algo: str, coll: Collective, workload: Workload, left_s
             row["exportable"] = True
             limits = TARGETS[report.runtime]
             row["export_limits"] = (f"{report.runtime}: {report.tbs_per_rank} of {limits.max_tbs} threadblocks/rank, "
-                                    f"{report.steps_per_tb} of {limits.max_steps} steps/threadblock")
+                                    f"{report.steps_per_tb} of {limits.max_steps} steps/threadblock"
+                                    + (f"; coarsened, time {report.coarsened.loss:+.1%}" if report.coarsened else ""))
         except Exception as exc:     # noqa: BLE001  XmlError, NotApplicable, or a lowering limit
             row["exportable"] = False
             row["detail"] = "; ".join(x for x in (row["detail"], f"MSCCL export: {_first_line(exc)}") if x)

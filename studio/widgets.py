@@ -189,6 +189,8 @@ def file_panel(topo, schedule, prefix: str, name: str, file_stem: str, *, reques
                f"{report.threadblocks} threadblocks, {report.steps} steps; at most {report.tbs_per_rank} "
                f"threadblocks per rank (limit {limits.max_tbs}) and {report.steps_per_tb} steps per threadblock "
                f"(limit {limits.max_steps}); step types {' '.join(report.step_types)}.")
+    if getattr(report, "coarsened", None):           # over a reader's limit as built: coarsened to fit (issue 60)
+        st.info(report.coarsened.note()[:1].upper() + report.coarsened.note()[1:] + ".", icon=":material/compress:")
     if getattr(report, "root_note", None):
         st.warning(f"This file {report.root_note}.", icon=":material/warning:")
     stem = safe_stem(file_stem)

@@ -196,3 +196,19 @@ def test_a_bundle_is_coarsened_the_same_way(mi250_ring):
     assert bundle.files and all(check_xml(f.text, runtime="rccl").ok for f in bundle.files)
     assert any(n.startswith("coarsened to fit rccl's limit of 32 channels") and "time +0.0 %" in n
                for n in bundle.notes)
+
+
+def test_the_cli_prices_the_coarsening_for_its_workload_and_says_it_in_json(tmp_path, capsys):
+    """The export command hands its workload to the coarsening (the loss priced at the user's M and prices) and
+    --json carries the coarsening's line; the file passes check-xml for its runtime."""
+    import json
+
+    out = tmp_path / "ring.xml"
+    code = main(["export", "mi250(clusters=2)", "--algo", "ring", "--collective", "allreduce", "--runtime", "rccl",
+                 "--bytes", "1e9", "-o", str(out), "--json"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    summary = json.loads(captured.out)
+    assert summary["coarsened"].startswith("coarsened to fit rccl's limit of 4,096 XML nodes per rank")
+    assert "M 1e+09 bytes" in summary["coarsened"] and summary["coarsened"] in summary["runtime_note"]
+    assert main(["check-xml", str(out), "--runtime", "rccl"]) == 0

@@ -217,11 +217,12 @@ def export(args) -> int:
         return _export_plan(args)
     if args.format == "nccl-graph":
         return _export_graph(args)
-    result, name, in_place = schedule_for_export(args, workload_from(args))
-    try:           # result.topology: TACOS schedules the unwound fabric
+    work = workload_from(args)
+    result, name, in_place = schedule_for_export(args, work)
+    try:           # result.topology: TACOS schedules the unwound fabric; a coarsening is priced for the workload
         text, report = to_msccl(result.topology, result.schedule, args.dialect, args.sm_budget, args.runtime,
                                 proto=args.proto, copies=args.copies, instances=args.instances, in_place=in_place,
-                                name=name)
+                                name=name, workload=work)
     except (XmlError, NotApplicable) as exc:
         raise UsageError(str(exc)) from None
     if args.json and not args.output:
@@ -243,6 +244,7 @@ def export(args) -> int:
                           "dialect": report.dialect, "step_types": list(report.step_types), "ranks": report.ranks,
                           "threadblocks": report.threadblocks, "steps": report.steps,
                           "tbs_per_rank": report.tbs_per_rank, "steps_per_tb": report.steps_per_tb,
+                          "coarsened": report.coarsened.note() if report.coarsened else None,
                           **({} if report.root is None else {"root": report.root, "root_note": report.root_note})}))
     return 0
 
@@ -279,7 +281,7 @@ def _export_bundle(args) -> int:
     execution = work.execution
     result, name, _ = schedule_for_export(args, work)
     try:
-        bundle = export_bundle(result.topology, result.schedule, args.runtime, execution=execution,
+        bundle = export_bundle(result.topology, result.schedule, args.runtime, execution=execution, workload=work,
                                sm_budget=args.sm_budget, name=name, progress=progress_for(args), jobs=args.jobs)
     except (XmlError, NotApplicable) as exc:
         raise UsageError(str(exc)) from None

@@ -157,7 +157,8 @@ def export(args) -> int:
         root = f", root {row.root_name}" if row.root_name else ""
         lines.append(f"- {name}: tenant {t.name}, {t.collective.value}{root}, {t.total_bytes:g} bytes; "
                      f"{report.runtime}, {report.threadblocks} threadblocks, {report.steps} steps, validated and "
-                     f"simulated" + (f"; {report.root_note}" if report.root_note else ""))
+                     f"simulated" + (f"; {report.root_note}" if report.root_note else "")
+                     + (f" ({report.runtime_note})" if report.runtime_note else ""))
     readme = (f"{len(files)} tenants on {topo.name or topo.expr}, synthesized by {args.algo} ({result.mode}); "
               f"each file is one tenant's collective, to be called on its own communicator or stream while the "
               f"others run. Makespan in the runtime model: {result.makespan_us:.2f} us ({work.price_label}).\n\n"
