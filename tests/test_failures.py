@@ -205,3 +205,16 @@ def test_a_failure_set_is_a_design_that_schedules_exports_and_passes_check_xml(t
     assert code == 0 and text.startswith("ok: 16 ranks"), err
     with pytest.raises(TopologyError, match="links 40 is not one of the design's 32 cables"):
         load("fail(torus(4,4),links=[40])")
+
+
+def test_the_summary_counts_failure_sets_faster_than_the_healthy_design():
+    """A degraded fabric's schedule runs on the healthy design too, so a set faster than the healthy design is
+    time a synthesizer left on the table: the summary counts them (disconnected sets and failed runs are not)."""
+    healthy = {"ring_algbw_GBps": 2.0, "ring_status": "ok"}
+    rows = [{"failed": "a", "connected": True, "ring_algbw_GBps": 2.5, "ring_status": "ok"},
+            {"failed": "b", "connected": True, "ring_algbw_GBps": 2.0, "ring_status": "ok"},
+            {"failed": "c", "connected": True, "ring_algbw_GBps": 1.0, "ring_status": "ok"},
+            {"failed": "d", "connected": False, "ring_algbw_GBps": None, "ring_status": "disconnected"},
+            {"failed": "e", "connected": True, "ring_algbw_GBps": None, "ring_status": "error"}]
+    ring = summarize_rows(healthy, rows, ["ring"])["per_synthesizer"]["ring"]
+    assert ring["faster_than_healthy"] == 1 and ring["not_ok"] == 1 and ring["worst_failure"] == "d"
