@@ -67,11 +67,20 @@ def test_ring8_allreduce_rows(ring8):
     bound = rows[BOUND]
     assert (bound["status"], bound["steps"], bound["tb_factor_exact"]) == ("bound", 14, "7/4")
     # alpha-beta: 14 * 10 us + 7/4 * 1e6 B / 12.5 GB/s = 140 + 140 us; M / time = 1e6 B / 280 us
-    assert rows["ring"]["time_us"] == pytest.approx(280.0) and bound["time_us"] == pytest.approx(280.0)
+    assert rows["ring"]["time_us"] == pytest.approx(280.0)
+    # the bound row is the largest term of solvers.runtime.bounds (one link out of each GPU, B = 12.5e3 B/us):
+    # latency (N-1) alpha, the cut M/lambda (lambda = one link), a GPU's ingress (N-1)/N M/B and the volume
+    # 2 (N-1) M over N B, each bandwidth term with one alpha; the volume's 10 + 140 us sets it, below the ring's
+    # 280 (the papers' 2 (N-1) alpha + 2 (N-1)/N M/B holds in the step model only)
+    n, alpha, m, big_b = 8, 10.0, 1e6, 12.5e3
+    terms = {"latency": (n - 1) * alpha, "cut": alpha + m / big_b, "ingress": alpha + (n - 1) / n * m / big_b,
+             "volume": alpha + 2 * (n - 1) * m / (n * big_b)}
+    assert bound["time_us"] == pytest.approx(max(terms.values())) == pytest.approx(terms["volume"])
+    assert "allreduce volume bound" in bound["detail"]
     assert rows["ring"]["algbw_GBps"] == pytest.approx(1e6 / 280.0 / 1e3)
     assert rows["ring"]["busbw_GBps"] == pytest.approx(rows["ring"]["algbw_GBps"] * 2 * 7 / 8)
     assert rows["ring"]["step_model_us"] == pytest.approx(280.0) and rows["ring"]["slices"] == 1
-    # ForestColl's trees at 1 MB: alpha 10 us per send, pipelining does not pay; the bound's time
+    # ForestColl's trees at 1 MB: alpha 10 us per send, pipelining does not pay; the ring's time
     assert rows["forestcoll"]["time_us"] == pytest.approx(280.0)
     # at 10 GB they reach the flow model's rate, N / factor = 8 / 14 of B = 12.5 GB/s per node, within 0.1 %
     row = next(i for i, r in enumerate(ring8.rows) if r["algo"] == "forestcoll")

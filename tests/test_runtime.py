@@ -389,7 +389,38 @@ def test_a_schedule_too_large_for_the_runtime_model_is_priced_by_its_bound_and_s
     out = json.loads(capsys.readouterr().out)
     assert out["transfers"] > 10 and out["time_us"] is None and out["algbw_GBps"] is None
     assert "not priced by the runtime model" in out["runtime_note"] and out["step_model_us"] > out["bound_us"] > 0
+    assert out["bound_name"].startswith("allreduce ")
     assert main(argv) == 0 and "not priced by the runtime model" in capsys.readouterr().out
     monkeypatch.setattr(workload_module, "MODEL_MAX_TRANSFERS", 10 ** 9)
     assert main(argv + ["--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["time_us"] > 0
+    priced = json.loads(capsys.readouterr().out)
+    assert priced["time_us"] > 0 and (priced["bound_us"], priced["bound_name"]) == (out["bound_us"], out["bound_name"])
+
+
+def test_one_bound_everywhere():
+    """Issue 59: ``bound_time_us`` (Schedule, ``Workload.price``, the sweep) is the tightest bound's time, defined
+    once (``solvers.runtime.bounds``), and priced figures name it. Pi_{2,16} = gkautz(2,16) allreduce at 1 MB with
+    alpha 10 us and B 12.5 GB/s: two links out of each GPU, each priced at B/2, and two GPUs whose second link is a
+    self-loop, which crosses no cut. Terms: latency D alpha; the cut between a looped GPU and the rest, one link,
+    alpha + M/(B/2); the volume 2 (N-1) M over the 2N - 2 real links into GPUs; a looped GPU's ingress, alpha +
+    (N-1)/N M/(B/2). The cut and the volume tie at 10 + 160 us; the step model's 2 D alpha + tb M/B is not one."""
+    import solvers.runtime.model as model_module
+    from solvers.runtime import Workload
+    from solvers.runtime.bounds import tightest_bound
+    from topologies.properties import compute_distances
+
+    assert not hasattr(model_module, "bound_time_us")
+    topo = load("gkautz(2,16)")
+    r = synthesize(topo, "ring", "allreduce")
+    work = Workload(1e6)
+    priced = work.price(r.topology, r.schedule)
+    want = tightest_bound(topo, "allreduce", 1e6, work.execution)
+    assert (priced.bound_us, priced.bound_name) == (want.time_us, want.name)
+    assert priced.bound_us == bound_time_us(topo, "allreduce", 1e6, work.execution)
+    n, alpha, m, link = topo.n, 10.0, 1e6, 12.5e3 / 2                 # bytes per us
+    loops = sum(l.src == l.dst for l in topo.links)
+    assert loops == 2 and len(topo.links) == 2 * n
+    terms = {"latency": float(compute_distances(topo).max()) * alpha, "cut": alpha + m / link,
+             "volume": alpha + 2 * (n - 1) * m / ((2 * n - loops) * link), "ingress": alpha + (n - 1) / n * m / link}
+    assert priced.bound_us == pytest.approx(max(terms.values())) == pytest.approx(terms["cut"])
+    assert priced.bound_name.startswith("allreduce cut bound") and priced.time_us >= priced.bound_us
