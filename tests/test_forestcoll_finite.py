@@ -220,3 +220,17 @@ def test_no_import_circle_and_small_modules():
         if m not in state:
             visit(m, [])
     assert "packing" not in graph["boxes"] and "mapping" not in graph["boxes"] and "packing" not in graph["mapping"]
+
+
+@pytest.mark.parametrize("expr", ["dgx_a100(boxes=2)", "mi250(clusters=2,gpus_per_cluster=8)"])
+@pytest.mark.parametrize("collective", ["allgather", "reduce_scatter", "allreduce"])
+def test_a_switched_fabric_keeps_a_schedule_its_exports_can_read(expr, collective):
+    """The candidate kept at M on a switched fabric forwards every piece whole through the switches, as the export's
+    GPU-to-GPU view needs: a balanced lowering of dgx_a100(boxes=2) that did not made its allreduce export fail."""
+    from solvers.core.switch_paths import network_view
+    from solvers.synthesize import synthesize as build
+
+    for total in (1e6, 1e9):
+        result = build(load(expr), "forestcoll", collective, total_bytes=total)
+        assert result.verification.ok
+        network_view(result.topology, result.schedule)          # raises where a switch splits a piece

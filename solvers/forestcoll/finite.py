@@ -123,6 +123,21 @@ def _lowerings(topo: Topology, forest, prefix: str) -> Iterator[tuple[str, int, 
                retimed_allgather(topo, forest.batches, forest.routes, forest.k, per_slot, units))
 
 
+def _forwards_whole(topo: Topology, schedule: Schedule) -> bool:
+    """Whether every switch of ``topo`` sends each piece whole after it received it
+    (``core.switch_paths.network_view``, which every export of a switched fabric goes through)."""
+    if not topo.switch_nodes:
+        return True
+    from ..core.errors import NotApplicable
+    from ..core.switch_paths import network_view
+
+    try:
+        network_view(topo, schedule)
+    except NotApplicable:
+        return False
+    return True
+
+
 def choose(topo: Topology, forest, total_bytes: float, execution=None, fewer=()) -> Choice:
     """The fastest verified candidate at ``total_bytes`` (module docstring); ``fewer``: Algorithm 3's forests with
     fewer trees per root. ``priced`` of the result holds the candidates tried (label -> us)."""
@@ -141,8 +156,10 @@ def choose(topo: Topology, forest, total_bytes: float, execution=None, fewer=())
     # fastest first; ``depth`` unless another beats it by more than MARGIN; the first that verifies is kept
     order = sorted(priced, key=lambda row: (row[0] if row[0] < depth * (1 - MARGIN) or row[1] == 0 else math.inf,
                                             row[1]))
-    for time_us, _, label, k, sched, slices in order:
-        if verify(topo, sched).ok:               # never counted otherwise (the depth lowering always verifies)
+    for time_us, i, label, k, sched, slices in order:
+        # never counted unless verified (the depth lowering always is); on a switched fabric another candidate
+        # only where its switches forward every piece whole, as an export's GPU-to-GPU view needs
+        if verify(topo, sched).ok and (i == 0 or _forwards_whole(topo, sched)):
             best = Choice(sched, label, k, sched.steps, time_us, slices, {row[2]: row[0] for row in priced})
             break
     else:
