@@ -89,12 +89,16 @@ def test_no_single_cable_failure_is_faster_at_1mb(expr):
 @pytest.mark.parametrize("expr", ["torus(4,4)", "circulant(16,[1,4])", "ring(8)", "dgx_a100(boxes=2)"])
 @pytest.mark.parametrize("m", [1e6, 1e9])
 def test_the_kept_allgather_is_the_fastest_verified_candidate(expr, m):
-    """Never slower than ForestColl's own lowering nor any other candidate; every candidate verified."""
+    """Never slower than ForestColl's own lowering nor any other candidate an export can read (on a switched
+    fabric: switches forward pieces whole); every candidate verified."""
+    from solvers.forestcoll.finite import _forwards_whole
+
     topo = load(expr)
     f = forestcoll(topo)
     chosen = choose(topo, f, m)
     assert verify(topo, chosen.schedule).ok
-    assert chosen.time_us == min(chosen.priced.values())
+    readable = {label for label, _, s in candidates(topo, f) if label == "depth" or _forwards_whole(topo, s)}
+    assert chosen.time_us == min(t for label, t in chosen.priced.items() if label in readable)
     assert chosen.time_us <= chosen.priced["depth"]
     assert all(verify(topo, s).ok for _, _, s in candidates(topo, f))
 
