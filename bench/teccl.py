@@ -201,7 +201,7 @@ def run_command(argv: list[str], timeout: float) -> tuple[int, str, str, float, 
 
 
 def scale(timeout: float) -> None:
-    print(f"{'command':<22} {'method':>7} {'m':>3} {'K':>4} {'epoch us':>9} {'wall s':>7} {'peak RSS MB':>11} "
+    print(f"{'command':<22} {'method':>9} {'m':>3} {'K':>4} {'epoch us':>9} {'wall s':>7} {'peak RSS MB':>11} "
           f"{'time us':>10} {'bound us':>10} {'gap':>7} verified")
     met, done = {}, {}
     for label, expr, coll, extra in SCALE:
@@ -216,7 +216,7 @@ def scale(timeout: float) -> None:
         d = json.loads(out)
         t = d["teccl"]
         gap = t.get("lower_bound_gap")
-        print(f"{label:<22} {t['method']:>7} {t.get('multiplier', 1):>3} {t['epochs']:>4} {t['epoch_us']:>9.6g} "
+        print(f"{label:<22} {t['method']:>9} {t.get('multiplier', 1):>3} {t['epochs']:>4} {t['epoch_us']:>9.6g} "
               f"{wall:>7.1f} {rss_text:>11} {t['transfer_time_us']:>10.6g} "
               f"{t.get('lower_bound_us') or float('nan'):>10.6g} "
               f"{'-' if gap is None else f'{gap:.1%}':>7} {d['verified']}", flush=True)

@@ -14,11 +14,15 @@ from ..core.verify import check
 from .lower import lower as lower_flows, prune
 from .greedy import greedy_flows
 from .instance import Demand, Timing
-from .milp import milp_size
+from .milp import Start, milp_size
 from .orbits import orbit_search, symmetry_group
 from .outcome import FEASIBLE
 from .relaxation import relaxation_epoch_bound
 from .result import Probe, TecclResult
+
+PAPER_ROUND = 15                 # the released code's epochs per A* round, at least (digest 5.1)
+PAPER_ROUND_BINARIES = 8_000     # ... taken while the first round has no more flow binaries (DGX2 x 4: 7,428
+                                 # over the symmetry, 9 epochs in 16 s; NDv2 x 4 at m = 4: 16,115, a round > 300 s)
 
 
 def greedy_only(topo: Topology, demand: Demand, t: Timing, lower_bound: int, epochs: int | None, start: float,
@@ -86,16 +90,23 @@ def greedy_only(topo: Topology, demand: Demand, t: Timing, lower_bound: int, epo
 def astar_result(topo: Topology, demand: Demand, t: Timing, round_epochs, switch_copy: bool, time_limit: float,
                  gap: float, progress) -> TecclResult:
     """A*'s rounds (``astar``), over the schedules the fabric's symmetries keep when it has some (``orbits``:
-    each round |G| times smaller, the state invariant), pruned, lowered and verified."""
+    each round |G| times smaller, the state invariant), pruned, lowered and verified. Rounds of ``round_epochs``;
+    by default the released code's max(15, longest lag) (digest 5.1) when its first round has at most
+    ``PAPER_ROUND_BINARIES`` flow binaries, else max(4, twice the longest lag)."""
     from .astar import astar_flows
 
     look = max(t.lag[i] for i, l in enumerate(topo.links) if l.src != l.dst)
+    group = symmetry_group(topo, demand)
     if round_epochs is None:
         round_epochs = max(4, 2 * look)
+        paper = max(PAPER_ROUND, look)
+        model_demand = group.reduced(demand) if group else demand
+        first = Start(wants=model_demand.wants, send_until=paper)
+        if milp_size(topo, model_demand, t, paper + look, first) <= PAPER_ROUND_BINARIES:
+            round_epochs = paper
     if isinstance(round_epochs, bool) or not isinstance(round_epochs, int) or round_epochs < 1:
         raise NotApplicable(f"epochs per A* round must be a positive integer, got {round_epochs!r}")
     start = time.perf_counter()
-    group = symmetry_group(topo, demand)
     flows, rounds, _, variables = astar_flows(topo, demand, t, round_epochs, switch_copy, time_limit, gap,
                                               progress, group)
     kept = prune(topo, demand, t.lag, flows)
