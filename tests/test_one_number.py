@@ -122,15 +122,23 @@ def test_tacos_on_gkautz_shows_one_time_everywhere(compared):
     at = switch_page(at, "schedule").run()
     assert not at.exception
     assert _page_time(at) == pytest.approx(want, rel=5e-4)
-    # one bound too: it read 230 us beside BFB and 1000 us (TACOS's ingress bound) beside TACOS
+    # one bound too: it read 230 us beside BFB (the step model's 2 D alpha + tb M/B, no bound in the runtime
+    # model), 170 on Compare and 1000 us (TACOS's ingress bound) beside TACOS. 170 = alpha + M over the smallest
+    # cut between GPUs: a GPU whose second link is a self-loop has one real link, priced at B/2 = 6.25 GB/s
     bound = cli("compare", "gkautz(2,16)", "--collective", COLL, "--algos", "bfb", "--json")["rows"][0]
-    assert bound["algo"] == "lower bound" and bound["time_us"] == pytest.approx(230.0)
+    assert bound["algo"] == "lower bound" and bound["time_us"] == pytest.approx(10.0 + 1e6 / (12.5e3 / 2))
     runtime = next(m for m in shown_metrics(at) if m.label == "Runtime (µs)")
     assert runtime.delta == f"bound {bound['time_us']:.4g}"
     labels = [m.label for m in shown_metrics(at)]
     assert "TACOS's own clock (µs)" in labels and "Collective time (µs)" not in labels
     cli_doc = cli("schedule", "gkautz(2,16)", "--algo", "tacos", "--collective", COLL, "--json")
     assert cli_doc["time_us"] == pytest.approx(want, rel=REL) and cli_doc["bytes"] == 1e6
+    assert cli_doc["bound_us"] == pytest.approx(bound["time_us"], rel=REL)
+    assert cli_doc["bound_name"].startswith("allreduce cut bound")
+    at.selectbox(key="algo").set_value("bfb").run()                  # the page's own figures name the bound
+    runtime = next(m for m in shown_metrics(at) if m.label == "Runtime (µs)")
+    assert runtime.delta == f"bound {bound['time_us']:.4g}" and cli_doc["bound_name"] in runtime.help
+    assert bound["detail"].startswith(f"bound: {cli_doc['bound_name']}")
 
 
 def test_the_fabrics_own_prices_agree_too():
