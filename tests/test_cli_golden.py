@@ -16,7 +16,11 @@ runtime model's time, its bound and the prices it used; compare's rows say which
 schedule and why a bound is out of reach). 12 again when TE-CCL's detail gained its epoch
 multiplier and its lower bound in microseconds with the gap to it (issue 43: ``multiplier``,
 ``lower_bound_us``, ``lower_bound_gap``). 18 when the all-to-all answer said whether its bracket reached the
-gap target (issue 57: ``mcf_gap_reached``).
+gap target (issue 57: ``mcf_gap_reached``). 03-12 and 20 when one lower bound was shown everywhere (issue 59:
+``bound_us`` is ``solvers.runtime.bounds.tightest_bound``'s time, no longer latency + bandwidth, which a pipeline
+beats, and ``bound_name`` names its term; compare's bound row and its detail had moved to it already; 07 also
+carries ForestColl's finite-M choice, ``finite_choice`` and ``finite_trees_per_root``), recorded with
+``TOPOLOGY_STUDIO_CACHE=off``.
 
 Wall-clock figures (synthesis and solver seconds) are the only fields that differ between two runs of the same
 command; ``normalize`` replaces their values by ``<seconds>`` before comparing, and nothing else.
