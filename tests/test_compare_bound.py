@@ -172,3 +172,25 @@ def test_bound_row_states_the_link_rates_the_prices_use():
     assert "links priced at 6.25 GB/s (declared 1 GB/s" in kautz["detail"]         # two
     links = compare(["ring(8)"], ["allgather"], algos=["ring"])                  # the fabric's own prices
     assert "links priced at their declared 1 GB/s" in bound_row(links)["detail"]
+
+
+def test_schedule_page_draws_the_tightest_bound_at_every_size():
+    """The Schedule page's runtime curve: the bound at each size is the largest term there, not the chord between
+    the ends (the largest of affine terms is convex: the chord lies above it between the ends). On Pi_{2,16}
+    allreduce with alpha 10 us, B 12.5 GB/s: the latency 4 alpha up to where the cut alpha + M/(B/2) passes it."""
+    import studio.pages.schedule as page
+    from solvers.runtime import Workload
+
+    work = Workload()
+    _, _, bounds = page._curve("gkautz(2,16)", "ring", "allreduce", (), None, work.key)
+    topo = load("gkautz(2,16)")
+    assert bounds == [tightest_bound(topo, "allreduce", m, work.execution).time_us for m in page.SIZES]
+    from topologies.properties import compute_distances
+
+    link = 12.5e3 / 2                                                  # bytes per us: one link, B/2
+    diameter = float(compute_distances(topo).max())                    # 4 hops
+    want = [max(diameter * 10.0, 10.0 + m / link) for m in page.SIZES]
+    assert bounds == pytest.approx(want)
+    lo, hi = page.SIZES[0], page.SIZES[-1]
+    chord = [want[0] + (want[-1] - want[0]) * (m - lo) / (hi - lo) for m in page.SIZES]
+    assert any(c > b * (1 + 1e-6) for c, b in zip(chord, bounds))
