@@ -276,3 +276,23 @@ def test_mu_oracle_matches_the_literal_d_bar(case):
                 oracle.set(*a, g[a])
                 assert all(oracle.flow(x, y) == literal(x, y) for x in nodes for y in nodes if x != y)
                 g[a] += 1
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(2, 9), st.lists(st.tuples(st.integers(0, 8), st.integers(0, 8), st.integers(1, 40)), max_size=40),
+       st.integers(0, 8), st.integers(0, 8))
+def test_min_cut_sides_agree_on_both_backends(n, arcs, s, t):
+    """``Network.cut`` on igraph's flow (no SciPy import) gives SciPy's value and the same source side: the nodes the
+    residual graph reaches from s, which every maximum flow shares."""
+    s, t = s % n, t % n
+    if s == t:
+        t = (s + 1) % n
+    caps = {}
+    for u, v, c in arcs:
+        if u % n != v % n:
+            caps[(u % n, v % n)] = caps.get((u % n, v % n), 0) + c
+    with use_backend("scipy"):
+        want = Network(n, caps).cut(s, t)
+    with use_backend("igraph"):
+        got = Network(n, caps).cut(s, t)
+    assert got == want

@@ -86,9 +86,20 @@ class Network:
         self.unit = g or 1
         total = sum(self.arcs.values()) // self.unit
         self._exact = total > INT32_LIMIT
-        self._csr = None if self._exact else self._matrix()
+        self._matrix_csr = None                   # made on first use (``_csr``): igraph's paths never need SciPy
         self._ig = None
         self._float_ok = sum(self.arcs.values()) < FLOAT_EXACT_LIMIT
+
+    @property
+    def _csr(self):
+        if self._matrix_csr is None and not self._exact:
+            self._matrix_csr = self._matrix()
+        return self._matrix_csr
+
+    def _igraph(self):
+        if self._ig is None:
+            self._ig = (_igraph_graph(self.n, list(self.arcs)), [c // self.unit for c in self.arcs.values()])
+        return self._ig
 
     def _matrix(self):
         from scipy.sparse import csr_matrix      # here: scipy.sparse takes a third of a second to import
@@ -107,9 +118,8 @@ class Network:
         if s == t:
             raise ValueError("source and sink coincide")
         if self._float_ok and backend() == "igraph":
-            if self._ig is None:
-                self._ig = (_igraph_graph(self.n, list(self.arcs)), [c // self.unit for c in self.arcs.values()])
-            return _igraph_value(self._ig[0], s, t, self._ig[1]) * self.unit
+            graph, caps = self._igraph()
+            return _igraph_value(graph, s, t, caps) * self.unit
         if self._exact:
             return self._nx_flow(s, t)[0]
         from scipy.sparse.csgraph import maximum_flow
@@ -122,6 +132,8 @@ class Network:
             raise ValueError("source and sink coincide")
         if self._exact:
             return self._nx_flow(s, t, want_cut=True)
+        if self._float_ok and backend() == "igraph":
+            return self._igraph_cut(s, t)
         from scipy.sparse.csgraph import breadth_first_order, maximum_flow
 
         res = maximum_flow(self._csr, s, t)
@@ -130,6 +142,28 @@ class Network:
         residual.eliminate_zeros()
         side = breadth_first_order(residual, s, directed=True, return_predecessors=False)
         return int(res.flow_value) * self.unit, frozenset(int(x) for x in side)
+
+    def _igraph_cut(self, s: int, t: int) -> tuple[int, frozenset[int]]:
+        """``cut`` on igraph's flow: the nodes the residual graph reaches from ``s``, which are the same for every
+        maximum flow (the smallest source side of a minimum cut), so SciPy's path gives the same set."""
+        graph, caps = self._igraph()
+        flow = graph.maxflow(s, t, caps)
+        value = int(flow.value)
+        if value != flow.value:
+            raise ArithmeticError(f"igraph returned a non-integer flow {flow.value!r} on integer capacities")
+        residual: list[list[int]] = [[] for _ in range(self.n)]
+        for (u, v), c, f in zip(self.arcs, caps, flow.flow):
+            if f < c:
+                residual[u].append(v)
+            if f > 0:
+                residual[v].append(u)
+        seen, stack = {s}, [s]
+        while stack:
+            for v in residual[stack.pop()]:
+                if v not in seen:
+                    seen.add(v)
+                    stack.append(v)
+        return value * self.unit, frozenset(seen)
 
     def arc_flows(self, s: int, t: int) -> dict[tuple[int, int], int]:
         """The positive arc flows of one maximum s-t flow."""
