@@ -340,7 +340,8 @@ def runtime_metrics(result, work, model=None) -> None:
     c = metric_columns(4)
     c[0].metric("Runtime (µs)", f"{run.time_us:.4g}", delta=f"bound {priced.bound_us:.4g}", delta_color="off",
                 help=f"The runtime model for M = {prices.total_bytes:.4g} bytes ({prices.price_label}); the bound is "
-                     "the least time any schedule of this collective can take on this fabric in the same prices.")
+                     f"the tightest we prove, here the {priced.bound_name}: no schedule of this collective takes less "
+                     "on this fabric in the same prices.")
     c[1].metric("algbw (GB/s)", f"{run.algbw_gbs:.4g}", help="M / time (nccl-tests' algorithm bandwidth).")
     c[2].metric("busbw (GB/s)", f"{run.busbw_gbs:.4g}", help="algbw × the collective's bus factor (nccl-tests).")
     c[3].metric("P (slices)", run.slices, help="The pipelining depth the runtime model chose.")
