@@ -56,7 +56,7 @@ from .core.errors import NotApplicable, ScheduleError
 from .core.schedule import Collective
 from .registry import SKIP_BUDGET, Progress
 from .runtime import Execution, Model, Workload, busbw_factor
-from .runtime.bounds import bound_terms, tightest_bound
+from .runtime.bounds import bound_terms, isolated, tightest_bound
 from .synthesize import ALGORITHMS, synthesize
 
 BOUND = "lower bound"
@@ -315,6 +315,10 @@ def _bound_row(topo: Topology, coll: Collective, workload: Workload, node: int |
     larger of T_B* and the cut bound as the bandwidth factor."""
     total_bytes, execution = workload.total_bytes, workload.execution
     node = node if coll.rooted else None
+    if isolated(topo):             # no schedule exists, and every bandwidth ratio would divide by zero
+        row = _base_row(topo, coll, BOUND, "not applicable", node)
+        row["detail"] = "no bound: a GPU of this fabric cannot send or receive, so no schedule exists"
+        return row
     row = _base_row(topo, coll, BOUND, "bound", node)
     steps = steps_lower_bound(topo, coll, node)
     bound = tightest_bound(topo, coll, total_bytes, execution, node)

@@ -10,7 +10,7 @@ times the schedule at every size with one runtime model and gives one row per si
 
 A row: the parameters, ``expr``, ``algo``, ``collective``, ``bytes``, ``status`` (``ok``, ``not applicable``,
 ``time-out`` or ``error``), ``message`` (one line), ``nodes``, ``steps``, ``tb_factor``, ``time_us``, ``algbw_GBps``,
-``busbw_GBps``, ``bound_us`` (``solvers.runtime.bound_time_us``, the tightest lower bound we prove, in the same
+``busbw_GBps``, ``bound_us`` (``solvers.runtime.bounds.schedule_bound``, the tightest lower bound we prove, in the same
 prices: the fabric's own links; its name is no column, so that a sweep written before resumes), ``synthesis_s`` and
 ``worker`` (the host and process that solved it).
 
@@ -138,7 +138,8 @@ def solve_task(task: Task) -> list[dict]:
     from topologies.expression import parse_topology
     from topologies.model import TopologyError
 
-    from .runtime import Model, bound_time_us
+    from .runtime import Model
+    from .runtime.bounds import schedule_bound
     from .synthesize import synthesize
 
     start = time.perf_counter()
@@ -167,7 +168,7 @@ def solve_task(task: Task) -> list[dict]:
     return [{**base, "bytes": m, "status": "ok", "message": "", "nodes": topo.num_nodes,
              "steps": result.cost.steps, "tb_factor": float(result.cost.tb_factor), "time_us": run.time_us,
              "algbw_GBps": run.algbw_gbs, "busbw_GBps": run.busbw_gbs,
-             "bound_us": bound_time_us(result.topology, task.collective, m, model.execution, result.schedule.root),
+             "bound_us": schedule_bound(result.topology, result.schedule, m, model.execution).time_us,
              "synthesis_s": round(seconds, 4)}
             for m, run in zip(task.sizes, runs)]
 

@@ -14,7 +14,8 @@ from collections import OrderedDict
 
 import streamlit as st
 
-from topologies import TopologyError, load
+from topologies import TopologyError
+from topologies.expression import parse_topology
 from topologies.files import from_dict, to_dict
 from topologies.model import Topology
 
@@ -107,7 +108,24 @@ def load_design(key: str, max_nodes: int | None = None) -> Topology:
         if max_nodes is not None and topo.num_nodes > max_nodes:
             raise TopologyError(f"{design_name(key)} has {topo.num_nodes} nodes, above the limit of {max_nodes}")
         return topo
-    return load(key) if max_nodes is None else load(key, max_nodes=max_nodes)
+    return load_expression(key, max_nodes)
+
+
+PATH_HINTS = ("/", "\\", "~")
+FILE_SUFFIXES = (".json", ".graphml", ".xml", ".txt")
+
+
+def load_expression(text: str, max_nodes: int | None = None) -> Topology:
+    """A design typed on a page or carried by a link: an expression, never a path. ``topologies.load`` also takes a
+    file, a folder or a glob, which the CLI's user owns; on a shared studio a link or a text box that reached
+    it could load or probe the server's own files. Files come in through the pages' uploads."""
+    try:
+        return parse_topology(text, max_nodes=max_nodes)
+    except TopologyError:
+        if any(h in text for h in PATH_HINTS) or text.strip().lower().endswith(FILE_SUFFIXES):
+            raise TopologyError("the pages take expressions, not the server's files: upload a file on Compose "
+                                "(the CLI reads paths)") from None
+        raise
 
 
 def line_key(line: str) -> str:

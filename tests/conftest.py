@@ -1,5 +1,8 @@
 import os
+import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]      # the repository root (pytest.ini puts it on the import path)
 
@@ -12,6 +15,18 @@ os.environ["TOPOLOGY_STUDIO_CACHE"] = "off"
 # runs a few seconds longer on a busy machine must not change what its page shows.
 # tests/test_background_solves.py and tests/browser/test_background_solve.py set it to 0.
 os.environ["STUDIO_DETACH_S"] = "600"
+
+
+@pytest.fixture(autouse=True)
+def _main_module_restored():
+    """Put ``sys.modules["__main__"]`` back after each test: AppTest leaves its temporary script there, and a
+    process started later with multiprocessing's spawn (a Dask worker) re-runs ``__main__``'s file, which then
+    calls a page function with arguments it no longer has (tests/test_sweep.py's worker died of that when the
+    files shared an xdist worker)."""
+    main = sys.modules.get("__main__")
+    yield
+    if main is not None:
+        sys.modules["__main__"] = main
 
 
 def switch_page(at, url_path: str):

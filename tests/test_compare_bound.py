@@ -8,6 +8,7 @@ also enumerate every cut of small fabrics themselves.
 """
 from __future__ import annotations
 
+import json
 from fractions import Fraction
 from itertools import combinations
 
@@ -194,3 +195,49 @@ def test_schedule_page_draws_the_tightest_bound_at_every_size():
     lo, hi = page.SIZES[0], page.SIZES[-1]
     chord = [want[0] + (want[-1] - want[0]) * (m - lo) / (hi - lo) for m in page.SIZES]
     assert any(c > b * (1 + 1e-6) for c, b in zip(chord, bounds))
+
+
+def test_a_group_schedule_is_not_held_to_the_whole_fabrics_bound():
+    """A schedule among a group of the GPUs has shards of M/|group| and may relay through the others, so the
+    terms that count every GPU do not bound it: an allgather of GPUs 0 and 1 on complete(4), each shard cut in
+    thirds over the direct link and through GPUs 2 and 3, runs below them; its bound is 0, named so."""
+    from fractions import Fraction as F
+
+    from solvers.core.schedule import Schedule, Transfer
+    from solvers.core.verify import verify
+    from solvers.runtime import Workload
+    from solvers.runtime.bounds import tightest_bound
+    from topologies.expression import parse_topology
+
+    t = parse_topology("complete(4)")
+    link = {(l.src, l.dst): i for i, l in enumerate(t.links)}
+    sends = []
+    for a, b in [(0, 1), (1, 0)]:
+        sends.append(Transfer(a, F(0), F(1, 3), link[(a, b)], 1))
+        for j, o in enumerate(x for x in range(4) if x not in (a, b)):
+            sends += [Transfer(a, F(j + 1, 3), F(j + 2, 3), link[(a, o)], 1),
+                      Transfer(a, F(j + 1, 3), F(j + 2, 3), link[(o, b)], 2)]
+    s = Schedule(Collective.ALLGATHER, sends, group=[0, 1])
+    verify(t, s).raise_if_failed()
+    priced = Workload(1e8).price(t, s)
+    whole = tightest_bound(t, Collective.ALLGATHER, 1e8, Workload(1e8).execution)
+    assert priced.run.time_us < whole.time_us                  # the whole fabric's terms would overstate it
+    assert priced.bound_us == 0 and "group" in priced.bound_name
+
+
+@pytest.mark.parametrize("expr", ["fail(ring(4), directed_links=[0])", "fail(complete(3), directed_links=[2,4])"])
+def test_a_fabric_where_a_gpu_cannot_send_gets_no_bound_and_no_traceback(expr, capsys):
+    """A degraded fabric with a GPU without egress or ingress: every bandwidth ratio would divide by zero. The
+    bound is 0, named; Compare's bound row says why; every synthesizer row is not applicable, none an error."""
+    from solvers.runtime.bounds import tightest_bound
+    from studio.cli import main
+    from topologies.expression import parse_topology
+
+    topo = parse_topology(expr)
+    for coll, root in (("allgather", None), ("allreduce", None), ("broadcast", 1)):
+        bound = tightest_bound(topo, coll, 1e6, root=root)
+        assert bound.time_us == 0 and "cannot send or receive" in bound.name
+    assert main(["compare", expr, "--collective", "allgather", "--no-cache", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert rows and all(r["status"].startswith("not applicable") for r in rows), \
+        [(r["algo"], r["status"]) for r in rows if not r["status"].startswith("not applicable")]

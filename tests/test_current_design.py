@@ -143,3 +143,28 @@ def test_every_page_opens_with_a_typed_design():
         assert not at.exception and at.text_area(key=key).value == "torus(4,4)"
     at = switch_page(at, "training").run()
     assert at.text_area(key="tr_designs").value.splitlines()[0] == "torus(4,4)"
+
+
+def test_a_link_or_a_box_never_reads_the_servers_files():
+    """Review of issue 59: ``topologies.load`` takes paths, folders and globs (the CLI's user owns the machine);
+    a shared studio's links and text boxes take expressions only, so a link cannot load or probe the server's
+    files. One line says to upload the file instead."""
+    import pytest
+
+    from studio.design import load_expression
+    from topologies import TopologyError
+
+    for text in (str(SAMPLE), "/etc", "~/x.json", "a.graphml", "../x.xml"):
+        with pytest.raises(TopologyError, match="not the server's files"):
+            load_expression(text)
+    with pytest.raises(TopologyError, match="expected"):      # a folder's bare name is only a bad expression
+        load_expression("examples")
+    assert load_expression("ring(4)").n == 4
+    at = switch_page(app().run(), "compose")
+    at.query_params["expr"] = str(SAMPLE)
+    at.run()
+    assert not at.exception and any("not the server's files" in e.value for e in at.error)
+    at = switch_page(app().run(), "schedule")
+    at.query_params.update({"expr": "/etc", "algo": "ring", "coll": "allgather"})
+    at.run()
+    assert not at.exception and any("not the server's files" in e.value for e in at.error)

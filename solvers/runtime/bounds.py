@@ -57,7 +57,7 @@ MAX_CUT_NODES = 2048          # ForestColl's search and the allreduce min cut: m
 LATENCY = "latency bound (the farthest alpha distance)"
 
 __all__ = ["Bound", "CutBound", "MAX_CUT_NODES", "Terms", "bound_terms", "bound_time_us", "cut_bound",
-           "design_bound_us", "tightest_bound"]
+           "design_bound_us", "schedule_bound", "tightest_bound"]
 
 
 @dataclass(frozen=True)
@@ -231,10 +231,32 @@ def bound_terms(topo: Topology, collective: Collective | str, execution: Executi
     ex = execution or Execution()
     if collective is Collective.CUSTOM:
         return Terms((("no bound without the demand", 0.0, 0.0),), Fraction(0))
+    if isolated(topo):           # no schedule exists; every price below would divide by a zero bandwidth
+        return Terms((("no bound: a GPU of this fabric cannot send or receive", 0.0, 0.0),), Fraction(0))
     key = ("bound terms", collective.value, ex.alpha_us, ex.bandwidth_gbs, root if collective.rooted else None)
     if key not in topo._meta:
         topo._meta[key] = _terms(topo, collective, ex, root)
     return topo._meta[key]
+
+
+def isolated(topo: Topology) -> bool:
+    """Whether some compute node has no ingress or no egress bandwidth (links to itself aside)."""
+    for links in (topo.out_links, topo.in_links):
+        for u in topo.compute_nodes:
+            if not any(topo.links[i].bandwidth > 0 and topo.links[i].src != topo.links[i].dst for i in links[u]):
+                return True
+    return False
+
+
+def schedule_bound(topo: Topology, schedule, total_bytes: float, execution: Execution | None = None) -> Bound:
+    """``tightest_bound`` for a verified ``schedule``'s own collective and root; a schedule among a group of the
+    GPUs (``Schedule.group``: shards of M/|group|, the other GPUs free to relay) gets none, because the terms
+    above count every GPU and no relay (0, named so)."""
+    group = getattr(schedule, "group", None)
+    if group is not None and len(set(group)) < len(topo.compute_nodes):
+        return Bound(0.0, "no bound for a schedule among a group of the GPUs (the others may relay)", Fraction(0),
+                     ())
+    return tightest_bound(topo, schedule.collective, total_bytes, execution, schedule.root)
 
 
 def _terms(topo: Topology, collective: Collective, ex: Execution, root: int | None) -> Terms:

@@ -30,7 +30,7 @@ from topologies.model import Topology
 
 from ..core.cost import alpha_beta_us
 from ..core.schedule import Schedule
-from .bounds import tightest_bound
+from .bounds import schedule_bound
 from .model import Execution, Model, RuntimeResult
 
 __all__ = ["DEFAULT", "PRICES", "Priced", "Workload", "WorkloadError", "read_price_file"]
@@ -147,7 +147,7 @@ class Workload:
         elif model.execution != self.execution:
             model = model.with_execution(self.execution)
         run = model.run(self.total_bytes)
-        bound = tightest_bound(topo, schedule.collective, self.total_bytes, self.execution, schedule.root)
+        bound = schedule_bound(topo, schedule, self.total_bytes, self.execution)
         if self.prices == "links":
             step = step_model_us(topo, schedule, self.total_bytes)
         else:
@@ -165,8 +165,7 @@ class Workload:
         if self.prices != "links":
             c = result.cost
             step = alpha_beta_us(c.steps, c.tb_factor, self.total_bytes, self.alpha_us, self.bandwidth_gbs)
-        bound = tightest_bound(result.topology, schedule.collective, self.total_bytes, self.execution,
-                               schedule.root)
+        bound = schedule_bound(result.topology, schedule, self.total_bytes, self.execution)
         return {"bytes": self.total_bytes, "time_us": None, "algbw_GBps": None, "busbw_GBps": None, "slices": None,
                 "bound_us": bound.time_us, "bound_name": bound.name, "step_model_us": step, "prices": self.price_label,
                 "runtime_note": f"not priced by the runtime model: {schedule.count} transfers are more than it "

@@ -28,6 +28,7 @@ import time
 from dataclasses import dataclass, field
 
 from topologies.model import Topology
+from topologies.properties import is_strongly_connected
 
 from ..core.errors import NotApplicable
 from ..teccl.linear import Linear
@@ -134,6 +135,8 @@ def ten_ilp(topo: Topology, specs: list[ChunkSpec], link_steps: list[int], time_
     (each solve gets what is left of it; the search stops with ``timeout`` when it is spent)."""
     if topo.switch_nodes:
         raise NotApplicable("TACOS-ILP runs on point-to-point links: unwind the switches first")
+    if not is_strongly_connected(topo):       # else the horizon's lower bound is infinite
+        raise NotApplicable("the topology is not strongly connected: some compute node cannot reach another")
     begin = time.perf_counter()
     bound = lower_bound(topo, specs, [float(k) for k in link_steps], ingress=congestion)
     start = first if first is not None else int(math.ceil(bound - 1e-9))

@@ -44,9 +44,9 @@ def train_one(expr: str, req: dict) -> dict:
     optionally topologies (design line -> ``Topology``, for designs with no expression: an import)."""
     import solvers.training as training
     from solvers.training.pricing import auto_mcf
-    from topologies import load
+    from topologies.expression import parse_topology
 
-    topo = req.get("topologies", {}).get(expr) or load(expr)      # an import travels as its topology
+    topo = req.get("topologies", {}).get(expr) or parse_topology(expr)      # an import travels as its topology
     ep = req["parallel"] == "ep"
     if ep:                                    # refused before the LP runs
         training.simulate.check_request(req["model"], req["profile"], topo.n)
@@ -89,18 +89,19 @@ def default_designs(expr: str, n: int | None = None) -> list[str]:
     paper's ring baseline ShiftedRing (``shifted_ring(N)``) and the squarest 2-D torus ``torus(a,b)`` (a <= b,
     a >= 2) of the same N where they exist (Fig. 9 compares those with the best design). ``n``: the design's node
     count where ``expr`` is not an expression (an import's name)."""
-    from topologies import TopologyError, load
+    from topologies import TopologyError
+    from topologies.expression import parse_topology
 
     out = [expr]
     if n is None:
         try:
-            n = load(expr).n
+            n = parse_topology(expr).n
         except (TopologyError, ValueError):
             return out
     factors = [a for a in range(2, math.isqrt(n) + 1) if n % a == 0]
     for cand in [f"shifted_ring({n})"] + ([f"torus({factors[-1]},{n // factors[-1]})"] if factors else []):
         try:
-            load(cand)
+            parse_topology(cand)
         except (TopologyError, ValueError):
             continue
         if cand not in out:

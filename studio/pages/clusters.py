@@ -24,11 +24,10 @@ from studio.widgets import (cache_note, cancel_slot, export_panel, nccl_graph_ex
                             runtime_metrics)
 from studio.figures.topology import MAX_DRAWN_NODES, choose_layout, topology_figure
 from studio.pages.compose import _from_upload, show_import
-from studio.design import current_or, line_key, load_design
+from studio.design import current_or, line_key, load_design, load_expression
 from studio.messages import for_page
 from topologies.display import math_name
 from topologies import TopologyError
-from topologies.files import load
 
 MAX_CLUSTER_GPUS = 256
 MAX_SCAN_K = 8
@@ -75,7 +74,7 @@ def _source() -> tuple[object, str] | None:
             topo, _, digest, imported = _from_upload(upload)
             show_import(imported)
             return topo, f"upload:{digest}"
-        topo = load(expr)
+        topo = load_expression(expr)
     except (TopologyError, ValueError) as exc:
         st.error(for_page(exc))
         return None

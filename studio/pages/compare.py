@@ -22,9 +22,9 @@ from studio.figures.compare import VIEWS, readable_table, runtime_figure
 from studio.figures.images import render_images
 from studio.uploads import read_topology
 from studio.messages import for_page
-from studio.design import current_or, is_import, line_key, load_design
+from studio.design import current_or, is_import, line_key, load_design, load_expression
 from studio.expander import lazy_expander
-from topologies import TopologyError, load
+from topologies import TopologyError
 from topologies.catalogue import BASES
 from topologies.display import math_name
 
@@ -51,7 +51,7 @@ STATUS_COLORS = {"ok": "#e6f4ea", "bound": "#e8eefc", "not applicable": "#f1f1f1
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _load_expr(expr: str):
-    return load(expr, max_nodes=MAX_NODES)
+    return load_expression(expr, MAX_NODES)
 
 
 def _from_upload(upload):

@@ -18,10 +18,10 @@ from studio.messages import for_page
 from studio.metric_grid import metric_columns
 from studio.uploads import read_machine
 from studio.design import (DEFAULT_EXPR, IMPORT_PREFIX, adopt_import, current_design, hold_import, is_import,
-                           safe_stem)
+                           load_expression, safe_stem)
 from studio.expander import lazy_expander
 from topologies.display import math_name
-from topologies import TopologyError, load, summarize
+from topologies import TopologyError, summarize
 from topologies.catalogue import BASES
 from topologies.expression import DEFAULT_MAX_NODES, FAMILIES
 from topologies.files import to_graphml, to_json
@@ -55,7 +55,7 @@ def _uploads_changed() -> None:
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _load_expr(expr: str):
-    topo = load(expr)
+    topo = load_expression(expr)
     return topo, summarize(topo)
 
 

@@ -11,7 +11,7 @@ from solvers.core.errors import NotApplicable, ScheduleError
 from solvers.core.schedule import Collective
 from solvers.failures import KINDS, FailureTask, failure_sets
 from solvers.synthesize import ALGORITHMS
-from studio.design import current_design, current_or, is_import
+from studio.design import current_design, current_or, is_import, load_expression
 from studio import navigation, workload
 from studio.views.failures import (OVER_HEALTHY, analyse_job, cdf_figure, count_text, failed_figure, fraction,
                                   kept_text, sets_table, summary_table, tasks_text, worst_row)
@@ -19,7 +19,7 @@ from studio.figures.topology import MAX_DRAWN_NODES
 from studio.jobs import JobError
 from studio.messages import for_page
 from studio.widgets import queue_text
-from topologies import TopologyError, load
+from topologies import TopologyError
 
 DEFAULT_DESIGNS = "torus(4,4)\ncirculant(16,[1,4])"
 DEFAULT_ALGOS = ["forestcoll", "bfb"]
@@ -70,7 +70,7 @@ def _tasks(designs, algos, coll, kind, k, samples, seed, work_key):
     tasks, topos = {}, {}
     for expr in designs:
         try:
-            topo = load(expr)
+            topo = load_expression(expr)
             sets = failure_sets(topo, kind, k, samples or None, seed)
         except (TopologyError, ValueError) as exc:
             st.error(f"{expr}: {for_page(exc)}")

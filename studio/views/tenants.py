@@ -11,11 +11,12 @@ import streamlit as st
 from solvers.core.errors import NotApplicable, ScheduleError
 from solvers.tenants import JOINT, MAX_FILE_BYTES, TenantsError, read_tenants, synthesize_tenants
 from studio import workload
+from studio.design import load_expression
 from studio.figures import charts
 from studio.figures.titles import place_title
 from studio.messages import for_page
 from studio.uploads import read_upload_text
-from topologies import TopologyError, load
+from topologies import TopologyError
 
 EXAMPLE = """# TACOS Table V: three collectives at once on a 6x6 mesh
 - {name: bcast, collective: broadcast, root: 2, bytes: 1048576}
@@ -32,7 +33,7 @@ def run_all(expr: str, text: str, algos: tuple[str, ...], work) -> tuple[list[di
     """(one row per synthesizer, the results that ran) for the tenants in ``text`` on ``expr``; a synthesizer that
     cannot serve them gives a row that says why. TenantsError / TopologyError for the inputs themselves."""
     tenants = read_tenants(text)
-    topo = load(expr, max_nodes=MAX_GPUS)
+    topo = load_expression(expr, MAX_GPUS)
     rows, results = [], []
     for algo in algos:
         mode = "joint" if algo in JOINT else "separate"
