@@ -15,7 +15,7 @@ from collections import OrderedDict
 import streamlit as st
 
 from topologies import TopologyError
-from topologies.expression import parse_topology
+from topologies.expression import DEFAULT_MAX_NODES, parse_topology
 from topologies.files import from_dict, to_dict
 from topologies.model import Topology
 
@@ -79,8 +79,8 @@ def _from_cache(key: str) -> tuple[Topology, str] | None:
     if not record or not isinstance(record.get("name"), str):
         return None
     try:
-        topo = from_dict(record.get("topology"), source="the results cache")
-    except (TopologyError, TypeError, ValueError):
+        topo = from_dict(record.get("topology"), source="the results cache", max_nodes=DEFAULT_MAX_NODES)
+    except (TopologyError, TypeError, ValueError, KeyError, AttributeError):     # a record not shaped as ours
         return None
     return topo, record["name"][:200]
 

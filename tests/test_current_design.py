@@ -168,3 +168,23 @@ def test_a_link_or_a_box_never_reads_the_servers_files():
     at.query_params.update({"expr": "/etc", "algo": "ring", "coll": "allgather"})
     at.run()
     assert not at.exception and any("not the server's files" in e.value for e in at.error)
+
+
+def test_a_cache_record_not_shaped_as_an_import_is_not_one(tmp_path, monkeypatch):
+    """A results-cache record under an import's key that does not hold a topology (another version's, or one over
+    the node limit) is read as no record: the link is refused in one line, nothing raises past it."""
+    import pytest
+
+    from solvers.results_cache import ResultsCache
+    from studio import design
+    from topologies import TopologyError
+
+    monkeypatch.setenv("TOPOLOGY_STUDIO_CACHE", str(tmp_path / "cache"))
+    design._HELD.clear()
+    store = ResultsCache.default()
+    for i, record in enumerate([{"name": "x.xml", "topology": {"nodes": "not a list"}},
+                                {"name": "x.xml", "topology": ["a", "list"]}, {"name": 7}]):
+        digest = f"{i:064x}"
+        assert store.put_record(design.RECORD_PREFIX + digest, record)
+        with pytest.raises(TopologyError, match="is not held here"):
+            design.held_import(design.IMPORT_PREFIX + digest)
