@@ -43,9 +43,10 @@ def slot_capacities(topo: Topology, per_slot: int) -> np.ndarray:
                      for l in topo.links], dtype=np.int64)
 
 
-def flood_allgather(topo: Topology, k: int, per_slot: int = 1, seed: int = 0) -> Schedule:
-    """The allgather of the module docstring with k pieces per root. ValueError where it does not apply (switch
-    nodes, more than ``MAX_PIECES`` pieces, a fabric whose compute nodes are not strongly connected)."""
+def _receivers(topo: Topology, k: int):
+    """(compute nodes, their count n, rank of each, the in-links of each rank but self-loops) of a flood with k
+    pieces per root; ValueError where a flood does not apply (switches, fewer than 2 or more than ``MAX_PIECES``
+    pieces in all)."""
     if topo.switch_nodes:
         raise ValueError("a flood needs a switch-free fabric (a switch cannot hold a piece)")
     comp = list(topo.compute_nodes)
@@ -53,11 +54,18 @@ def flood_allgather(topo: Topology, k: int, per_slot: int = 1, seed: int = 0) ->
     if n < 2 or n * k > MAX_PIECES:
         raise ValueError(f"a flood takes 2 to {MAX_PIECES} pieces in all, not {n * k}")
     rank = {v: i for i, v in enumerate(comp)}
-    cap = slot_capacities(topo, per_slot)
     into: list[list[int]] = [[] for _ in range(n)]
     for i, l in enumerate(topo.links):
         if l.src != l.dst:
             into[rank[l.dst]].append(i)
+    return comp, n, rank, into
+
+
+def flood_allgather(topo: Topology, k: int, per_slot: int = 1, seed: int = 0) -> Schedule:
+    """The allgather of the module docstring with k pieces per root. ValueError where it does not apply (switch
+    nodes, more than ``MAX_PIECES`` pieces, a fabric whose compute nodes are not strongly connected)."""
+    comp, n, rank, into = _receivers(topo, k)
+    cap = slot_capacities(topo, per_slot)
     src_rank = np.array([rank.get(l.src, -1) for l in topo.links], dtype=np.int64)
     pieces = n * k
     holds = np.zeros((n, pieces), dtype=bool)
@@ -121,17 +129,7 @@ def shortest_allgather(topo: Topology, k: int) -> Schedule:
     pieces' first arrivals are again a spanning out-tree of u, now a shortest-path one: as few steps as any
     allgather (the diameter), each link's sends of a step in one message (the breadth-first broadcast's shape,
     direct-connect paper section 5, in whole pieces). ValueError where ``flood_allgather`` refuses."""
-    if topo.switch_nodes:
-        raise ValueError("a flood needs a switch-free fabric (a switch cannot hold a piece)")
-    comp = list(topo.compute_nodes)
-    n = len(comp)
-    if n < 2 or n * k > MAX_PIECES:
-        raise ValueError(f"a flood takes 2 to {MAX_PIECES} pieces in all, not {n * k}")
-    rank = {v: i for i, v in enumerate(comp)}
-    into: list[list[int]] = [[] for _ in range(n)]
-    for i, l in enumerate(topo.links):
-        if l.src != l.dst:
-            into[rank[l.dst]].append(i)
+    comp, n, rank, into = _receivers(topo, k)
     dist = _hops(topo, comp, rank)
     if (dist < 0).any():
         raise ValueError("the compute nodes are not strongly connected")

@@ -73,6 +73,18 @@ def greedy_only(topo: Topology, demand: Demand, t: Timing, lower_bound: int, epo
                  f"{greedy[1]}); early delivery optimised within that class only")
     if progress:
         progress("extracting the schedule", 0.9)
+    sched, finish = _lowered(topo, demand, t, flows, progress)
+    if multiplier != 1:
+        notes.append(f"epochs {multiplier} x the policy's epoch (multiplier {multiplier})")
+    return TecclResult(topo, demand, t, method, finish, finish, status, gap_out, finish == lower_bound,
+                       probes, time.perf_counter() - start, size, 0, sched, notes, lower_bound, multiplier,
+                       bound_us)
+
+
+
+def _lowered(topo: Topology, demand: Demand, t: Timing, flows, progress):
+    """(schedule, finish epoch) of a method's flows: pruned of what no destination needs, lowered to transfers
+    and verified (``check``)."""
     kept = prune(topo, demand, t.lag, flows)
     finish = max(f[3] + t.lag[f[2]] for f, _ in kept)
     sched = lower_flows(topo, demand, t.lag, kept, "teccl")
@@ -80,12 +92,7 @@ def greedy_only(topo: Topology, demand: Demand, t: Timing, lower_bound: int, epo
     check(topo, sched)
     if progress:
         progress("done", 1.0)
-    if multiplier != 1:
-        notes.append(f"epochs {multiplier} x the policy's epoch (multiplier {multiplier})")
-    return TecclResult(topo, demand, t, method, finish, finish, status, gap_out, finish == lower_bound,
-                       probes, time.perf_counter() - start, size, 0, sched, notes, lower_bound, multiplier,
-                       bound_us)
-
+    return sched, finish
 
 def astar_result(topo: Topology, demand: Demand, t: Timing, round_epochs, switch_copy: bool, time_limit: float,
                  gap: float, progress) -> TecclResult:
@@ -109,13 +116,7 @@ def astar_result(topo: Topology, demand: Demand, t: Timing, round_epochs, switch
     start = time.perf_counter()
     flows, rounds, _, variables = astar_flows(topo, demand, t, round_epochs, switch_copy, time_limit, gap,
                                               progress, group)
-    kept = prune(topo, demand, t.lag, flows)
-    finish = max(f[3] + t.lag[f[2]] for f, _ in kept)
-    sched = lower_flows(topo, demand, t.lag, kept, "teccl")
-    sched.notes.update({"epoch_us": t.tau_us, "epochs": finish, "finish_epochs": finish})
-    check(topo, sched)
-    if progress:
-        progress("done", 1.0)
+    sched, finish = _lowered(topo, demand, t, flows, progress)
     probes = [Probe(r["round"], r["status"], r["seconds"]) for r in rounds]
     notes = [f"A*: {len(rounds)} rounds of {round_epochs} epochs (+{look} look-ahead); not optimal by design"]
     if group is not None:

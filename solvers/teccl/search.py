@@ -23,6 +23,16 @@ def search(build, left, tell, probes: list, whole: bool, gap: float, lower_bound
     for a feasible probe there (no solve). Returns (hi, lo, found, unknown): hi the smallest feasible K found, lo
     the largest K taken as infeasible, found = (hi, model, outcome), model and outcome None when the greedy
     schedule is what fits, unknown whether some K in between timed out rather than being proven infeasible."""
+    def probe(k: int):
+        """(model, outcome) of one solve at K = ``k``, kept in ``probes``; None when no time is left."""
+        fm = build(k)
+        rest = left()
+        if rest <= 0:
+            return None
+        out = solve(fm.model, rest, gap, first_solution=whole)
+        probes.append(Probe(k, out.status, out.seconds))
+        return fm, out
+
     infeasible_below = lower_bound - 1   # the largest K known to have no schedule
     k, step, feasible_at, found = lower_bound, 1, None, None
     while feasible_at is None:
@@ -32,12 +42,10 @@ def search(build, left, tell, probes: list, whole: bool, gap: float, lower_bound
         if left() <= 0:
             break
         tell(f"probing K = {k}", 0.1 + 0.5 * (len(probes) / (len(probes) + 4)))
-        fm = build(k)
-        rest = left()
-        if rest <= 0:
+        tried = probe(k)
+        if tried is None:
             break
-        out = solve(fm.model, rest, gap, first_solution=whole)
-        probes.append(Probe(k, out.status, out.seconds))
+        fm, out = tried
         if out.has_solution:
             feasible_at, found = k, (k, fm, out)
         else:
@@ -52,12 +60,10 @@ def search(build, left, tell, probes: list, whole: bool, gap: float, lower_bound
     while hi - lo > 1 and left() > 0:
         mid = (lo + hi) // 2
         tell(f"bisecting K in ({lo}, {hi}]", 0.6)
-        fm = build(mid)
-        rest = left()
-        if rest <= 0:
+        tried = probe(mid)
+        if tried is None:
             break
-        out = solve(fm.model, rest, gap, first_solution=whole)
-        probes.append(Probe(mid, out.status, out.seconds))
+        fm, out = tried
         if out.has_solution:
             hi, found = mid, (mid, fm, out)
         elif out.status == INFEASIBLE:
