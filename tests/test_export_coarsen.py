@@ -3,12 +3,11 @@ shares rounded to fewer chunks per shard), verified, priced and written with its
 nothing fits, naming the limit and the least count reached (``solvers.export.coarsen``)."""
 from __future__ import annotations
 
-import random
 from fractions import Fraction
 
-import numpy as np
 import pytest
 
+from bench.diameter import random_regular_digraph   # the issue's random 3-regular fabric, as the bench builds it
 from solvers import synthesize
 from solvers.core.schedule import Collective, Schedule, Transfer, columns
 from solvers.core.verify import verify
@@ -18,19 +17,6 @@ from solvers.runtime import DEFAULT_WORKLOAD
 from studio.cli import main
 from topologies import load
 from topologies.files import write_topology
-from topologies.model import Topology
-
-
-def random_regular_digraph(n: int, d: int, seed: int) -> Topology:
-    """The issue's random 3-regular fabric: a union of ``d`` random Hamiltonian cycles on ``n`` ranks
-    (bench/diameter.py builds it the same way), strongly connected and d-regular."""
-    rng = random.Random(seed)
-    edges = []
-    for _ in range(d):
-        order = list(range(n))
-        rng.shuffle(order)
-        edges += [(order[i], order[(i + 1) % n]) for i in range(n)]
-    return Topology.from_edges(n, edges, name=f"random {d}-regular digraph, seed {seed}")
 
 
 @pytest.fixture(scope="module")
