@@ -44,17 +44,18 @@ def _store():
         return None
 
 
-def hold_import(key: str, topo: Topology, name: str) -> None:
+def hold_import(key: str, topo: Topology, name: str, *, record: bool = True) -> None:
     """Keep an imported topology and its name under its key, the ``MAX_HELD_IMPORTS`` most recent in this process;
     the first time, also as a record in the results cache (best effort: a cache that is off, not this user's
-    alone, full, or a topology over the record limit only means a link to it works in this process alone)."""
+    alone, full, or a topology over the record limit only means a link to it works in this process alone);
+    ``record`` False where it was just read from there."""
     new = key not in _HELD
     _HELD[key] = (topo, name)
     _HELD.move_to_end(key)
     while len(_HELD) > MAX_HELD_IMPORTS:
         _HELD.popitem(last=False)
     digest = _digest(key)
-    if new and digest is not None:
+    if new and record and digest is not None:
         store = _store()
         if store is not None:
             from solvers.results_cache import UnsafeCache
@@ -89,15 +90,19 @@ def held_import(key: str) -> tuple[Topology, str]:
     """(topology, name) of an import key: this session's import, one held in this process, or the results cache's
     record of it; TopologyError (one line) when none holds it."""
     held = st.session_state.get("design_import") or {}
+    cached = False
     if held.get("key") == key:
         found = (held["topology"], held["name"])
     else:
-        found = _HELD.get(key) or _from_cache(key)
+        found = _HELD.get(key)
+        if found is None:
+            found = _from_cache(key)
+            cached = found is not None
     if found is None:
         shown = key[len(IMPORT_PREFIX):][:12] or "?"
         raise TopologyError(f"the imported design {IMPORT_PREFIX}{shown}… is not held here (a link from another "
                             "studio, or one restarted without its results cache): upload the file on Compose")
-    hold_import(key, *found)
+    hold_import(key, *found, record=not cached)        # a record just read is not written back
     return found
 
 
